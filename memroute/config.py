@@ -1,0 +1,128 @@
+"""Configuration from environment variables, built once at the edge.
+
+Only `service.py` and the edges (CLI, web, MCP) read a Config; logic code gets
+plain arguments.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from memroute.errors import InvalidInput
+
+DEFAULT_PORT = 20128
+DB_FILENAME = "memroute.db"
+
+
+def _int(env: Mapping[str, str], name: str, default: int, minimum: int = 0) -> int:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise InvalidInput(f"must be an integer, got {raw!r}", name) from None
+    if value < minimum:
+        raise InvalidInput(f"must be >= {minimum}, got {value}", name)
+    return value
+
+
+def _float(env: Mapping[str, str], name: str, default: float | None) -> float | None:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise InvalidInput(f"must be a number, got {raw!r}", name) from None
+
+
+def _bool(env: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = env.get(name, "").strip().lower()
+    if not raw:
+        return default
+    return raw in ("1", "true", "yes", "on")
+
+
+def _str(env: Mapping[str, str], name: str, default: str) -> str:
+    return env.get(name, "").strip() or default
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    data_dir: Path
+    db_path: Path
+    max_content_bytes: int = 64 * 1024
+    max_body_bytes: int = 4 * 1024 * 1024
+    # Embeddings and vectors (REF §18).
+    embedding_cache_ttl_ms: int = 300_000
+    embedding_cache_max: int = 1000
+    static_model: str = "minishlab/potion-base-8M"
+    static_cache_dir: Path | None = None
+    transformers_model: str = ""
+    vec_top_k: int = 20
+    rrf_k: int = 60
+    vec_quantization: str = "none"
+    disable_vec: bool = False
+    min_score: float | None = None
+    backfill_batch: int = 32
+    # Typed decay (REF §12.3): off unless enabled.
+    decay_enabled: bool = False
+    decay_episodic_days: int = 30
+    decay_access_immunity: int = 3
+    decay_sweep_interval_s: int = 0
+    # Extraction queue.
+    extraction_max_attempts: int = 5
+    sqlite_synchronous: str = "normal"
+
+    @classmethod
+    def from_env(
+        cls,
+        environ: Mapping[str, str] | None = None,
+        *,
+        data_dir: str | Path | None = None,
+        db_path: str | Path | None = None,
+    ) -> Config:
+        env = os.environ if environ is None else environ
+        root = Path(data_dir or env.get("MEMROUTE_DATA_DIR") or Path.home() / ".memroute").expanduser()
+        db = Path(db_path).expanduser() if db_path else root / DB_FILENAME
+        static_dir = env.get("MEMORY_STATIC_CACHE_DIR", "").strip()
+        quant = _str(env, "MEMORY_VEC_QUANTIZATION", "none").lower()
+        sync = _str(env, "MEMROUTE_SQLITE_SYNCHRONOUS", "normal").lower()
+        if sync not in ("normal", "full"):
+            raise InvalidInput("must be 'normal' or 'full'", "MEMROUTE_SQLITE_SYNCHRONOUS")
+        return cls(
+            data_dir=root,
+            db_path=db,
+            max_content_bytes=_int(env, "MEMROUTE_MAX_CONTENT_BYTES", 64 * 1024, minimum=1),
+            max_body_bytes=_int(env, "MEMROUTE_MAX_BODY_BYTES", 4 * 1024 * 1024, minimum=1024),
+            embedding_cache_ttl_ms=_int(env, "MEMORY_EMBEDDING_CACHE_TTL_MS", 300_000),
+            embedding_cache_max=_int(env, "MEMORY_EMBEDDING_CACHE_MAX", 1000),
+            static_model=_str(env, "MEMORY_STATIC_MODEL", "minishlab/potion-base-8M"),
+            static_cache_dir=Path(static_dir).expanduser() if static_dir else None,
+            transformers_model=_str(env, "MEMORY_TRANSFORMERS_MODEL", ""),
+            vec_top_k=_int(env, "MEMORY_VEC_TOP_K", 20, minimum=1),
+            rrf_k=_int(env, "MEMORY_RRF_K", 60, minimum=1),
+            vec_quantization="int8" if quant == "int8" else "none",
+            disable_vec=_bool(env, "VECTOR_STORE_DISABLE_VEC", False),
+            min_score=_float(env, "MEMORY_MIN_SCORE", None),
+            backfill_batch=_int(env, "MEMORY_BACKFILL_BATCH", 32),
+            decay_enabled=_bool(env, "MEMORY_TYPED_DECAY_ENABLED", False),
+            decay_episodic_days=_int(env, "MEMORY_TYPED_DECAY_EPISODIC_DAYS", 30),
+            decay_access_immunity=_int(env, "MEMORY_TYPED_DECAY_ACCESS_IMMUNITY", 3),
+            decay_sweep_interval_s=_int(env, "MEMORY_TYPED_DECAY_SWEEP_INTERVAL", 0),
+            extraction_max_attempts=_int(env, "MEMROUTE_EXTRACTION_MAX_ATTEMPTS", 5, minimum=1),
+            sqlite_synchronous=sync,
+        )
+
+    @classmethod
+    def for_path(cls, db_path: str | Path, environ: Mapping[str, str] | None = None) -> Config:
+        """A config whose database is `db_path` (data dir = its folder); other values from env."""
+        path = Path(db_path).expanduser()
+        return cls.from_env(environ, data_dir=path.parent, db_path=path)
+
+    def with_overrides(self, **changes: object) -> Config:
+        return replace(self, **changes)  # type: ignore[arg-type]

@@ -1,0 +1,61 @@
+"""Domain errors raised by the core; the edges map them to HTTP/CLI once.
+
+    MemrouteError
+    ├── InvalidInput      bad input from a caller (HTTP 400, CLI exit 2)
+    ├── NotFound          the thing asked for does not exist (HTTP 404)
+    ├── Conflict          the request contradicts the current state (HTTP 409)
+    ├── UpstreamError     the LLM provider failed or is unreachable (HTTP 502)
+    ├── EmbeddingError    an embedding source failed (degrade to keyword search)
+    └── StoreError        the database failed or is in an unusable state (HTTP 500)
+"""
+
+from __future__ import annotations
+
+
+class MemrouteError(Exception):
+    """Base class of every error memroute raises on purpose."""
+
+    kind = "memroute_error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class InvalidInput(MemrouteError):
+    kind = "invalid_request_error"
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(f"{field}: {message}" if field else message)
+        self.field = field
+
+
+class NotFound(MemrouteError):
+    kind = "not_found_error"
+
+
+class Conflict(MemrouteError):
+    kind = "conflict_error"
+
+
+class UpstreamError(MemrouteError):
+    kind = "upstream_error"
+
+    def __init__(self, message: str, status: int = 502) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class EmbeddingError(MemrouteError):
+    """`reason` is one of no_key, model_load_failed, request_failed, rate_limited, timeout, unknown."""
+
+    kind = "embedding_error"
+
+    def __init__(self, message: str, reason: str = "unknown", source: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.source = source
+
+
+class StoreError(MemrouteError):
+    kind = "store_error"

@@ -1,0 +1,62 @@
+"""A small thread-safe LRU cache with a time-to-live, counting hits and misses."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Generic, TypeVar
+
+V = TypeVar("V")
+
+
+class LruTtlCache(Generic[V]):
+    def __init__(
+        self, max_size: int, ttl_seconds: float, timer: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.max_size = max_size
+        self.ttl = ttl_seconds
+        self._timer = timer
+        self._data: OrderedDict[Hashable, tuple[float, V]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: Hashable) -> V | None:
+        with self._lock:
+            entry = self._data.get(key)
+            if entry is None or self._timer() - entry[0] > self.ttl:
+                if entry is not None:
+                    del self._data[key]
+                self.misses += 1
+                return None
+            self._data.move_to_end(key)
+            self.hits += 1
+            return entry[1]
+
+    def set(self, key: Hashable, value: V) -> None:
+        if self.max_size <= 0:
+            return
+        with self._lock:
+            self._data[key] = (self._timer(), value)
+            self._data.move_to_end(key)
+            while len(self._data) > self.max_size:
+                self._data.popitem(last=False)
+
+    def invalidate(self, key: Hashable) -> None:
+        with self._lock:
+            self._data.pop(key, None)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+
+    def reset(self) -> None:
+        """Drop every entry and the hit/miss counters."""
+        with self._lock:
+            self._data.clear()
+            self.hits = self.misses = 0
+
+    def __len__(self) -> int:
+        return len(self._data)

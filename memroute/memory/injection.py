@@ -1,0 +1,278 @@
+"""Put retrieved memories into a chat request (REF §5, SPEC §5).
+
+Everything here is pure: functions take a request mapping and return a new dict, never
+mutating the caller's request, its ``messages`` list or any message in it.
+
+Placement rules, in order:
+
+1. Providers/models without a system role (o1 family, GLM family, qianfan) get the memory
+   block as a ``user`` message.
+2. System-must-be-first providers (Xiaomi MiMo, #6135) get it merged into the leading
+   system message, or a new system message at index 0.
+3. With prompt-cache markers (``cache_control``) the block goes immediately before the
+   last user message, so the cached prefix stays byte-identical across turns (#3890).
+4. Otherwise it is prepended at index 0.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+log = logging.getLogger("memroute.memory.injection")
+
+MEMORY_PREFIX = "Memory context: "
+
+# Provider or model ids that reject the "system" role (#1701).
+_NO_SYSTEM_IDS = frozenset({"o1", "o1-mini", "o1-preview", "glm", "glmt", "glm-cn", "zai", "qianfan"})
+# Providers that return 400 when a system message is not the first message (#6135).
+_SYSTEM_FIRST_IDS = frozenset({"xiaomi-mimo", "mimo"})
+
+# Fields of a request body where prompt-cache markers can appear (OpenAI, Anthropic, Responses, Gemini).
+_CACHE_FIELDS = ("system", "tools", "messages", "input", "contents")
+# Bounds for the cache_control walk, so a huge or deeply nested body costs little.
+_WALK_MAX_DEPTH = 32
+_WALK_MAX_NODES = 100_000
+
+# Role-less Responses-API items that never carry the user's question (REF §6.3).
+_NON_MESSAGE_ITEM_TYPES = frozenset(
+    {
+        "function_call",
+        "function_call_output",
+        "tool_call",
+        "tool_call_output",
+        "reasoning",
+        "computer_call",
+        "computer_call_output",
+        "web_search_call",
+        "file_search_call",
+    }
+)
+_TEXT_PART_TYPES = frozenset({"text", "input_text", "output_text"})
+
+
+def format_memory_context(contents: Iterable[str]) -> str:
+    """Trim each memory, drop blanks, join with newlines behind ``MEMORY_PREFIX``; ``""`` if none left."""
+    lines = [c.strip() for c in contents if isinstance(c, str) and c.strip()]
+    if not lines:
+        return ""
+    return MEMORY_PREFIX + "\n".join(lines)
+
+
+def _normalise_id(value: str | None) -> str:
+    """Lower-case, trimmed id; ``openai/o1-mini`` → ``o1-mini`` (routing prefixes are ignored)."""
+    if not isinstance(value, str):
+        return ""
+    return value.strip().lower().rsplit("/", 1)[-1].strip()
+
+
+def _lacks_system_role(identifier: str | None) -> bool:
+    ident = _normalise_id(identifier)
+    # Dated snapshots such as "o1-2024-12-17" are o1 too.
+    return ident in _NO_SYSTEM_IDS or ident.startswith("o1-")
+
+
+def provider_supports_system_message(provider: str | None, model: str | None = None) -> bool:
+    """False when the provider id or the model id names a family without a system role."""
+    return not (_lacks_system_role(provider) or _lacks_system_role(model))
+
+
+def _needs_system_first(identifier: str | None) -> bool:
+    ident = _normalise_id(identifier)
+    # MiMo model ids are versioned ("mimo-v2-flash"); the restriction applies to the whole family.
+    return ident in _SYSTEM_FIRST_IDS or ident.startswith("mimo-")
+
+
+def system_message_must_be_first(provider: str | None, model: str | None = None) -> bool:
+    """True for Xiaomi MiMo (provider or model id), which rejects a system message after index 0."""
+    return _needs_system_first(provider) or _needs_system_first(model)
+
+
+def has_cache_control(request: Mapping[str, Any]) -> bool:
+    """True if a non-null ``cache_control`` key appears anywhere in the cacheable fields of the body.
+
+    The walk is iterative and bounded in depth and node count; a body beyond the bounds is
+    treated as unmarked (the memory then goes to index 0, which is always valid).
+    """
+    stack: list[tuple[Any, int]] = [(request[f], 0) for f in _CACHE_FIELDS if f in request]
+    budget = _WALK_MAX_NODES
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, Mapping):
+            if node.get("cache_control") is not None:
+                return True
+            children: Iterable[Any] = node.values()
+        elif isinstance(node, list | tuple):
+            children = node
+        else:
+            continue
+        if depth >= _WALK_MAX_DEPTH:
+            continue
+        for child in children:
+            if isinstance(child, Mapping | list | tuple):
+                budget -= 1
+                if budget < 0:
+                    return False
+                stack.append((child, depth + 1))
+    return False
+
+
+def should_inject(request: Mapping[str, Any], enabled: bool = True) -> bool:
+    """Inject only into Chat-Completions bodies with at least one message (Responses ``input`` is not)."""
+    if not enabled:
+        return False
+    messages = request.get("messages")
+    return isinstance(messages, list) and len(messages) > 0
+
+
+def _parts_text(parts: Sequence[Any]) -> str:
+    texts: list[str] = []
+    for part in parts:
+        if isinstance(part, str):
+            texts.append(part.strip())
+        elif isinstance(part, Mapping):
+            part_type = part.get("type")
+            if part_type is not None and part_type not in _TEXT_PART_TYPES:
+                continue
+            text = part.get("text")
+            if not isinstance(text, str):
+                text = part.get("input_text")
+            if isinstance(text, str):
+                texts.append(text.strip())
+    return " ".join(t for t in texts if t)
+
+
+def _item_user_text(item: Any) -> str:
+    """Text of one message/input item if it is from the user, else ``""``."""
+    if isinstance(item, str):
+        return item.strip()
+    if not isinstance(item, Mapping):
+        return ""
+    role = item.get("role")
+    if role is not None and role != "user":
+        return ""
+    if role is None and item.get("type") in _NON_MESSAGE_ITEM_TYPES:
+        return ""
+    for field in ("content", "text"):
+        value = item.get(field)
+        if isinstance(value, str):
+            return value.strip()
+        if isinstance(value, list):
+            return _parts_text(value).strip()
+    return ""
+
+
+def _last_user_text_in(items: Any) -> str:
+    if isinstance(items, str):
+        return items.strip()
+    if not isinstance(items, list):
+        return ""
+    for item in reversed(items):
+        text = _item_user_text(item)
+        if text:
+            return text
+    return ""
+
+
+def last_user_text(request: Mapping[str, Any]) -> str:
+    """The retrieval query: the latest user text in ``messages``, else in Responses-API ``input``.
+
+    Assistant/tool/system items and role-less tool-call or reasoning items are skipped; a user
+    item with no text (e.g. image only) falls back to the previous one. ``""`` if there is none.
+    """
+    return _last_user_text_in(request.get("messages")) or _last_user_text_in(request.get("input"))
+
+
+def _memory_content(item: object) -> str:
+    if isinstance(item, str):
+        return item
+    if isinstance(item, Mapping):
+        value = item.get("content")
+    else:
+        value = getattr(item, "content", None)
+        if value is None:  # RetrievedItem wraps the record in `.memory`
+            value = getattr(getattr(item, "memory", None), "content", None)
+    if not isinstance(value, str):
+        raise TypeError(f"memory item of type {type(item).__name__} has no string content")
+    return value
+
+
+def _merge_into_system(first: Mapping[str, Any], memory_text: str) -> dict[str, Any]:
+    """A copy of the leading system message with the memory block in front of its content."""
+    content = first.get("content")
+    merged: Any
+    if isinstance(content, list):
+        merged = [{"type": "text", "text": memory_text}, *content]
+    elif isinstance(content, str) and content:
+        merged = memory_text + "\n" + content
+    else:
+        merged = memory_text
+    return {**first, "content": merged}
+
+
+def _last_user_index(messages: Sequence[Any]) -> int:
+    for i in range(len(messages) - 1, -1, -1):
+        msg = messages[i]
+        if isinstance(msg, Mapping) and msg.get("role") == "user":
+            return i
+    return -1
+
+
+def _place(
+    messages: list[Any], memory_text: str, provider: str | None, model: str | None, cache_safe: bool
+) -> tuple[list[Any], str]:
+    """New messages list with the memory block placed, plus the strategy name for the log."""
+    supports_system = provider_supports_system_message(provider, model)
+    if supports_system and system_message_must_be_first(provider, model):
+        first = messages[0] if messages else None
+        if isinstance(first, Mapping) and first.get("role") == "system":
+            return [_merge_into_system(first, memory_text), *messages[1:]], "system-first-merge"
+        return [{"role": "system", "content": memory_text}, *messages], "system-first"
+
+    role = "system" if supports_system else "user"
+    memory_message = {"role": role, "content": memory_text}
+    index = _last_user_index(messages) if cache_safe else -1
+    if index >= 0:
+        return [*messages[:index], memory_message, *messages[index:]], f"{role}-cache-safe"
+    return [memory_message, *messages], role
+
+
+def inject(
+    request: Mapping[str, Any],
+    memories: Sequence[object] | None,
+    provider: str | None,
+    model: str | None = None,
+    *,
+    cache_safe: bool | None = None,
+) -> dict[str, Any]:
+    """Return a copy of ``request`` with one memory message added (REF §5.2).
+
+    ``memories`` holds strings, objects with ``.content`` (``MemoryRecord``), objects with
+    ``.memory.content`` (``RetrievedItem``) or mappings with ``"content"``. With nothing to
+    inject the very same request object is returned. ``model`` defaults to ``request["model"]``;
+    ``cache_safe=None`` auto-detects ``cache_control`` markers.
+    """
+    if model is None and isinstance(request.get("model"), str):
+        model = request["model"]
+    if not memories:
+        log.debug("memory.injection.skipped reason=no_memories model=%s", model)
+        return _unchanged(request)
+    contents = [c.strip() for c in map(_memory_content, memories) if c.strip()]
+    memory_text = format_memory_context(contents)
+    if not memory_text:
+        log.debug("memory.injection.skipped reason=empty_context model=%s", model)
+        return _unchanged(request)
+    if cache_safe is None:
+        cache_safe = has_cache_control(request)
+
+    raw_messages = request.get("messages")
+    messages = list(raw_messages) if isinstance(raw_messages, list | tuple) else []
+    new_messages, strategy = _place(messages, memory_text, provider, model, cache_safe)
+    log.debug("memory.injection.injected count=%d strategy=%s model=%s", len(contents), strategy, model)
+    return {**request, "messages": new_messages}
+
+
+def _unchanged(request: Mapping[str, Any]) -> dict[str, Any]:
+    """The caller's own object when it is a dict (identity is part of the contract), else a plain copy."""
+    return request if isinstance(request, dict) else dict(request)

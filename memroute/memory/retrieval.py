@@ -1,0 +1,231 @@
+"""Retrieval (SPEC §4): rank a key's memories for a query and pack them into a
+token budget.
+
+Tiers, best first: a vector tier (when one is configured), FTS5 keyword matches,
+then the newest memories. Every tier reads through the same `MemoryFilter`
+(owner per scope, not expired, within retention), so no tier can leak another
+key's or an expired memory.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+from memroute.models import (
+    MemoryFilter,
+    MemoryRecord,
+    Resolution,
+    RetrievedItem,
+    Retrieval,
+    estimate_tokens,
+)
+from memroute.vectors import VectorHit, VectorTier
+
+log = logging.getLogger("memroute.memory.retrieval")
+
+MAX_BUDGET_TOKENS = 16_000
+DEFAULT_LIMIT = 100
+KEYWORD_CANDIDATES = 100
+RECENT_BATCH = 100
+RECENT_SCAN_CAP = 2_000
+NO_VECTOR_REASON = "no embedding source configured — keyword search (FTS5) only"
+
+
+class MemoryReader(Protocol):
+    def recent(self, flt: MemoryFilter, *, limit: int, offset: int = 0) -> list[MemoryRecord]: ...
+
+    def keyword_search(
+        self, flt: MemoryFilter, query: str | None, *, limit: int
+    ) -> list[tuple[MemoryRecord, float]]: ...
+
+    def get_many(self, ids: Sequence[str]) -> dict[str, MemoryRecord]: ...
+
+
+@dataclass(slots=True)
+class RetrieveParams:
+    query: str | None
+    strategy: str = "hybrid"  # exact | semantic | hybrid (already validated)
+    max_tokens: int = 2000
+    limit: int = DEFAULT_LIMIT
+    min_score: float | None = None
+    rrf_k: int = 60
+
+
+@dataclass(slots=True)
+class _Candidate:
+    memory: MemoryRecord
+    score: float
+    tier: str
+    vec_score: float | None = None
+    fts_score: float | None = None
+
+
+def clamp_budget(max_tokens: int) -> int:
+    return min(max(max_tokens, 1), MAX_BUDGET_TOKENS)
+
+
+def pack(candidates: Iterable[_Candidate], max_tokens: int, limit: int) -> list[RetrievedItem]:
+    """Walk the ranking and take every memory that still fits the budget.
+
+    Smaller memories further down fill the space a large one left. The budget is
+    never exceeded: a best memory larger than the whole budget is cut to fit and
+    marked truncated.
+    """
+    out: list[RetrievedItem] = []
+    used = 0
+    seen: set[str] = set()
+    for cand in candidates:
+        if len(out) >= limit or used >= max_tokens:
+            break
+        if cand.memory.id in seen:
+            continue
+        seen.add(cand.memory.id)
+        tokens = estimate_tokens(cand.memory.content)
+        if not out and tokens > max_tokens:
+            cut = replace(cand.memory, content=cand.memory.content[: max_tokens * 4])
+            out.append(_item(cand, cut, estimate_tokens(cut.content), truncated=True))
+            break
+        if used + tokens <= max_tokens:
+            out.append(_item(cand, cand.memory, tokens))
+            used += tokens
+    return out
+
+
+def _item(cand: _Candidate, memory: MemoryRecord, tokens: int, truncated: bool = False) -> RetrievedItem:
+    return RetrievedItem(memory=memory, score=cand.score, tokens=tokens, tier=cand.tier,
+                         vec_score=cand.vec_score, fts_score=cand.fts_score, truncated=truncated)
+
+
+def _recent(reader: MemoryReader, flt: MemoryFilter) -> Iterator[_Candidate]:
+    """Newest first, fetched lazily in batches (the budget usually stops early)."""
+    for offset in range(0, RECENT_SCAN_CAP, RECENT_BATCH):
+        batch = reader.recent(flt, limit=RECENT_BATCH, offset=offset)
+        for memory in batch:
+            yield _Candidate(memory, 0.0, "recent")
+        if len(batch) < RECENT_BATCH:
+            return
+
+
+def _keyword(reader: MemoryReader, flt: MemoryFilter, query: str | None) -> list[_Candidate]:
+    if not query:
+        return []
+    rows = reader.keyword_search(flt, query, limit=KEYWORD_CANDIDATES)
+    return [_Candidate(memory, -rank, "fts5", fts_score=rank) for memory, rank in rows]
+
+
+def rrf_fuse(
+    vector_hits: Sequence[VectorHit], keyword: Sequence[_Candidate], k: int
+) -> list[tuple[str, float, int | None, int | None]]:
+    """Reciprocal-rank fusion: (memory id, score, vector rank, keyword rank), best first.
+
+    score = Σ 1/(k + rank) over the lists a memory appears in; ties keep the
+    order the caller breaks them in (newer first, see `_fused`)."""
+    scores: dict[str, float] = {}
+    vec_rank: dict[str, int] = {}
+    kw_rank: dict[str, int] = {}
+    for rank, hit in enumerate(vector_hits, start=1):
+        vec_rank.setdefault(hit.memory_id, rank)
+    for rank, cand in enumerate(keyword, start=1):
+        kw_rank.setdefault(cand.memory.id, rank)
+    for memory_id, rank in vec_rank.items():
+        scores[memory_id] = scores.get(memory_id, 0.0) + 1.0 / (k + rank)
+    for memory_id, rank in kw_rank.items():
+        scores[memory_id] = scores.get(memory_id, 0.0) + 1.0 / (k + rank)
+    return [(i, s, vec_rank.get(i), kw_rank.get(i)) for i, s in scores.items()]
+
+
+def _vector_candidates(
+    reader: MemoryReader, tier: VectorTier, flt: MemoryFilter, params: RetrieveParams
+) -> list[_Candidate]:
+    hits = tier.search(params.query or "", flt, KEYWORD_CANDIDATES)
+    if params.min_score is not None:
+        hits = [h for h in hits if h.score >= params.min_score]
+    found = reader.get_many([h.memory_id for h in hits])
+    label = "qdrant" if tier.name == "qdrant" else "vector"
+    return [_Candidate(found[h.memory_id], h.score, label, vec_score=h.score)
+            for h in hits if h.memory_id in found]
+
+
+def _fused(
+    reader: MemoryReader, tier: VectorTier, flt: MemoryFilter, params: RetrieveParams
+) -> list[_Candidate]:
+    vector = _vector_candidates(reader, tier, flt, params)
+    keyword = _keyword(reader, flt, params.query)
+    by_id = {c.memory.id: c for c in [*keyword, *vector]}
+    vec_scores = {c.memory.id: c.vec_score for c in vector}
+    fused = rrf_fuse([VectorHit(c.memory.id, c.vec_score or 0.0) for c in vector], keyword, params.rrf_k)
+    ranked = [
+        _Candidate(by_id[i].memory, score, "hybrid-rrf", vec_score=vec_scores.get(i),
+                   fts_score=by_id[i].fts_score if kw is not None else None)
+        for i, score, _vec, kw in fused
+    ]
+    ranked.sort(key=lambda c: (c.score, c.memory.updated_at), reverse=True)
+    return ranked
+
+
+def retrieve(
+    reader: MemoryReader,
+    flt: MemoryFilter,
+    params: RetrieveParams,
+    *,
+    vector_tier: VectorTier | None = None,
+    vector_unavailable_reason: str = NO_VECTOR_REASON,
+) -> Retrieval:
+    """Rank and pack. Never raises for a vector-tier failure: it degrades and says why."""
+    budget = clamp_budget(params.max_tokens)
+    strategy = params.strategy
+    reason: str | None = None
+    vector_store = vector_tier.name if vector_tier else "none"
+    ranked: Iterable[_Candidate] = ()
+    answered = False
+
+    if strategy != "exact" and params.query and vector_tier is not None:
+        try:
+            if strategy == "hybrid" and vector_tier.fuse_with_keywords:
+                found = _fused(reader, vector_tier, flt, params)
+            else:
+                found = _vector_candidates(reader, vector_tier, flt, params)
+            if found:
+                ranked, answered = found, True
+            else:
+                reason = f"{vector_tier.name} returned no match"
+        except Exception as exc:  # a vector tier must never break retrieval
+            log.warning("memory.retrieval.vector.fail tier=%s error=%s", vector_tier.name, exc)
+            reason = f"{vector_tier.name} failed ({type(exc).__name__}) — degraded to FTS5"
+    elif strategy != "exact":
+        reason = vector_unavailable_reason if params.query else "no query — newest memories"
+
+    if not answered:
+        if strategy == "exact":
+            ranked = _recent(reader, flt)
+        elif strategy == "semantic":
+            keyword = _keyword(reader, flt, params.query)
+            if keyword:
+                ranked = keyword
+            else:
+                ranked = _recent(reader, flt)
+                if params.query:
+                    reason = _join(reason, "no keyword match — newest memories instead")
+        else:  # hybrid: relevant first, then the newest fill the rest of the budget
+            ranked = _chain(_keyword(reader, flt, params.query), _recent(reader, flt))
+
+    items = pack(ranked, budget, params.limit)
+    log.debug("memory.retrieval.complete apiKeyId=%s count=%d strategy=%s",
+              flt.api_key_id, len(items), strategy)
+    resolution = Resolution(
+        embedding_source=None, embedding_model=None, vector_store=vector_store,
+        strategy_used=strategy, rerank_applied=False, fallback_reason=reason,
+    )
+    return Retrieval(items=items, resolution=resolution, budget_max_tokens=params.max_tokens)
+
+
+def _chain(first: Iterable[_Candidate], rest: Iterable[_Candidate]) -> Iterator[_Candidate]:
+    yield from first
+    yield from rest
+
+
+def _join(first: str | None, second: str) -> str:
+    return f"{first}; {second}" if first else second

@@ -1,0 +1,504 @@
+"""`Memory`: the one place where concrete parts are put together.
+
+The library API, the CLI, and (later) the REST API, gateway and MCP tools all
+call this class. It validates input, picks the store and tiers, owns the
+background workers, and maps settings onto the logic functions.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from memroute.clock import Clock, days_ago, to_iso, utc_now
+from memroute.config import Config
+from memroute.errors import InvalidInput, NotFound
+from memroute.memory import injection, summarization, validate
+from memroute.memory.decay import SWEEP_SCAN_CAP, DecayPolicy, is_decayed
+from memroute.memory.extraction import extract_facts_from_text
+from memroute.memory.retrieval import RetrieveParams, retrieve
+from memroute.memory.settings import MemorySettings, normalize, validate_update
+from memroute.memory.verify import verify_pipeline
+from memroute.models import (
+    HistoryEntry,
+    ImportReport,
+    MemoryFilter,
+    MemoryRecord,
+    Page,
+    Retrieval,
+    RetrievedItem,
+    Stats,
+    estimate_tokens,
+)
+from memroute.store import ExtractionJob, NewMemory, SqliteStore
+from memroute.worker import ExtractionWorker
+
+log = logging.getLogger("memroute.memory")
+
+SOURCES = ("user_message", "llm_response")
+_UNSET: Any = object()
+
+
+class Memory:
+    """Persistent memory for API keys, usable without any server.
+
+    >>> mem = Memory.open("/tmp/demo.db")
+    >>> mem.remember("k1", "I prefer TypeScript.")[0].content
+    'prefers TypeScript'
+    """
+
+    def __init__(
+        self, store: SqliteStore, config: Config, *, clock: Clock = utc_now, start_workers: bool = True
+    ) -> None:
+        self.store = store
+        self.config = config
+        self._clock = clock
+        self._decay_policy = DecayPolicy(
+            enabled=config.decay_enabled,
+            episodic_days=config.decay_episodic_days,
+            access_immunity=config.decay_access_immunity,
+        )
+        self._extraction = ExtractionWorker(
+            fetch=lambda n: store.jobs.next_batch(max_attempts=config.extraction_max_attempts, limit=n),
+            process=self._process_job,
+            fail=lambda job, exc: store.jobs.fail(job.id, f"{type(exc).__name__}: {exc}"),
+        )
+        if start_workers:
+            self._extraction.start()
+            self._extraction.notify()  # resume what an earlier run left queued
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path | None = None,
+        *,
+        config: Config | None = None,
+        clock: Clock | None = None,
+        start_workers: bool = True,
+    ) -> Memory:
+        """Open (creating and migrating) the database at `path`, or the configured one."""
+        if config is None:
+            config = Config.for_path(path) if path is not None else Config.from_env()
+        elif path is not None:
+            config = config.with_overrides(db_path=Path(path))
+        store = SqliteStore.open(config.db_path, synchronous=config.sqlite_synchronous,
+                                 load_vec=not config.disable_vec)
+        return cls(store, config, clock=clock or utc_now, start_workers=start_workers)
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self, drain_timeout: float = 30.0) -> None:
+        """Drain the extraction queue, stop workers and close the database."""
+        self._extraction.stop(drain_timeout)
+        self.store.close()
+
+    def _now(self) -> str:
+        return to_iso(self._clock())
+
+    # -- CRUD -------------------------------------------------------------------
+
+    def add(
+        self,
+        api_key_id: str,
+        content: str,
+        key: str = "",
+        type: str = "factual",
+        session_id: str = "",
+        metadata: Mapping[str, Any] | None = None,
+        expires_at: Any = None,
+        *,
+        actor: str = "api",
+    ) -> MemoryRecord:
+        """Store a memory; with a `key`, replace the key's earlier memory (kept in history)."""
+        new = NewMemory(
+            api_key_id=validate.owner(api_key_id),
+            content=validate.content(content, max_bytes=self.config.max_content_bytes),
+            key=validate.key(key),
+            type=validate.memory_type(type),
+            session_id=validate.session(session_id),
+            metadata=validate.metadata(metadata),
+            expires_at=validate.expires_at(expires_at),
+        )
+        memory, created = self.store.memories.upsert(new, now=self._now(), actor=actor)
+        log.info("memory.%s apiKeyId=%s type=%s id=%s", "stored" if created else "updated",
+                 memory.api_key_id, memory.type, memory.id)
+        return memory
+
+    def get(self, id: str) -> MemoryRecord | None:
+        return self.store.memories.get(validate.memory_id(id))
+
+    def update(
+        self,
+        id: str,
+        *,
+        content: Any = _UNSET,
+        key: Any = _UNSET,
+        type: Any = _UNSET,
+        metadata: Any = _UNSET,
+        expires_at: Any = _UNSET,
+        session_id: Any = _UNSET,
+        actor: str = "api",
+    ) -> MemoryRecord:
+        """Change fields of a memory; raises NotFound if it does not exist."""
+        changes: dict[str, Any] = {}
+        if content is not _UNSET:
+            changes["content"] = validate.content(content, max_bytes=self.config.max_content_bytes)
+        if key is not _UNSET:
+            changes["key"] = validate.key(key)
+        if type is not _UNSET:
+            changes["type"] = validate.memory_type(type)
+        if metadata is not _UNSET:
+            changes["metadata"] = validate.metadata(metadata)
+        if expires_at is not _UNSET:
+            changes["expires_at"] = validate.expires_at(expires_at)
+        if session_id is not _UNSET:
+            changes["session_id"] = validate.session(session_id)
+        memory = self.store.memories.update(validate.memory_id(id), changes, now=self._now(), actor=actor)
+        if memory is None:
+            raise NotFound(f"memory {id} not found")
+        log.info("memory.updated id=%s fields=%s", memory.id, ",".join(sorted(changes)))
+        return memory
+
+    def delete(self, id: str, *, actor: str = "api") -> bool:
+        deleted = self.store.memories.delete(validate.memory_id(id), now=self._now(), actor=actor)
+        if deleted is not None:
+            log.info("memory.deleted apiKeyId=%s id=%s", deleted.api_key_id, deleted.id)
+        return deleted is not None
+
+    def list(
+        self,
+        api_key_id: str | None = None,
+        type: str | None = None,
+        session_id: str | None = None,
+        q: str | None = None,
+        limit: Any = 50,
+        page: Any = 1,
+        *,
+        offset: Any = None,
+    ) -> Page:
+        """Memories newest first; `api_key_id=None` lists every key (read-only path)."""
+        size, number, start = validate.paging(limit, page, offset)
+        owner = None if api_key_id is None else validate.owner(api_key_id)
+        if q is not None and not isinstance(q, str):
+            raise InvalidInput("must be a string", "q")
+        items, total, by_type = self.store.memories.list(
+            api_key_id=owner, type=validate.optional_type(type),
+            session_id=validate.session(session_id) or None, q=q, limit=size, offset=start,
+        )
+        return Page(items=items, total=total, page=number, limit=size, by_type=by_type)
+
+    def stats(self, api_key_id: str | None = None) -> Stats:
+        owner = None if api_key_id is None else validate.owner(api_key_id)
+        total, by_type, tokens = self.store.memories.stats(owner)
+        cache = self.store.memories.cache
+        return Stats(total=total, by_type=by_type, tokens_used=tokens,
+                     cache_hits=cache.hits, cache_misses=cache.misses)
+
+    def history(self, id: str) -> list[HistoryEntry]:
+        return self.store.memories.history(validate.memory_id(id))
+
+    # -- retrieval and injection --------------------------------------------------
+
+    def _filter(self, api_key_id: str | None, scope: str, session_id: str | None,
+                retention_days: int | None) -> MemoryFilter:
+        now = self._clock()
+        owner = None if scope == "global" else validate.owner(api_key_id)
+        session = validate.session(session_id) if scope == "session" else None
+        since = days_ago(now, retention_days) if retention_days else None
+        return MemoryFilter(api_key_id=owner, now=to_iso(now), session_id=session or None,
+                            updated_since=since)
+
+    def retrieve(
+        self,
+        api_key_id: str,
+        query: str | None = None,
+        strategy: str | None = None,
+        max_tokens: int | None = None,
+        scope: str = "apiKey",
+        session_id: str | None = None,
+        *,
+        retention_days: int | None = None,
+        limit: int = 100,
+        record_access: bool = True,
+    ) -> list[RetrievedItem]:
+        """The memories to inject for `query`, best first, within `max_tokens`.
+
+        Unset strategy, budget and retention come from the settings. Every memory
+        returned has its access count bumped (unless `record_access=False`)."""
+        settings = self.settings()
+        budget = settings.max_tokens if max_tokens is None else validate.integer(
+            max_tokens, "maxTokens", minimum=0)
+        if budget <= 0:
+            return []
+        result = self._retrieve(
+            api_key_id, query,
+            strategy=validate.strategy(strategy or settings.retrieval_strategy),
+            max_tokens=budget, scope=validate.scope(scope), session_id=session_id,
+            retention_days=settings.retention_days if retention_days is None else validate.integer(
+                retention_days, "retentionDays", minimum=1),
+            limit=validate.integer(limit, "limit", minimum=1, maximum=1000),
+        )
+        if record_access and result.items:
+            self.store.memories.record_access([i.memory.id for i in result.items], now=self._now())
+        return result.items
+
+    def retrieve_preview(
+        self,
+        api_key_id: str | None,
+        query: str,
+        strategy: str = "hybrid",
+        max_tokens: int = 2000,
+        limit: int = 20,
+    ) -> Retrieval:
+        """A dry run of retrieval for the Playground: same filters, no access bump.
+
+        `api_key_id=None` previews over every key."""
+        settings = self.settings()
+        return self._retrieve(
+            api_key_id, query, strategy=validate.strategy(strategy),
+            max_tokens=validate.integer(max_tokens, "maxTokens", minimum=1, maximum=16000),
+            scope="global" if api_key_id is None else "apiKey", session_id=None,
+            retention_days=settings.retention_days,
+            limit=validate.integer(limit, "limit", minimum=1, maximum=100),
+        )
+
+    def _retrieve(self, api_key_id: str | None, query: str | None, *, strategy: str, max_tokens: int,
+                  scope: str, session_id: str | None, retention_days: int, limit: int) -> Retrieval:
+        if query is not None and not isinstance(query, str):
+            raise InvalidInput("must be a string", "query")
+        flt = self._filter(api_key_id, scope, session_id, retention_days)
+        params = RetrieveParams(query=(query or "").strip() or None, strategy=strategy,
+                                max_tokens=max_tokens, limit=limit, min_score=self.config.min_score,
+                                rrf_k=self.config.rrf_k)
+        return retrieve(self.store.memories, flt, params)
+
+    def recall(self, api_key_id: str, query: str | None, session_id: str | None = None) -> list[RetrievedItem]:
+        """What the gateway injects: retrieval as the settings say, or nothing when off."""
+        settings = self.settings()
+        if not settings.injects:
+            return []
+        return self.retrieve(api_key_id, query, scope=settings.scope, session_id=session_id)
+
+    def inject(self, request: Mapping[str, Any], memories: Sequence[Any], provider: str | None = None,
+               model: str | None = None) -> dict[str, Any]:
+        return injection.inject(request, memories, provider, model)
+
+    # -- extraction -------------------------------------------------------------
+
+    def extract(self, text: str) -> list[Any]:
+        """The facts in `text`, without storing them."""
+        return extract_facts_from_text(text)
+
+    def remember(self, api_key_id: str, text: str, session_id: str = "", source: str = "user_message",
+                 *, actor: str = "extraction") -> list[MemoryRecord]:
+        """Extract facts from `text` and store them now; returns the stored memories."""
+        owner = validate.owner(api_key_id)
+        session = validate.session(session_id)
+        if source not in SOURCES:
+            raise InvalidInput(f"must be one of {', '.join(SOURCES)}", "source")
+        if not isinstance(text, str):
+            raise InvalidInput("must be a string", "text")
+        return self._store_facts(owner, session, source, text, actor=actor)
+
+    def _store_facts(self, owner: str, session: str, source: str, text: str, *, actor: str) -> list[MemoryRecord]:
+        facts = extract_facts_from_text(text)
+        now = self._now()
+        stored = []
+        with self.store.db.write():
+            for fact in facts:
+                metadata = {"category": fact.category, "polarity": fact.polarity,
+                            "source": source, "extractedAt": now}
+                new = NewMemory(api_key_id=owner, content=fact.content, key=fact.key, type=fact.type,
+                                session_id=session, metadata=metadata)
+                stored.append(self.store.memories.upsert(new, now=now, actor=actor)[0])
+        log.info("memory.extraction.complete apiKeyId=%s factCount=%d", owner, len(stored))
+        return stored
+
+    def enqueue_extraction(self, api_key_id: str, text: str, session_id: str = "",
+                           source: str = "user_message") -> int | None:
+        """Queue `text` for background extraction (durable: survives a crash or restart)."""
+        owner = validate.owner(api_key_id)
+        if source not in SOURCES:
+            raise InvalidInput(f"must be one of {', '.join(SOURCES)}", "source")
+        if not isinstance(text, str) or not text.strip():
+            return None
+        tail = text[-self.config.max_content_bytes :]
+        job_id = self.store.jobs.enqueue(owner, validate.session(session_id), source, tail, now=self._now())
+        self._extraction.notify()
+        return job_id
+
+    def _process_job(self, job: ExtractionJob) -> None:
+        with self.store.db.write():
+            self._store_facts(job.api_key_id, job.session_id, job.source, job.text, actor="extraction")
+            self.store.jobs.finish(job.id)
+
+    def wait_for_extraction(self, timeout: float = 30.0) -> bool:
+        """Block until everything queued so far has been processed (useful in tests and scripts)."""
+        return self._extraction.wait_idle(timeout)
+
+    def extraction_queue(self) -> dict[str, int]:
+        pending, failed = self.store.jobs.counts(max_attempts=self.config.extraction_max_attempts)
+        return {"pending": pending, "failed": failed}
+
+    # -- settings ---------------------------------------------------------------
+
+    def settings(self) -> MemorySettings:
+        """Current settings, read from the database so every process sees changes at once."""
+        return normalize(self.store.settings.read_all())
+
+    def update_settings(self, changes: Mapping[str, Any] | None = None, **kwargs: Any) -> MemorySettings:
+        """Validate and store settings (camelCase or snake_case names); returns the new settings."""
+        values = validate_update({**(changes or {}), **kwargs})
+        if values:
+            self.store.settings.write(values, now=self._now())
+        return self.settings()
+
+    # -- summarisation, decay, health ---------------------------------------------------
+
+    def summarize(self, older_than_days: int = 30, api_key_id: str | None = None, *,
+                  all_keys: bool = False, dry_run: bool = False) -> dict[str, Any]:
+        """Compact memories not updated for `older_than_days` into one summary per key.
+
+        Needs an `api_key_id`, or `all_keys=True` to run over every key."""
+        days = validate.integer(older_than_days, "olderThanDays", minimum=1, maximum=365)
+        if api_key_id is None and not all_keys:
+            raise InvalidInput("give apiKeyId, or allKeys: true to summarise every key", "apiKeyId")
+        owner = None if api_key_id is None else validate.owner(api_key_id)
+        now = self._clock()
+        candidates = [m for m in self.store.memories.updated_before(owner, days_ago(now, days))
+                      if not summarization.is_summary(m)]
+        total_tokens = sum(estimate_tokens(m.content) for m in candidates)
+        summaries: list[dict[str, Any]] = []
+        deleted = 0
+        if not dry_run:
+            for key_owner, group in summarization.by_owner(candidates).items():
+                summary = self._write_summary(key_owner, group, days)
+                summaries.append({"apiKeyId": key_owner, "summaryId": summary.id, "count": len(group)})
+                deleted += len(group)
+        return {
+            "candidates": [m.to_dict() for m in candidates],
+            "totalTokens": total_tokens,
+            "deletedCount": deleted,
+            "summaryId": summaries[0]["summaryId"] if len(summaries) == 1 else None,
+            "summaries": summaries,
+            "dryRun": dry_run,
+        }
+
+    def _write_summary(self, owner: str, group: list[MemoryRecord], days: int) -> MemoryRecord:
+        now = self._now()
+        content = summarization.summary_text(group, days)[: self.config.max_content_bytes]
+        new = NewMemory(api_key_id=owner, content=content, key=f"summary:{now}", type="semantic",
+                        metadata={"summarizedCount": len(group), "olderThanDays": days, "generatedAt": now,
+                                  "summarizedIds": [m.id for m in group]})
+        with self.store.db.write():
+            summary, _ = self.store.memories.upsert(new, now=now, actor="summarize")
+            for memory in group:
+                self.store.memories.delete(memory.id, now=now, actor="summarize")
+        log.info("memory.summarized apiKeyId=%s count=%d summaryId=%s", owner, len(group), summary.id)
+        return summary
+
+    def decay(self, *, dry_run: bool = False, api_key_id: str | None = None,
+              force: bool = False) -> dict[str, Any]:
+        """Delete decayed episodic memories (REF §12.3). Off unless enabled (or `force`)."""
+        policy = self._decay_policy
+        if not (policy.enabled or force) and not dry_run:
+            return {"scanned": 0, "decayed": 0, "deletedIds": [], "skippedDisabled": True, "capped": False}
+        owner = None if api_key_id is None else validate.owner(api_key_id)
+        rows = self.store.memories.oldest(owner, limit=SWEEP_SCAN_CAP + 1)
+        capped = len(rows) > SWEEP_SCAN_CAP
+        rows = rows[:SWEEP_SCAN_CAP]
+        now = self._clock()
+        decayed = [m for m in rows if is_decayed(m, replace(policy, enabled=True), now)]
+        if not dry_run:
+            with self.store.db.write():
+                for memory in decayed:
+                    self.store.memories.delete(memory.id, now=to_iso(now), actor="decay")
+        return {"scanned": len(rows), "decayed": len(decayed), "deletedIds": [m.id for m in decayed],
+                "skippedDisabled": False, "capped": capped, "dryRun": dry_run}
+
+    def verify(self) -> dict[str, Any]:
+        """Run extraction → store → keyword search → delete on a private owner id."""
+        return verify_pipeline(_VerifyAdapter(self))
+
+    # -- export / import ----------------------------------------------------------
+
+    def export(self, api_key_id: str | None = None) -> Iterator[dict[str, Any]]:
+        """Every memory of one key (or of every key) with metadata and timestamps."""
+        owner = None if api_key_id is None else validate.owner(api_key_id)
+        for memory in self.store.memories.iter_all(owner):
+            yield memory.to_dict()
+
+    def import_(self, records: Iterable[str | Mapping[str, Any]], *, actor: str = "import",
+                api_key_id: str | None = None) -> ImportReport:
+        """Upsert memories from JSONL lines or dicts. A bad record is reported with its
+        line number and skipped; every good record is kept. `api_key_id` overrides owners."""
+        report = ImportReport()
+        for number, record in enumerate(records, start=1):
+            if isinstance(record, str) and not record.strip():
+                continue
+            try:
+                new = self._import_record(record, api_key_id)
+            except InvalidInput as exc:
+                report.errors.append({"line": number, "error": exc.message})
+                continue
+            existing = self.store.memories.get_by_key(new.api_key_id, new.key) if new.key else None
+            if existing is not None and existing.content == new.content and existing.type == new.type:
+                report.skipped += 1
+                continue
+            self.store.memories.upsert(new, now=self._now(), actor=actor)
+            report.imported += 1
+        return report
+
+    def _import_record(self, record: str | Mapping[str, Any], api_key_id: str | None) -> NewMemory:
+        if isinstance(record, str):
+            try:
+                record = json.loads(record)
+            except ValueError as exc:
+                raise InvalidInput(f"not valid JSON ({exc.msg})") from None
+        if not isinstance(record, Mapping):
+            raise InvalidInput("each record must be a JSON object")
+        owner = api_key_id if api_key_id is not None else record.get("apiKeyId", record.get("api_key_id"))
+        created = validate.expires_at(record.get("createdAt"))
+        return NewMemory(
+            api_key_id=validate.owner(owner),
+            content=validate.content(record.get("content"), max_bytes=self.config.max_content_bytes),
+            key=validate.key(record.get("key")),
+            type=validate.memory_type(record.get("type")),
+            session_id=validate.session(record.get("sessionId", record.get("session_id"))),
+            metadata=validate.metadata(record.get("metadata")),
+            expires_at=validate.expires_at(record.get("expiresAt", record.get("expires_at"))),
+            created_at=created,
+            updated_at=validate.expires_at(record.get("updatedAt")) or created,
+        )
+
+
+class _VerifyAdapter:
+    """The health probe's view of the service."""
+
+    def __init__(self, memory: Memory) -> None:
+        self.memory = memory
+
+    def remember(self, api_key_id: str, text: str, *, session_id: str = "",
+                 source: str = "user_message") -> list[MemoryRecord]:
+        return self.memory.remember(api_key_id, text, session_id, source)
+
+    def search_ids(self, api_key_id: str, query: str) -> list[str]:
+        items = self.memory.retrieve(api_key_id, query, strategy="semantic", max_tokens=2000,
+                                     retention_days=1, record_access=False)
+        return [i.memory.id for i in items if i.tier != "recent"]
+
+    def delete_quietly(self, memory_id: str) -> bool:
+        deleted = self.memory.delete(memory_id)
+        self.memory.store.memories.purge_history(memory_id)
+        return deleted
+
+    def count_owner(self, api_key_id: str) -> int:
+        return self.memory.store.memories.count_owner(api_key_id)

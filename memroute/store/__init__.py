@@ -1,0 +1,81 @@
+"""SQLite storage: the only package that holds SQL.
+
+`SqliteStore.open(path)` opens (creating and migrating) a database and exposes
+one repository per concern. A PostgreSQL store would offer the same attributes.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import apsw
+
+from memroute.lru import LruTtlCache
+from memroute.models import MemoryRecord
+from memroute.store.db import Database
+from memroute.store.jobs import ExtractionJob, JobRepository
+from memroute.store.memories import MemoryRepository, NewMemory
+from memroute.store.migrate import migrate
+from memroute.store.settings import SettingsRepository
+
+__all__ = ["Database", "ExtractionJob", "NewMemory", "SqliteStore", "sqlite_info"]
+
+# REF §1.7: the read cache of `get` holds 500 entries for 60 s.
+READ_CACHE_SIZE = 500
+READ_CACHE_TTL_S = 60.0
+
+_caches: dict[str, LruTtlCache[MemoryRecord]] = {}
+_caches_lock = threading.Lock()
+
+
+def _shared_cache(path: str) -> LruTtlCache[MemoryRecord]:
+    """One read cache per database file per process, so every `Memory` object on the
+    same file sees the invalidations of the others."""
+    key = path if path == ":memory:" else os.path.realpath(path)
+    with _caches_lock:
+        cache = _caches.get(key)
+        if cache is None:
+            cache = _caches[key] = LruTtlCache(READ_CACHE_SIZE, READ_CACHE_TTL_S)
+        return cache
+
+
+class SqliteStore:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.memories = MemoryRepository(db, _shared_cache(db.path))
+        self.settings = SettingsRepository(db)
+        self.jobs = JobRepository(db)
+
+    @classmethod
+    def open(cls, path: str | Path, *, synchronous: str = "normal", load_vec: bool = True) -> SqliteStore:
+        db = Database(path, synchronous=synchronous, load_vec=load_vec)
+        try:
+            migrate(db)
+        except BaseException:
+            db.close()
+            raise
+        return cls(db)
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def sqlite_info() -> dict[str, object]:
+    """What the SQLite library in use can do (for `memroute doctor`)."""
+    con = apsw.Connection(":memory:")
+    try:
+        try:
+            con.execute("CREATE VIRTUAL TABLE t USING fts5(a, tokenize='porter unicode61 remove_diacritics 2')")
+            fts5 = True
+        except apsw.Error:
+            fts5 = False
+        return {
+            "sqliteVersion": apsw.sqlite_lib_version(),
+            "apswVersion": apsw.apsw_version(),
+            "fts5": fts5,
+            "extensionLoading": hasattr(con, "enable_load_extension"),
+        }
+    finally:
+        con.close()

@@ -1,0 +1,59 @@
+"""Turning user text into a safe FTS5 query.
+
+User text never reaches `MATCH` raw: it is cut to a bounded size, split into
+word tokens (letters and digits of any script), stop words are dropped, and
+each token is quoted and OR-ed. A quoted token of word characters cannot form
+FTS5 syntax, so no input string can raise an FTS error.
+"""
+
+from __future__ import annotations
+
+import re
+
+MAX_QUERY_CHARS = 8192
+MAX_QUERY_TOKENS = 64
+
+_WORD = re.compile(r"[^\W_]+")
+
+STOP_WORDS = frozenset(
+    """
+    a about above after again against all am an and any are aren as at be because been before
+    being below between both but by can cannot could couldn did didn do does doesn doing don down
+    during each few for from further had hadn has hasn have haven having he her here hers herself
+    him himself his how i if in into is isn it its itself just let ll me more most mustn my myself
+    no nor not now of off on once only or other ought our ours ourselves out over own re same
+    shan she should shouldn so some such than that the their theirs them themselves then there
+    these they this those through to too under until up us ve very was wasn we were weren what
+    when where which while who whom why will with won would wouldn you your yours yourself
+    yourselves s t d m o y please tell know remember use using
+    """.split()
+)
+
+
+def bound_query(text: str) -> str:
+    """Very long queries keep their head and tail (REF §15)."""
+    if len(text) <= MAX_QUERY_CHARS:
+        return text
+    half = MAX_QUERY_CHARS // 2
+    return text[:half] + " " + text[-half:]
+
+
+def query_tokens(text: str | None) -> list[str]:
+    """Distinct lower-cased word tokens of `text` without stop words, in order."""
+    if not text:
+        return []
+    seen: dict[str, None] = {}
+    for token in _WORD.findall(bound_query(text).casefold()):
+        if token not in STOP_WORDS and token not in seen:
+            seen[token] = None
+            if len(seen) >= MAX_QUERY_TOKENS:
+                break
+    return list(seen)
+
+
+def match_expression(text: str | None) -> str | None:
+    """An FTS5 MATCH string that ORs the quoted tokens, or None when nothing is searchable."""
+    tokens = query_tokens(text)
+    if not tokens:
+        return None
+    return " OR ".join(f'"{token}"' for token in tokens)

@@ -1,0 +1,64 @@
+"""The durable `extraction_jobs` queue: texts waiting for fact extraction."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memroute.store.db import Database
+
+
+@dataclass(slots=True, frozen=True)
+class ExtractionJob:
+    id: int
+    api_key_id: str
+    session_id: str
+    source: str
+    text: str
+    created_at: str
+    attempts: int
+    last_error: str | None
+
+
+_COLUMNS = "id, api_key_id, session_id, source, text, created_at, attempts, last_error"
+
+
+class JobRepository:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def enqueue(self, api_key_id: str, session_id: str, source: str, text: str, *, now: str) -> int:
+        with self.db.write() as con:
+            con.execute(
+                "INSERT INTO extraction_jobs (api_key_id, session_id, source, text, created_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (api_key_id, session_id, source, text, now),
+            )
+            return int(con.last_insert_rowid())
+
+    def next_batch(self, *, max_attempts: int, limit: int) -> list[ExtractionJob]:
+        """Oldest jobs that have not used up their attempts."""
+        rows = self.db.read().execute(
+            f"SELECT {_COLUMNS} FROM extraction_jobs WHERE attempts < ? ORDER BY id LIMIT ?",
+            (max_attempts, limit),
+        ).fetchall()
+        return [ExtractionJob(*row) for row in rows]
+
+    def finish(self, job_id: int) -> None:
+        """Remove a processed job; called inside the transaction that stored its facts."""
+        with self.db.write() as con:
+            con.execute("DELETE FROM extraction_jobs WHERE id = ?", (job_id,))
+
+    def fail(self, job_id: int, error: str) -> None:
+        with self.db.write() as con:
+            con.execute(
+                "UPDATE extraction_jobs SET attempts = attempts + 1, last_error = ? WHERE id = ?",
+                (error[:500], job_id),
+            )
+
+    def counts(self, *, max_attempts: int) -> tuple[int, int]:
+        """(pending, failed for good)."""
+        row = self.db.read().execute(
+            "SELECT COALESCE(SUM(attempts < ?), 0), COALESCE(SUM(attempts >= ?), 0) FROM extraction_jobs",
+            (max_attempts, max_attempts),
+        ).fetchone()
+        return int(row[0]), int(row[1])

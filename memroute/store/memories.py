@@ -1,0 +1,368 @@
+"""SQL for the `memories` table, its FTS index and its history."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import apsw
+
+from memroute.errors import Conflict
+from memroute.lru import LruTtlCache
+from memroute.models import HistoryEntry, MemoryFilter, MemoryRecord
+from memroute.store.db import Database
+from memroute.store.fts import match_expression
+
+COLUMNS = (
+    "id, api_key_id, session_id, type, key, content, metadata, created_at, updated_at, "
+    "expires_at, access_count, last_accessed_at"
+)
+M_COLUMNS = ", ".join(f"m.{c.strip()}" for c in COLUMNS.split(","))
+
+
+def _metadata(raw: object) -> dict[str, Any]:
+    if not isinstance(raw, str) or not raw:
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def row_to_memory(row: Sequence[Any]) -> MemoryRecord:
+    return MemoryRecord(
+        id=row[0],
+        api_key_id=row[1],
+        session_id=row[2] or "",
+        type=row[3],
+        key=row[4] or "",
+        content=row[5],
+        metadata=_metadata(row[6]),
+        created_at=row[7],
+        updated_at=row[8],
+        expires_at=row[9],
+        access_count=row[10] if isinstance(row[10], int) else 0,
+        last_accessed_at=row[11],
+    )
+
+
+def _dumps(metadata: dict[str, Any]) -> str:
+    return json.dumps(metadata, ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass(slots=True)
+class NewMemory:
+    """A validated memory to write (see memory/validate.py)."""
+
+    api_key_id: str
+    content: str
+    key: str = ""
+    type: str = "factual"
+    session_id: str = ""
+    metadata: dict[str, Any] | None = None
+    expires_at: str | None = None
+    created_at: str | None = None  # only imports set these
+    updated_at: str | None = None
+
+
+def _filter_sql(flt: MemoryFilter, alias: str = "") -> tuple[str, list[Any]]:
+    p = f"{alias}." if alias else ""
+    clauses = [f"({p}expires_at IS NULL OR {p}expires_at > ?)"]
+    params: list[Any] = [flt.now]
+    if flt.api_key_id is not None:
+        clauses.append(f"{p}api_key_id = ?")
+        params.append(flt.api_key_id)
+    if flt.session_id:
+        clauses.append(f"{p}session_id = ?")
+        params.append(flt.session_id)
+    if flt.updated_since:
+        clauses.append(f"{p}updated_at >= ?")
+        params.append(flt.updated_since)
+    return " AND ".join(clauses), params
+
+
+class MemoryRepository:
+    """Memories, their FTS index and history. `get` goes through a shared LRU+TTL cache
+    that every write through this process invalidates once it commits."""
+
+    def __init__(self, db: Database, cache: LruTtlCache[MemoryRecord]) -> None:
+        self.db = db
+        self.cache = cache
+
+    def _invalidate_after_commit(self, *ids: str) -> None:
+        def invalidate() -> None:
+            for memory_id in ids:
+                self.cache.invalidate(memory_id)
+
+        self.db.after_commit(invalidate)
+
+    # -- writes ---------------------------------------------------------------
+
+    def upsert(self, new: NewMemory, *, now: str, actor: str) -> tuple[MemoryRecord, bool]:
+        """Insert, or update the row with the same (api_key_id, key). Returns (memory, created)."""
+        with self.db.write() as con:
+            old = None
+            if new.key:
+                old = self._one(
+                    con, f"SELECT {COLUMNS} FROM memories WHERE api_key_id = ? AND key = ?",
+                    (new.api_key_id, new.key),
+                )
+            if old is None:
+                return self._insert(con, new, now=now, actor=actor), True
+            return self._overwrite(con, old, new, now=now, actor=actor), False
+
+    def _insert(self, con: apsw.Connection, new: NewMemory, *, now: str, actor: str) -> MemoryRecord:
+        memory_id = str(uuid.uuid4())
+        created = new.created_at or now
+        updated = new.updated_at or created
+        con.execute(
+            "INSERT INTO memories (id, api_key_id, session_id, type, key, content, metadata,"
+            " created_at, updated_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (memory_id, new.api_key_id, new.session_id, new.type, new.key, new.content,
+             _dumps(new.metadata or {}), created, updated, new.expires_at),
+        )
+        self._history(con, memory_id, new.api_key_id, "ADD", None, new.content, None, new.key, now, actor)
+        return MemoryRecord(
+            id=memory_id, api_key_id=new.api_key_id, session_id=new.session_id, type=new.type,
+            key=new.key, content=new.content, metadata=dict(new.metadata or {}),
+            created_at=created, updated_at=updated, expires_at=new.expires_at,
+        )
+
+    def _overwrite(
+        self, con: apsw.Connection, old: MemoryRecord, new: NewMemory, *, now: str, actor: str
+    ) -> MemoryRecord:
+        metadata = {**old.metadata, **(new.metadata or {})}
+        updated = new.updated_at or now
+        # A real upsert: the unique index on (api_key_id, key) decides, not the SELECT above.
+        con.execute(
+            "INSERT INTO memories (id, api_key_id, session_id, type, key, content, metadata,"
+            " created_at, updated_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (api_key_id, key) WHERE key <> '' DO UPDATE SET"
+            " session_id = excluded.session_id, type = excluded.type, content = excluded.content,"
+            " metadata = excluded.metadata, updated_at = excluded.updated_at,"
+            " expires_at = excluded.expires_at,"
+            " needs_reindex = CASE WHEN memories.content IS excluded.content"
+            "   THEN memories.needs_reindex ELSE 1 END",
+            (old.id, new.api_key_id, new.session_id, new.type, new.key, new.content,
+             _dumps(metadata), old.created_at, updated, new.expires_at),
+        )
+        if old.content != new.content or old.type != new.type:
+            self._history(con, old.id, old.api_key_id, "UPDATE", old.content, new.content,
+                          old.key, new.key, now, actor)
+        self._invalidate_after_commit(old.id)
+        return MemoryRecord(
+            id=old.id, api_key_id=old.api_key_id, session_id=new.session_id, type=new.type,
+            key=new.key, content=new.content, metadata=metadata, created_at=old.created_at,
+            updated_at=updated, expires_at=new.expires_at, access_count=old.access_count,
+            last_accessed_at=old.last_accessed_at,
+        )
+
+    def update(self, memory_id: str, changes: dict[str, Any], *, now: str, actor: str) -> MemoryRecord | None:
+        """Apply `changes` (columns: type, key, content, metadata, expires_at, session_id)."""
+        with self.db.write() as con:
+            old = self._one(con, f"SELECT {COLUMNS} FROM memories WHERE id = ?", (memory_id,))
+            if old is None:
+                return None
+            new_key = changes.get("key", old.key)
+            if new_key and new_key != old.key:
+                clash = con.execute(
+                    "SELECT id FROM memories WHERE api_key_id = ? AND key = ? AND id <> ?",
+                    (old.api_key_id, new_key, memory_id),
+                ).fetchone()
+                if clash:
+                    raise Conflict(f"another memory of this key already uses key {new_key!r}")
+            sets, params = ["updated_at = ?"], [now]
+            for column in ("type", "key", "content", "expires_at", "session_id"):
+                if column in changes:
+                    sets.append(f"{column} = ?")
+                    params.append(changes[column])
+            if "metadata" in changes:
+                sets.append("metadata = ?")
+                params.append(_dumps(changes["metadata"]))
+            text_changed = changes.get("content", old.content) != old.content or new_key != old.key
+            if text_changed:
+                sets.append("needs_reindex = 1")
+            con.execute(f"UPDATE memories SET {', '.join(sets)} WHERE id = ?", (*params, memory_id))
+            if text_changed or changes.get("type", old.type) != old.type:
+                self._history(con, memory_id, old.api_key_id, "UPDATE", old.content,
+                              changes.get("content", old.content), old.key, new_key, now, actor)
+            self._invalidate_after_commit(memory_id)
+            return self._one(con, f"SELECT {COLUMNS} FROM memories WHERE id = ?", (memory_id,))
+
+    def delete(self, memory_id: str, *, now: str, actor: str) -> MemoryRecord | None:
+        """Delete one memory (its FTS row goes with it, by trigger). Returns what was deleted."""
+        with self.db.write() as con:
+            old = self._one(con, f"SELECT {COLUMNS} FROM memories WHERE id = ?", (memory_id,))
+            if old is None:
+                return None
+            con.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
+            self._history(con, memory_id, old.api_key_id, "DELETE", old.content, None,
+                          old.key, None, now, actor)
+            self._invalidate_after_commit(memory_id)
+        return old
+
+    def record_access(self, ids: Iterable[str], *, now: str) -> None:
+        """Bump access counters; FTS is untouched because content and key do not change."""
+        unique = sorted({i for i in ids if i})
+        if not unique:
+            return
+        marks = ",".join("?" * len(unique))
+        with self.db.write() as con:
+            con.execute(
+                "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ?"
+                f" WHERE id IN ({marks})",
+                (now, *unique),
+            )
+            self._invalidate_after_commit(*unique)
+
+    def purge_history(self, memory_id: str) -> None:
+        with self.db.write() as con:
+            con.execute("DELETE FROM memory_history WHERE memory_id = ?", (memory_id,))
+
+    @staticmethod
+    def _history(
+        con: apsw.Connection, memory_id: str, api_key_id: str, event: str,
+        old_content: str | None, new_content: str | None, old_key: str | None,
+        new_key: str | None, now: str, actor: str,
+    ) -> None:
+        con.execute(
+            "INSERT INTO memory_history (memory_id, api_key_id, event, old_content, new_content,"
+            " old_key, new_key, at, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (memory_id, api_key_id, event, old_content, new_content, old_key, new_key, now, actor),
+        )
+
+    # -- reads ----------------------------------------------------------------
+
+    @staticmethod
+    def _one(con: apsw.Connection, sql: str, params: Sequence[Any]) -> MemoryRecord | None:
+        row = con.execute(sql, params).fetchone()
+        return row_to_memory(row) if row else None
+
+    def get(self, memory_id: str) -> MemoryRecord | None:
+        cached = self.cache.get(memory_id)
+        if cached is not None:
+            return replace(cached, metadata=dict(cached.metadata))
+        found = self._one(self.db.read(), f"SELECT {COLUMNS} FROM memories WHERE id = ?", (memory_id,))
+        if found is not None:  # misses are not cached: a row another process adds shows at once
+            self.cache.set(memory_id, replace(found, metadata=dict(found.metadata)))
+        return found
+
+    def get_by_key(self, api_key_id: str, key: str) -> MemoryRecord | None:
+        return self._one(self.db.read(), f"SELECT {COLUMNS} FROM memories WHERE api_key_id = ? AND key = ?",
+                         (api_key_id, key))
+
+    def get_many(self, ids: Sequence[str]) -> dict[str, MemoryRecord]:
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = self.db.read().execute(f"SELECT {COLUMNS} FROM memories WHERE id IN ({marks})", tuple(ids))
+        return {row[0]: row_to_memory(row) for row in rows}
+
+    def list(
+        self, *, api_key_id: str | None, type: str | None, session_id: str | None,
+        q: str | None, limit: int, offset: int,
+    ) -> tuple[list[MemoryRecord], int, dict[str, int]]:
+        clauses: list[str] = []
+        params: list[Any] = []
+        if api_key_id is not None:
+            clauses.append("api_key_id = ?")
+            params.append(api_key_id)
+        if type:
+            clauses.append("type = ?")
+            params.append(type)
+        if session_id:
+            clauses.append("session_id = ?")
+            params.append(session_id)
+        if q and q.strip():
+            clauses.append("(instr(mr_fold(content), ?) > 0 OR instr(mr_fold(key), ?) > 0)")
+            folded = q.strip().casefold()
+            params += [folded, folded]
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        con = self.db.read()
+        by_type = {t: n for t, n in con.execute(f"SELECT type, COUNT(*) FROM memories {where} GROUP BY type", params)}
+        rows = con.execute(
+            f"SELECT {COLUMNS} FROM memories {where} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?",
+            (*params, limit, offset),
+        ).fetchall()
+        return [row_to_memory(r) for r in rows], sum(by_type.values()), by_type
+
+    def stats(self, api_key_id: str | None) -> tuple[int, dict[str, int], int]:
+        where, params = ("WHERE api_key_id = ?", (api_key_id,)) if api_key_id is not None else ("", ())
+        con = self.db.read()
+        by_type = {t: n for t, n in con.execute(f"SELECT type, COUNT(*) FROM memories {where} GROUP BY type", params)}
+        tokens = con.execute(
+            f"SELECT COALESCE(SUM((LENGTH(content) + 3) / 4), 0) FROM memories {where}", params
+        ).fetchone()[0]
+        return sum(by_type.values()), by_type, int(tokens)
+
+    def recent(self, flt: MemoryFilter, *, limit: int, offset: int = 0) -> list[MemoryRecord]:
+        """Newest first (by last update) among the memories `flt` lets through."""
+        where, params = _filter_sql(flt)
+        rows = self.db.read().execute(
+            f"SELECT {COLUMNS} FROM memories WHERE {where}"
+            " ORDER BY updated_at DESC, rowid DESC LIMIT ? OFFSET ?",
+            (*params, limit, offset),
+        ).fetchall()
+        return [row_to_memory(r) for r in rows]
+
+    def keyword_search(self, flt: MemoryFilter, query: str | None, *, limit: int) -> list[tuple[MemoryRecord, float]]:
+        """FTS5 matches ranked by bm25 (lower is better), then newest first."""
+        expression = match_expression(query)
+        if expression is None:
+            return []
+        where, params = _filter_sql(flt, "m")
+        rows = self.db.read().execute(
+            f"SELECT {M_COLUMNS}, bm25(memory_fts) AS rank FROM memory_fts"
+            " JOIN memories m ON m.rowid = memory_fts.rowid"
+            f" WHERE memory_fts MATCH ? AND {where}"
+            " ORDER BY rank, m.updated_at DESC LIMIT ?",
+            (expression, *params, limit),
+        ).fetchall()
+        return [(row_to_memory(r), float(r[12])) for r in rows]
+
+    def history(self, memory_id: str) -> list[HistoryEntry]:
+        rows = self.db.read().execute(
+            "SELECT memory_id, event, old_content, new_content, old_key, new_key, at, actor"
+            " FROM memory_history WHERE memory_id = ? ORDER BY seq",
+            (memory_id,),
+        )
+        return [HistoryEntry(*row) for row in rows]
+
+    def iter_all(self, api_key_id: str | None, *, batch: int = 500) -> Iterator[MemoryRecord]:
+        """Every memory (of one key, or of all keys) in insertion order, in bounded batches."""
+        last = 0
+        key_sql = "AND api_key_id = ?" if api_key_id is not None else ""
+        key_params: tuple[Any, ...] = (api_key_id,) if api_key_id is not None else ()
+        while True:
+            rows = self.db.read().execute(
+                f"SELECT rowid, {COLUMNS} FROM memories WHERE rowid > ? {key_sql} ORDER BY rowid LIMIT ?",
+                (last, *key_params, batch),
+            ).fetchall()
+            if not rows:
+                return
+            last = rows[-1][0]
+            yield from (row_to_memory(r[1:]) for r in rows)
+
+    def updated_before(self, api_key_id: str | None, cutoff: str) -> list[MemoryRecord]:
+        key_sql, params = ("api_key_id = ? AND", (api_key_id, cutoff)) if api_key_id is not None else ("", (cutoff,))
+        rows = self.db.read().execute(
+            f"SELECT {COLUMNS} FROM memories WHERE {key_sql} updated_at < ?"
+            " ORDER BY api_key_id, updated_at, rowid",
+            params,
+        ).fetchall()
+        return [row_to_memory(r) for r in rows]
+
+    def oldest(self, api_key_id: str | None, *, limit: int) -> list[MemoryRecord]:
+        key_sql, params = ("WHERE api_key_id = ?", (api_key_id, limit)) if api_key_id is not None else ("", (limit,))
+        rows = self.db.read().execute(
+            f"SELECT {COLUMNS} FROM memories {key_sql} ORDER BY created_at, rowid LIMIT ?", params
+        ).fetchall()
+        return [row_to_memory(r) for r in rows]
+
+    def count_owner(self, api_key_id: str) -> int:
+        return int(self.db.read().execute(
+            "SELECT COUNT(*) FROM memories WHERE api_key_id = ?", (api_key_id,)).fetchone()[0])

@@ -1,0 +1,32 @@
+"""The `settings` table: one JSON value per key."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from memroute.store.db import Database
+
+
+class SettingsRepository:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def read_all(self) -> dict[str, Any]:
+        values: dict[str, Any] = {}
+        for key, raw in self.db.read().execute("SELECT key, value FROM settings"):
+            try:
+                values[key] = json.loads(raw)
+            except ValueError:
+                continue  # an unreadable value falls back to its default
+        return values
+
+    def write(self, values: Mapping[str, Any], *, now: str) -> None:
+        with self.db.write() as con:
+            for key, value in values.items():
+                con.execute(
+                    "INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?)"
+                    " ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+                    (key, json.dumps(value), now),
+                )

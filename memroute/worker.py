@@ -1,0 +1,104 @@
+"""Background threads owned by the service: the extraction queue worker."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+from memroute.store.jobs import ExtractionJob
+
+log = logging.getLogger("memroute.worker")
+
+POLL_SECONDS = 1.0
+BATCH = 20
+
+
+class ExtractionWorker:
+    """Turns queued texts into memories, oldest first.
+
+    Jobs live in the `extraction_jobs` table until the transaction that stored
+    their facts also deletes them, so a crash never loses a queued text and the
+    worker resumes where it stopped. It polls too, so jobs queued by another
+    process (a second gateway worker, the CLI) are picked up.
+    """
+
+    def __init__(
+        self,
+        fetch: Callable[[int], list[ExtractionJob]],
+        process: Callable[[ExtractionJob], None],
+        fail: Callable[[ExtractionJob, Exception], None],
+    ) -> None:
+        self._fetch = fetch
+        self._process = process
+        self._fail = fail
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        # notify() bumps `_requested`; a pass that started after it sets `_completed`.
+        self._progress = threading.Condition()
+        self._requested = 0
+        self._completed = 0
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="memroute-extraction", daemon=True)
+            self._thread.start()
+
+    def notify(self) -> None:
+        with self._progress:
+            self._requested += 1
+        self._wake.set()
+
+    def run_pending(self) -> int:
+        """Process every job that is due now, in this thread; returns how many were handled."""
+        handled = 0
+        while True:
+            jobs = self._fetch(BATCH)
+            if not jobs:
+                return handled
+            for job in jobs:
+                try:
+                    self._process(job)
+                except Exception as exc:  # one bad job must not stop the queue
+                    log.warning("memory.extraction.job_failed job=%s error=%s", job.id, type(exc).__name__)
+                    self._fail(job, exc)
+                handled += 1
+
+    def _run(self) -> None:
+        while True:
+            self._wake.clear()
+            with self._progress:
+                pass_for = self._requested
+            try:
+                self.run_pending()
+            except Exception:  # the database may be briefly unavailable; try again
+                log.exception("memory.extraction.worker_error")
+            with self._progress:
+                self._completed = max(self._completed, pass_for)
+                self._progress.notify_all()
+            if self._stop.is_set():
+                return
+            self._wake.wait(POLL_SECONDS)
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Block until every job queued before this call has been handled."""
+        if self._thread is None:
+            self.run_pending()
+            return True
+        with self._progress:
+            target = self._requested
+            return self._progress.wait_for(lambda: self._completed >= target, timeout)
+
+    def stop(self, drain_timeout: float = 30.0) -> None:
+        """Drain the queue (up to `drain_timeout` seconds), then stop the thread.
+
+        Whatever is still queued after the timeout stays in the table for the next start."""
+        if self._thread is None:
+            return
+        self._stop.set()
+        self._wake.set()
+        self._thread.join(drain_timeout)
+        if self._thread.is_alive():
+            log.warning("memory.extraction.drain_timeout seconds=%s", drain_timeout)
+        self._thread = None
