@@ -1,0 +1,334 @@
+"""The `memroute` command line. Errors print one line to stderr; bad input exits 2."""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from memroute.config import Config
+from memroute.errors import InvalidInput, MemrouteError, NotFound
+from memroute.models import MEMORY_TYPES
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _config(ctx: click.Context) -> Config:
+    db, data_dir = ctx.obj["db"], ctx.obj["data_dir"]
+    if db:
+        return Config.for_path(db)
+    return Config.from_env(data_dir=data_dir)
+
+
+@contextmanager
+def _memory(ctx: click.Context) -> Iterator[Any]:
+    from memroute.service import Memory  # imported here so `memroute --help` stays instant
+
+    with _errors():
+        mem = Memory.open(config=_config(ctx), start_workers=False)
+        try:
+            yield mem
+        finally:
+            mem.close()
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    try:
+        yield
+    except InvalidInput as exc:
+        click.echo(f"error: {exc.message}", err=True)
+        sys.exit(2)
+    except NotFound as exc:
+        click.echo(f"error: {exc.message}", err=True)
+        sys.exit(1)
+    except MemrouteError as exc:
+        click.echo(f"error: {exc.message}", err=True)
+        sys.exit(1)
+
+
+def _json(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+def _json_option(name: str, value: str | None) -> Any:
+    if value is None:
+        return None
+    try:
+        return json.loads(value)
+    except ValueError as exc:
+        raise InvalidInput(f"is not valid JSON ({exc.msg})", name) from None
+
+
+api_key_option = click.option("--api-key-id", "-k", "api_key_id", help="Owner id (the API key's id).")
+
+
+@click.group()
+@click.option("--db", type=click.Path(dir_okay=False), envvar="MEMROUTE_DB",
+              help="Database file (default: $MEMROUTE_DATA_DIR/memroute.db).")
+@click.option("--data-dir", type=click.Path(file_okay=False), default=None,
+              help="Data directory (default: $MEMROUTE_DATA_DIR or ~/.memroute).")
+@click.version_option(package_name="memroute")
+@click.pass_context
+def main(ctx: click.Context, db: str | None, data_dir: str | None) -> None:
+    """memroute: persistent per-API-key memory for OpenAI-compatible LLM clients."""
+    ctx.ensure_object(dict)
+    ctx.obj.update(db=db, data_dir=data_dir)
+
+
+# -- memory ------------------------------------------------------------------
+
+
+@main.group()
+def memory() -> None:
+    """Add, find, inspect, export and import memories."""
+
+
+@memory.command("add")
+@api_key_option
+@click.option("--content", "-c", required=True, help="The memory text.")
+@click.option("--key", default="", help="Upsert key, e.g. preference:editor (same key replaces).")
+@click.option("--type", "type_", type=click.Choice(MEMORY_TYPES), default="factual", show_default=True)
+@click.option("--session-id", default="")
+@click.option("--metadata", default=None, help="A JSON object.")
+@click.option("--expires-at", default=None, help="ISO-8601 timestamp.")
+@click.pass_context
+def memory_add(ctx: click.Context, api_key_id: str | None, content: str, key: str, type_: str,
+               session_id: str, metadata: str | None, expires_at: str | None) -> None:
+    """Store a memory (upsert by key) and print it."""
+    with _memory(ctx) as mem:
+        stored = mem.add(api_key_id or "", content, key=key, type=type_, session_id=session_id,
+                         metadata=_json_option("metadata", metadata), expires_at=expires_at, actor="cli")
+        _json(stored.to_dict())
+
+
+@memory.command("remember")
+@api_key_option
+@click.argument("text")
+@click.option("--session-id", default="")
+@click.option("--source", type=click.Choice(["user_message", "llm_response"]), default="user_message")
+@click.pass_context
+def memory_remember(ctx: click.Context, api_key_id: str | None, text: str, session_id: str, source: str) -> None:
+    """Extract facts from TEXT and store them."""
+    with _memory(ctx) as mem:
+        stored = mem.remember(api_key_id or "", text, session_id, source)
+        _json([m.to_dict() for m in stored])
+
+
+@memory.command("list")
+@api_key_option
+@click.option("--type", "type_", type=click.Choice(MEMORY_TYPES), default=None)
+@click.option("--session-id", default=None)
+@click.option("--q", default=None, help="Case-insensitive text filter.")
+@click.option("--limit", default=50, show_default=True, type=int)
+@click.option("--page", default=1, show_default=True, type=int)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def memory_list(ctx: click.Context, api_key_id: str | None, type_: str | None, session_id: str | None,
+                q: str | None, limit: int, page: int, as_json: bool) -> None:
+    """List memories, newest first (every key unless --api-key-id)."""
+    with _memory(ctx) as mem:
+        result = mem.list(api_key_id, type_, session_id, q, limit, page)
+        if as_json:
+            _json({"data": [m.to_dict() for m in result.items], "total": result.total, "page": result.page,
+                   "limit": result.limit, "totalPages": result.total_pages})
+            return
+        for m in result.items:
+            click.echo(f"{m.id}  {m.api_key_id or '-':<12} {m.type:<10} {m.key or '-':<32} {m.content[:80]}")
+        click.echo(f"{result.total} memories, page {result.page} of {max(result.total_pages, 1)}")
+
+
+@memory.command("search")
+@api_key_option
+@click.argument("query")
+@click.option("--strategy", type=click.Choice(["exact", "semantic", "hybrid"]), default=None)
+@click.option("--max-tokens", type=int, default=None)
+@click.option("--scope", type=click.Choice(["apiKey", "session", "global"]), default="apiKey")
+@click.option("--session-id", default=None)
+@click.pass_context
+def memory_search(ctx: click.Context, api_key_id: str | None, query: str, strategy: str | None,
+                  max_tokens: int | None, scope: str, session_id: str | None) -> None:
+    """Retrieve what would be injected for QUERY (ranked, within the token budget)."""
+    with _memory(ctx) as mem:
+        items = mem.retrieve(api_key_id or "", query, strategy, max_tokens, scope, session_id,
+                             record_access=False)
+        _json([item.to_dict() for item in items])
+
+
+@memory.command("get")
+@click.argument("memory_id")
+@click.pass_context
+def memory_get(ctx: click.Context, memory_id: str) -> None:
+    """Print one memory."""
+    with _memory(ctx) as mem:
+        found = mem.get(memory_id)
+        if found is None:
+            raise NotFound(f"memory {memory_id} not found")
+        _json(found.to_dict())
+
+
+@memory.command("delete")
+@click.argument("memory_id")
+@click.pass_context
+def memory_delete(ctx: click.Context, memory_id: str) -> None:
+    """Delete one memory (its text stays in history)."""
+    with _memory(ctx) as mem:
+        if not mem.delete(memory_id, actor="cli"):
+            raise NotFound(f"memory {memory_id} not found")
+        click.echo(f"deleted {memory_id}")
+
+
+@memory.command("history")
+@click.argument("memory_id")
+@click.pass_context
+def memory_history(ctx: click.Context, memory_id: str) -> None:
+    """Print every change of a memory, oldest first."""
+    with _memory(ctx) as mem:
+        entries = mem.history(memory_id)
+        if not entries:
+            raise NotFound(f"no history for memory {memory_id}")
+        _json([e.to_dict() for e in entries])
+
+
+@memory.command("export")
+@api_key_option
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default="-",
+              help="File to write (default: stdout).")
+@click.pass_context
+def memory_export(ctx: click.Context, api_key_id: str | None, output: str) -> None:
+    """Write memories as JSONL, one per line (every key unless --api-key-id)."""
+    with _memory(ctx) as mem, click.open_file(output, "w", encoding="utf-8") as out:
+        count = 0
+        for record in mem.export(api_key_id):
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            count += 1
+    if output != "-":
+        click.echo(f"exported {count} memories to {output}", err=True)
+
+
+@memory.command("import")
+@click.argument("source", type=click.Path(dir_okay=False, allow_dash=True))
+@api_key_option
+@click.pass_context
+def memory_import(ctx: click.Context, source: str, api_key_id: str | None) -> None:
+    """Upsert memories from a JSONL file (or a JSON array); reports what happened.
+
+    Exits 2 when some lines were rejected (the good lines are still imported)."""
+    with _errors():
+        try:
+            with click.open_file(source, "r", encoding="utf-8") as handle:
+                text = handle.read()
+        except OSError as exc:
+            raise InvalidInput(f"cannot read {source}: {exc.strerror}") from None
+    records: list[Any] = text.splitlines()
+    if text.lstrip().startswith("["):
+        try:
+            records = json.loads(text)
+        except ValueError as exc:
+            with _errors():
+                raise InvalidInput(f"not a valid JSON array ({exc.msg})")
+    with _memory(ctx) as mem:
+        report = mem.import_(records, actor="cli", api_key_id=api_key_id)
+    _json(report.to_dict())
+    if report.errors:
+        sys.exit(2)
+
+
+# -- settings, maintenance ---------------------------------------------------------
+
+
+@main.group("settings")
+def settings_group() -> None:
+    """Show or change memory settings."""
+
+
+@settings_group.command("get")
+@click.pass_context
+def settings_get(ctx: click.Context) -> None:
+    """Print the memory settings."""
+    with _memory(ctx) as mem:
+        _json(mem.settings().to_dict())
+
+
+@settings_group.command("set")
+@click.argument("assignments", nargs=-1, required=True)
+@click.pass_context
+def settings_set(ctx: click.Context, assignments: tuple[str, ...]) -> None:
+    """Change settings: NAME=VALUE ..., values in JSON (e.g. enabled=true maxTokens=1500)."""
+    changes: dict[str, Any] = {}
+    with _errors():
+        for assignment in assignments:
+            name, sep, raw = assignment.partition("=")
+            if not sep or not name:
+                raise InvalidInput(f"expected NAME=VALUE, got {assignment!r}")
+            try:
+                changes[name] = json.loads(raw)
+            except ValueError:
+                changes[name] = raw  # a bare word such as hybrid
+    with _memory(ctx) as mem:
+        _json(mem.update_settings(changes).to_dict())
+
+
+@main.command()
+@click.option("--older-than-days", type=int, default=30, show_default=True)
+@api_key_option
+@click.option("--all-keys", is_flag=True, help="Summarise every key (one summary per key).")
+@click.option("--dry-run", is_flag=True, help="Only list what would be compacted.")
+@click.pass_context
+def summarize(ctx: click.Context, older_than_days: int, api_key_id: str | None, all_keys: bool,
+              dry_run: bool) -> None:
+    """Compact old memories into one summary memory per key."""
+    with _memory(ctx) as mem:
+        result = mem.summarize(older_than_days, api_key_id, all_keys=all_keys, dry_run=dry_run)
+        result["candidates"] = [c["id"] for c in result["candidates"]]
+        _json(result)
+
+
+@main.command()
+@click.option("--dry-run", is_flag=True, help="Only report what would decay.")
+@api_key_option
+@click.pass_context
+def decay(ctx: click.Context, dry_run: bool, api_key_id: str | None) -> None:
+    """Delete decayed episodic memories (needs MEMORY_TYPED_DECAY_ENABLED=true)."""
+    with _memory(ctx) as mem:
+        _json(mem.decay(dry_run=dry_run, api_key_id=api_key_id))
+
+
+@main.command()
+@click.pass_context
+def health(ctx: click.Context) -> None:
+    """Run the memory pipeline on a private owner id; exit 1 if it is broken."""
+    with _memory(ctx) as mem:
+        result = mem.verify()
+    _json(result)
+    if not result["working"]:
+        sys.exit(1)
+
+
+@main.command()
+@click.pass_context
+def doctor(ctx: click.Context) -> None:
+    """Report SQLite, FTS5, extension loading, sqlite-vec and the database in use."""
+    from memroute.diagnostics import diagnose
+
+    with _errors():
+        report = diagnose(_config(ctx))
+    for name, value in report.items():
+        click.echo(f"{name:<22} {value}")
+
+
+@main.command()
+@click.option("--db", "demo_db", type=click.Path(dir_okay=False), default=None,
+              help="Keep the demo database here (default: a temporary file).")
+def demo(demo_db: str | None) -> None:
+    """A short scripted conversation: facts are extracted, then recalled and injected."""
+    from memroute.demo import run_demo
+
+    with tempfile.TemporaryDirectory() as tmp:
+        run_demo(Path(demo_db) if demo_db else Path(tmp) / "demo.db", click.echo)

@@ -1,0 +1,61 @@
+"""What `memroute doctor` reports: which storage and search features are active."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memroute.config import Config
+
+
+def _vec_status(config: Config) -> str:
+    if config.disable_vec:
+        return "disabled (VECTOR_STORE_DISABLE_VEC=true)"
+    import apsw
+
+    from memroute.store.db import sqlite_vec_path
+
+    path, reason = sqlite_vec_path()
+    if path is None:
+        return f"not available: {reason}"
+    con = apsw.Connection(":memory:")
+    try:
+        con.enable_load_extension(True)
+        con.load_extension(path)
+        version = con.execute("SELECT vec_version()").fetchone()[0]
+        return f"available ({version})"
+    except apsw.Error as exc:
+        return f"not available: failed to load ({exc})"
+    finally:
+        con.close()
+
+
+def diagnose(config: Config) -> dict[str, Any]:
+    from memroute.store import sqlite_info
+
+    info = sqlite_info()
+    report: dict[str, Any] = {
+        "sqlite": info["sqliteVersion"],
+        "apsw": info["apswVersion"],
+        "fts5": "yes" if info["fts5"] else "NO (keyword search unavailable)",
+        "extension loading": "yes" if info["extensionLoading"] else "no",
+        "sqlite-vec": _vec_status(config),
+        "embedding source": "none configured (keyword search only)",
+        "qdrant": "not configured",
+        "data dir": str(config.data_dir),
+        "database": str(config.db_path),
+    }
+    if config.db_path.exists():
+        from memroute.service import Memory
+
+        mem = Memory.open(config=config, start_workers=False)
+        try:
+            stats = mem.stats()
+            queue = mem.extraction_queue()
+            report["memories"] = stats.total
+            report["extraction queue"] = f"{queue['pending']} pending, {queue['failed']} failed"
+            report["memory enabled"] = mem.settings().enabled
+        finally:
+            mem.close()
+    else:
+        report["memories"] = "database not created yet (created on first use)"
+    return report
