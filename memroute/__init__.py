@@ -1,6 +1,6 @@
 """memroute: persistent per-API-key memory for OpenAI-compatible LLM clients.
 
-    from memroute import Memory, inject, extract_facts_from_text
+from memroute import Memory, inject, extract_facts_from_text
 """
 
 from memroute.errors import (

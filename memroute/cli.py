@@ -62,7 +62,7 @@ def _json_option(name: str, value: str | None) -> Any:
         return None
     try:
         return json.loads(value)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise InvalidInput(f"is not valid JSON ({exc.msg})", name) from None
 
 
@@ -70,10 +70,18 @@ api_key_option = click.option("--api-key-id", "-k", "api_key_id", help="Owner id
 
 
 @click.group()
-@click.option("--db", type=click.Path(dir_okay=False), envvar="MEMROUTE_DB",
-              help="Database file (default: $MEMROUTE_DATA_DIR/memroute.db).")
-@click.option("--data-dir", type=click.Path(file_okay=False), default=None,
-              help="Data directory (default: $MEMROUTE_DATA_DIR or ~/.memroute).")
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False),
+    envvar="MEMROUTE_DB",
+    help="Database file (default: $MEMROUTE_DATA_DIR/memroute.db).",
+)
+@click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Data directory (default: $MEMROUTE_DATA_DIR or ~/.memroute).",
+)
 @click.version_option(package_name="memroute")
 @click.pass_context
 def main(ctx: click.Context, db: str | None, data_dir: str | None) -> None:
@@ -99,12 +107,28 @@ def memory() -> None:
 @click.option("--metadata", default=None, help="A JSON object.")
 @click.option("--expires-at", default=None, help="ISO-8601 timestamp.")
 @click.pass_context
-def memory_add(ctx: click.Context, api_key_id: str | None, content: str, key: str, type_: str,
-               session_id: str, metadata: str | None, expires_at: str | None) -> None:
+def memory_add(
+    ctx: click.Context,
+    api_key_id: str | None,
+    content: str,
+    key: str,
+    type_: str,
+    session_id: str,
+    metadata: str | None,
+    expires_at: str | None,
+) -> None:
     """Store a memory (upsert by key) and print it."""
     with _memory(ctx) as mem:
-        stored = mem.add(api_key_id or "", content, key=key, type=type_, session_id=session_id,
-                         metadata=_json_option("metadata", metadata), expires_at=expires_at, actor="cli")
+        stored = mem.add(
+            api_key_id or "",
+            content,
+            key=key,
+            type=type_,
+            session_id=session_id,
+            metadata=_json_option("metadata", metadata),
+            expires_at=expires_at,
+            actor="cli",
+        )
         _json(stored.to_dict())
 
 
@@ -114,7 +138,9 @@ def memory_add(ctx: click.Context, api_key_id: str | None, content: str, key: st
 @click.option("--session-id", default="")
 @click.option("--source", type=click.Choice(["user_message", "llm_response"]), default="user_message")
 @click.pass_context
-def memory_remember(ctx: click.Context, api_key_id: str | None, text: str, session_id: str, source: str) -> None:
+def memory_remember(
+    ctx: click.Context, api_key_id: str | None, text: str, session_id: str, source: str
+) -> None:
     """Extract facts from TEXT and store them."""
     with _memory(ctx) as mem:
         stored = mem.remember(api_key_id or "", text, session_id, source)
@@ -130,14 +156,29 @@ def memory_remember(ctx: click.Context, api_key_id: str | None, text: str, sessi
 @click.option("--page", default=1, show_default=True, type=int)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
-def memory_list(ctx: click.Context, api_key_id: str | None, type_: str | None, session_id: str | None,
-                q: str | None, limit: int, page: int, as_json: bool) -> None:
+def memory_list(
+    ctx: click.Context,
+    api_key_id: str | None,
+    type_: str | None,
+    session_id: str | None,
+    q: str | None,
+    limit: int,
+    page: int,
+    as_json: bool,
+) -> None:
     """List memories, newest first (every key unless --api-key-id)."""
     with _memory(ctx) as mem:
         result = mem.list(api_key_id, type_, session_id, q, limit, page)
         if as_json:
-            _json({"data": [m.to_dict() for m in result.items], "total": result.total, "page": result.page,
-                   "limit": result.limit, "totalPages": result.total_pages})
+            _json(
+                {
+                    "data": [m.to_dict() for m in result.items],
+                    "total": result.total,
+                    "page": result.page,
+                    "limit": result.limit,
+                    "totalPages": result.total_pages,
+                }
+            )
             return
         for m in result.items:
             click.echo(f"{m.id}  {m.api_key_id or '-':<12} {m.type:<10} {m.key or '-':<32} {m.content[:80]}")
@@ -152,12 +193,20 @@ def memory_list(ctx: click.Context, api_key_id: str | None, type_: str | None, s
 @click.option("--scope", type=click.Choice(["apiKey", "session", "global"]), default="apiKey")
 @click.option("--session-id", default=None)
 @click.pass_context
-def memory_search(ctx: click.Context, api_key_id: str | None, query: str, strategy: str | None,
-                  max_tokens: int | None, scope: str, session_id: str | None) -> None:
+def memory_search(
+    ctx: click.Context,
+    api_key_id: str | None,
+    query: str,
+    strategy: str | None,
+    max_tokens: int | None,
+    scope: str,
+    session_id: str | None,
+) -> None:
     """Retrieve what would be injected for QUERY (ranked, within the token budget)."""
     with _memory(ctx) as mem:
-        items = mem.retrieve(api_key_id or "", query, strategy, max_tokens, scope, session_id,
-                             record_access=False)
+        items = mem.retrieve(
+            api_key_id or "", query, strategy, max_tokens, scope, session_id, record_access=False
+        )
         _json([item.to_dict() for item in items])
 
 
@@ -198,8 +247,13 @@ def memory_history(ctx: click.Context, memory_id: str) -> None:
 
 @memory.command("export")
 @api_key_option
-@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default="-",
-              help="File to write (default: stdout).")
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, writable=True),
+    default="-",
+    help="File to write (default: stdout).",
+)
 @click.pass_context
 def memory_export(ctx: click.Context, api_key_id: str | None, output: str) -> None:
     """Write memories as JSONL, one per line (every key unless --api-key-id)."""
@@ -230,9 +284,9 @@ def memory_import(ctx: click.Context, source: str, api_key_id: str | None) -> No
     if text.lstrip().startswith("["):
         try:
             records = json.loads(text)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             with _errors():
-                raise InvalidInput(f"not a valid JSON array ({exc.msg})")
+                raise InvalidInput(f"not a valid JSON array ({exc.msg})") from None
     with _memory(ctx) as mem:
         report = mem.import_(records, actor="cli", api_key_id=api_key_id)
     _json(report.to_dict())
@@ -281,8 +335,9 @@ def settings_set(ctx: click.Context, assignments: tuple[str, ...]) -> None:
 @click.option("--all-keys", is_flag=True, help="Summarise every key (one summary per key).")
 @click.option("--dry-run", is_flag=True, help="Only list what would be compacted.")
 @click.pass_context
-def summarize(ctx: click.Context, older_than_days: int, api_key_id: str | None, all_keys: bool,
-              dry_run: bool) -> None:
+def summarize(
+    ctx: click.Context, older_than_days: int, api_key_id: str | None, all_keys: bool, dry_run: bool
+) -> None:
     """Compact old memories into one summary memory per key."""
     with _memory(ctx) as mem:
         result = mem.summarize(older_than_days, api_key_id, all_keys=all_keys, dry_run=dry_run)
@@ -324,8 +379,13 @@ def doctor(ctx: click.Context) -> None:
 
 
 @main.command()
-@click.option("--db", "demo_db", type=click.Path(dir_okay=False), default=None,
-              help="Keep the demo database here (default: a temporary file).")
+@click.option(
+    "--db",
+    "demo_db",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Keep the demo database here (default: a temporary file).",
+)
 def demo(demo_db: str | None) -> None:
     """A short scripted conversation: facts are extracted, then recalled and injected."""
     from memroute.demo import run_demo

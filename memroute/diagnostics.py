@@ -21,8 +21,8 @@ def _vec_status(config: Config) -> str:
     try:
         con.enable_load_extension(True)
         con.load_extension(path)
-        version = con.execute("SELECT vec_version()").fetchone()[0]
-        return f"available ({version})"
+        row = con.execute("SELECT vec_version()").fetchone()
+        return f"available ({row[0] if row else '?'})"
     except apsw.Error as exc:
         return f"not available: failed to load ({exc})"
     finally:

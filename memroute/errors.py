@@ -1,12 +1,12 @@
 """Domain errors raised by the core; the edges map them to HTTP/CLI once.
 
-    MemrouteError
-    ├── InvalidInput      bad input from a caller (HTTP 400, CLI exit 2)
-    ├── NotFound          the thing asked for does not exist (HTTP 404)
-    ├── Conflict          the request contradicts the current state (HTTP 409)
-    ├── UpstreamError     the LLM provider failed or is unreachable (HTTP 502)
-    ├── EmbeddingError    an embedding source failed (degrade to keyword search)
-    └── StoreError        the database failed or is in an unusable state (HTTP 500)
+MemrouteError
+├── InvalidInput      bad input from a caller (HTTP 400, CLI exit 2)
+├── NotFound          the thing asked for does not exist (HTTP 404)
+├── Conflict          the request contradicts the current state (HTTP 409)
+├── UpstreamError     the LLM provider failed or is unreachable (HTTP 502)
+├── EmbeddingError    an embedding source failed (degrade to keyword search)
+└── StoreError        the database failed or is in an unusable state (HTTP 500)
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ background workers, and maps settings onto the logic functions.
 
 from __future__ import annotations
 
+import builtins
 import json
 import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -35,7 +36,7 @@ from memroute.models import (
     estimate_tokens,
 )
 from memroute.store import ExtractionJob, NewMemory, SqliteStore
-from memroute.worker import ExtractionWorker
+from memroute.worker import ExtractionWorker, PeriodicTask
 
 log = logging.getLogger("memroute.memory")
 
@@ -67,9 +68,13 @@ class Memory:
             process=self._process_job,
             fail=lambda job, exc: store.jobs.fail(job.id, f"{type(exc).__name__}: {exc}"),
         )
+        self._decay_sweep = PeriodicTask(
+            "decay", config.decay_sweep_interval_s if config.decay_enabled else 0, self.decay
+        )
         if start_workers:
             self._extraction.start()
             self._extraction.notify()  # resume what an earlier run left queued
+            self._decay_sweep.start()
 
     @classmethod
     def open(
@@ -85,8 +90,9 @@ class Memory:
             config = Config.for_path(path) if path is not None else Config.from_env()
         elif path is not None:
             config = config.with_overrides(db_path=Path(path))
-        store = SqliteStore.open(config.db_path, synchronous=config.sqlite_synchronous,
-                                 load_vec=not config.disable_vec)
+        store = SqliteStore.open(
+            config.db_path, synchronous=config.sqlite_synchronous, load_vec=not config.disable_vec
+        )
         return cls(store, config, clock=clock or utc_now, start_workers=start_workers)
 
     def __enter__(self) -> Memory:
@@ -97,6 +103,7 @@ class Memory:
 
     def close(self, drain_timeout: float = 30.0) -> None:
         """Drain the extraction queue, stop workers and close the database."""
+        self._decay_sweep.stop()
         self._extraction.stop(drain_timeout)
         self.store.close()
 
@@ -128,8 +135,13 @@ class Memory:
             expires_at=validate.expires_at(expires_at),
         )
         memory, created = self.store.memories.upsert(new, now=self._now(), actor=actor)
-        log.info("memory.%s apiKeyId=%s type=%s id=%s", "stored" if created else "updated",
-                 memory.api_key_id, memory.type, memory.id)
+        log.info(
+            "memory.%s apiKeyId=%s type=%s id=%s",
+            "stored" if created else "updated",
+            memory.api_key_id,
+            memory.type,
+            memory.id,
+        )
         return memory
 
     def get(self, id: str) -> MemoryRecord | None:
@@ -189,9 +201,13 @@ class Memory:
         owner = None if api_key_id is None else validate.owner(api_key_id)
         if q is not None and not isinstance(q, str):
             raise InvalidInput("must be a string", "q")
-        items, total, by_type = self.store.memories.list(
-            api_key_id=owner, type=validate.optional_type(type),
-            session_id=validate.session(session_id) or None, q=q, limit=size, offset=start,
+        items, total, by_type = self.store.memories.page(
+            api_key_id=owner,
+            type=validate.optional_type(type),
+            session_id=validate.session(session_id) or None,
+            q=q,
+            limit=size,
+            offset=start,
         )
         return Page(items=items, total=total, page=number, limit=size, by_type=by_type)
 
@@ -199,22 +215,25 @@ class Memory:
         owner = None if api_key_id is None else validate.owner(api_key_id)
         total, by_type, tokens = self.store.memories.stats(owner)
         cache = self.store.memories.cache
-        return Stats(total=total, by_type=by_type, tokens_used=tokens,
-                     cache_hits=cache.hits, cache_misses=cache.misses)
+        return Stats(
+            total=total, by_type=by_type, tokens_used=tokens, cache_hits=cache.hits, cache_misses=cache.misses
+        )
 
-    def history(self, id: str) -> list[HistoryEntry]:
+    def history(self, id: str) -> builtins.list[HistoryEntry]:
         return self.store.memories.history(validate.memory_id(id))
 
     # -- retrieval and injection --------------------------------------------------
 
-    def _filter(self, api_key_id: str | None, scope: str, session_id: str | None,
-                retention_days: int | None) -> MemoryFilter:
+    def _filter(
+        self, api_key_id: str | None, scope: str, session_id: str | None, retention_days: int | None
+    ) -> MemoryFilter:
         now = self._clock()
         owner = None if scope == "global" else validate.owner(api_key_id)
         session = validate.session(session_id) if scope == "session" else None
         since = days_ago(now, retention_days) if retention_days else None
-        return MemoryFilter(api_key_id=owner, now=to_iso(now), session_id=session or None,
-                            updated_since=since)
+        return MemoryFilter(
+            api_key_id=owner, now=to_iso(now), session_id=session or None, updated_since=since
+        )
 
     def retrieve(
         self,
@@ -228,22 +247,29 @@ class Memory:
         retention_days: int | None = None,
         limit: int = 100,
         record_access: bool = True,
-    ) -> list[RetrievedItem]:
+    ) -> builtins.list[RetrievedItem]:
         """The memories to inject for `query`, best first, within `max_tokens`.
 
         Unset strategy, budget and retention come from the settings. Every memory
         returned has its access count bumped (unless `record_access=False`)."""
         settings = self.settings()
-        budget = settings.max_tokens if max_tokens is None else validate.integer(
-            max_tokens, "maxTokens", minimum=0)
+        budget = (
+            settings.max_tokens
+            if max_tokens is None
+            else validate.integer(max_tokens, "maxTokens", minimum=0)
+        )
         if budget <= 0:
             return []
         result = self._retrieve(
-            api_key_id, query,
+            api_key_id,
+            query,
             strategy=validate.strategy(strategy or settings.retrieval_strategy),
-            max_tokens=budget, scope=validate.scope(scope), session_id=session_id,
-            retention_days=settings.retention_days if retention_days is None else validate.integer(
-                retention_days, "retentionDays", minimum=1),
+            max_tokens=budget,
+            scope=validate.scope(scope),
+            session_id=session_id,
+            retention_days=settings.retention_days
+            if retention_days is None
+            else validate.integer(retention_days, "retentionDays", minimum=1),
             limit=validate.integer(limit, "limit", minimum=1, maximum=1000),
         )
         if record_access and result.items:
@@ -263,42 +289,74 @@ class Memory:
         `api_key_id=None` previews over every key."""
         settings = self.settings()
         return self._retrieve(
-            api_key_id, query, strategy=validate.strategy(strategy),
+            api_key_id,
+            query,
+            strategy=validate.strategy(strategy),
             max_tokens=validate.integer(max_tokens, "maxTokens", minimum=1, maximum=16000),
-            scope="global" if api_key_id is None else "apiKey", session_id=None,
+            scope="global" if api_key_id is None else "apiKey",
+            session_id=None,
             retention_days=settings.retention_days,
             limit=validate.integer(limit, "limit", minimum=1, maximum=100),
         )
 
-    def _retrieve(self, api_key_id: str | None, query: str | None, *, strategy: str, max_tokens: int,
-                  scope: str, session_id: str | None, retention_days: int, limit: int) -> Retrieval:
+    def _retrieve(
+        self,
+        api_key_id: str | None,
+        query: str | None,
+        *,
+        strategy: str,
+        max_tokens: int,
+        scope: str,
+        session_id: str | None,
+        retention_days: int,
+        limit: int,
+    ) -> Retrieval:
         if query is not None and not isinstance(query, str):
             raise InvalidInput("must be a string", "query")
         flt = self._filter(api_key_id, scope, session_id, retention_days)
-        params = RetrieveParams(query=(query or "").strip() or None, strategy=strategy,
-                                max_tokens=max_tokens, limit=limit, min_score=self.config.min_score,
-                                rrf_k=self.config.rrf_k)
+        params = RetrieveParams(
+            query=(query or "").strip() or None,
+            strategy=strategy,
+            max_tokens=max_tokens,
+            limit=limit,
+            min_score=self.config.min_score,
+            rrf_k=self.config.rrf_k,
+        )
         return retrieve(self.store.memories, flt, params)
 
-    def recall(self, api_key_id: str, query: str | None, session_id: str | None = None) -> list[RetrievedItem]:
+    def recall(
+        self, api_key_id: str, query: str | None, session_id: str | None = None
+    ) -> builtins.list[RetrievedItem]:
         """What the gateway injects: retrieval as the settings say, or nothing when off."""
         settings = self.settings()
         if not settings.injects:
             return []
         return self.retrieve(api_key_id, query, scope=settings.scope, session_id=session_id)
 
-    def inject(self, request: Mapping[str, Any], memories: Sequence[Any], provider: str | None = None,
-               model: str | None = None) -> dict[str, Any]:
+    def inject(
+        self,
+        request: Mapping[str, Any],
+        memories: Sequence[Any],
+        provider: str | None = None,
+        model: str | None = None,
+    ) -> dict[str, Any]:
         return injection.inject(request, memories, provider, model)
 
     # -- extraction -------------------------------------------------------------
 
-    def extract(self, text: str) -> list[Any]:
+    def extract(self, text: str) -> builtins.list[Any]:
         """The facts in `text`, without storing them."""
         return extract_facts_from_text(text)
 
-    def remember(self, api_key_id: str, text: str, session_id: str = "", source: str = "user_message",
-                 *, actor: str = "extraction") -> list[MemoryRecord]:
+    def remember(
+        self,
+        api_key_id: str,
+        text: str,
+        session_id: str = "",
+        source: str = "user_message",
+        *,
+        actor: str = "extraction",
+    ) -> builtins.list[MemoryRecord]:
         """Extract facts from `text` and store them now; returns the stored memories."""
         owner = validate.owner(api_key_id)
         session = validate.session(session_id)
@@ -308,22 +366,35 @@ class Memory:
             raise InvalidInput("must be a string", "text")
         return self._store_facts(owner, session, source, text, actor=actor)
 
-    def _store_facts(self, owner: str, session: str, source: str, text: str, *, actor: str) -> list[MemoryRecord]:
+    def _store_facts(
+        self, owner: str, session: str, source: str, text: str, *, actor: str
+    ) -> builtins.list[MemoryRecord]:
         facts = extract_facts_from_text(text)
         now = self._now()
-        stored = []
+        stored: builtins.list[MemoryRecord] = []
         with self.store.db.write():
             for fact in facts:
-                metadata = {"category": fact.category, "polarity": fact.polarity,
-                            "source": source, "extractedAt": now}
-                new = NewMemory(api_key_id=owner, content=fact.content, key=fact.key, type=fact.type,
-                                session_id=session, metadata=metadata)
+                metadata = {
+                    "category": fact.category,
+                    "polarity": fact.polarity,
+                    "source": source,
+                    "extractedAt": now,
+                }
+                new = NewMemory(
+                    api_key_id=owner,
+                    content=fact.content,
+                    key=fact.key,
+                    type=fact.type,
+                    session_id=session,
+                    metadata=metadata,
+                )
                 stored.append(self.store.memories.upsert(new, now=now, actor=actor)[0])
         log.info("memory.extraction.complete apiKeyId=%s factCount=%d", owner, len(stored))
         return stored
 
-    def enqueue_extraction(self, api_key_id: str, text: str, session_id: str = "",
-                           source: str = "user_message") -> int | None:
+    def enqueue_extraction(
+        self, api_key_id: str, text: str, session_id: str = "", source: str = "user_message"
+    ) -> int | None:
         """Queue `text` for background extraction (durable: survives a crash or restart)."""
         owner = validate.owner(api_key_id)
         if source not in SOURCES:
@@ -363,8 +434,14 @@ class Memory:
 
     # -- summarisation, decay, health ---------------------------------------------------
 
-    def summarize(self, older_than_days: int = 30, api_key_id: str | None = None, *,
-                  all_keys: bool = False, dry_run: bool = False) -> dict[str, Any]:
+    def summarize(
+        self,
+        older_than_days: int = 30,
+        api_key_id: str | None = None,
+        *,
+        all_keys: bool = False,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
         """Compact memories not updated for `older_than_days` into one summary per key.
 
         Needs an `api_key_id`, or `all_keys=True` to run over every key."""
@@ -373,10 +450,13 @@ class Memory:
             raise InvalidInput("give apiKeyId, or allKeys: true to summarise every key", "apiKeyId")
         owner = None if api_key_id is None else validate.owner(api_key_id)
         now = self._clock()
-        candidates = [m for m in self.store.memories.updated_before(owner, days_ago(now, days))
-                      if not summarization.is_summary(m)]
+        candidates = [
+            m
+            for m in self.store.memories.updated_before(owner, days_ago(now, days))
+            if not summarization.is_summary(m)
+        ]
         total_tokens = sum(estimate_tokens(m.content) for m in candidates)
-        summaries: list[dict[str, Any]] = []
+        summaries: builtins.list[dict[str, Any]] = []
         deleted = 0
         if not dry_run:
             for key_owner, group in summarization.by_owner(candidates).items():
@@ -392,12 +472,21 @@ class Memory:
             "dryRun": dry_run,
         }
 
-    def _write_summary(self, owner: str, group: list[MemoryRecord], days: int) -> MemoryRecord:
+    def _write_summary(self, owner: str, group: builtins.list[MemoryRecord], days: int) -> MemoryRecord:
         now = self._now()
         content = summarization.summary_text(group, days)[: self.config.max_content_bytes]
-        new = NewMemory(api_key_id=owner, content=content, key=f"summary:{now}", type="semantic",
-                        metadata={"summarizedCount": len(group), "olderThanDays": days, "generatedAt": now,
-                                  "summarizedIds": [m.id for m in group]})
+        new = NewMemory(
+            api_key_id=owner,
+            content=content,
+            key=f"summary:{now}",
+            type="semantic",
+            metadata={
+                "summarizedCount": len(group),
+                "olderThanDays": days,
+                "generatedAt": now,
+                "summarizedIds": [m.id for m in group],
+            },
+        )
         with self.store.db.write():
             summary, _ = self.store.memories.upsert(new, now=now, actor="summarize")
             for memory in group:
@@ -405,8 +494,9 @@ class Memory:
         log.info("memory.summarized apiKeyId=%s count=%d summaryId=%s", owner, len(group), summary.id)
         return summary
 
-    def decay(self, *, dry_run: bool = False, api_key_id: str | None = None,
-              force: bool = False) -> dict[str, Any]:
+    def decay(
+        self, *, dry_run: bool = False, api_key_id: str | None = None, force: bool = False
+    ) -> dict[str, Any]:
         """Delete decayed episodic memories (REF §12.3). Off unless enabled (or `force`)."""
         policy = self._decay_policy
         if not (policy.enabled or force) and not dry_run:
@@ -421,8 +511,14 @@ class Memory:
             with self.store.db.write():
                 for memory in decayed:
                     self.store.memories.delete(memory.id, now=to_iso(now), actor="decay")
-        return {"scanned": len(rows), "decayed": len(decayed), "deletedIds": [m.id for m in decayed],
-                "skippedDisabled": False, "capped": capped, "dryRun": dry_run}
+        return {
+            "scanned": len(rows),
+            "decayed": len(decayed),
+            "deletedIds": [m.id for m in decayed],
+            "skippedDisabled": False,
+            "capped": capped,
+            "dryRun": dry_run,
+        }
 
     def verify(self) -> dict[str, Any]:
         """Run extraction → store → keyword search → delete on a private owner id."""
@@ -436,8 +532,13 @@ class Memory:
         for memory in self.store.memories.iter_all(owner):
             yield memory.to_dict()
 
-    def import_(self, records: Iterable[str | Mapping[str, Any]], *, actor: str = "import",
-                api_key_id: str | None = None) -> ImportReport:
+    def import_(
+        self,
+        records: Iterable[str | Mapping[str, Any]],
+        *,
+        actor: str = "import",
+        api_key_id: str | None = None,
+    ) -> ImportReport:
         """Upsert memories from JSONL lines or dicts. A bad record is reported with its
         line number and skipped; every good record is kept. `api_key_id` overrides owners."""
         report = ImportReport()
@@ -461,7 +562,7 @@ class Memory:
         if isinstance(record, str):
             try:
                 record = json.loads(record)
-            except ValueError as exc:
+            except json.JSONDecodeError as exc:
                 raise InvalidInput(f"not valid JSON ({exc.msg})") from None
         if not isinstance(record, Mapping):
             raise InvalidInput("each record must be a JSON object")
@@ -486,13 +587,15 @@ class _VerifyAdapter:
     def __init__(self, memory: Memory) -> None:
         self.memory = memory
 
-    def remember(self, api_key_id: str, text: str, *, session_id: str = "",
-                 source: str = "user_message") -> list[MemoryRecord]:
+    def remember(
+        self, api_key_id: str, text: str, *, session_id: str = "", source: str = "user_message"
+    ) -> builtins.list[MemoryRecord]:
         return self.memory.remember(api_key_id, text, session_id, source)
 
-    def search_ids(self, api_key_id: str, query: str) -> list[str]:
-        items = self.memory.retrieve(api_key_id, query, strategy="semantic", max_tokens=2000,
-                                     retention_days=1, record_access=False)
+    def search_ids(self, api_key_id: str, query: str) -> builtins.list[str]:
+        items = self.memory.retrieve(
+            api_key_id, query, strategy="semantic", max_tokens=2000, retention_days=1, record_access=False
+        )
         return [i.memory.id for i in items if i.tier != "recent"]
 
     def delete_quietly(self, memory_id: str) -> bool:

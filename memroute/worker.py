@@ -102,3 +102,33 @@ class ExtractionWorker:
         if self._thread.is_alive():
             log.warning("memory.extraction.drain_timeout seconds=%s", drain_timeout)
         self._thread = None
+
+
+class PeriodicTask:
+    """Runs `action` now and then every `interval` seconds until stopped (typed decay sweeps)."""
+
+    def __init__(self, name: str, interval: float, action: Callable[[], object]) -> None:
+        self._name = name
+        self._interval = interval
+        self._action = action
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self._thread is None and self._interval > 0:
+            self._thread = threading.Thread(target=self._run, name=f"memroute-{self._name}", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self._action()
+            except Exception:
+                log.exception("worker.%s.failed", self._name)
+            self._stop.wait(self._interval)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(10)
+            self._thread = None

@@ -53,18 +53,25 @@ _PATTERNS: tuple[_Pattern, ...] = (
     # PREFERENCE -> factual
     _Pattern("preference", "factual", _I + r"(?:really\s+)?prefer\s+", "prefers {x}"),
     _Pattern("preference", "factual", _I + r"(?:really\s+)?like\s+", "likes {x}"),
-    _Pattern("preference", "factual", r"\bmy\s+(?:favorite|favourite)\s+(?P<verb>is|are)\s+",
-             "favorite {verb} {x}"),
-    _Pattern("preference", "factual", _I + r"(?:don'?t|do\s+not)\s+(?:really\s+)?like\s+",
-             "does not like {x}", "negative"),
+    _Pattern(
+        "preference", "factual", r"\bmy\s+(?:favorite|favourite)\s+(?P<verb>is|are)\s+", "favorite {verb} {x}"
+    ),
+    _Pattern(
+        "preference",
+        "factual",
+        _I + r"(?:don'?t|do\s+not)\s+(?:really\s+)?like\s+",
+        "does not like {x}",
+        "negative",
+    ),
     _Pattern("preference", "factual", _I + r"(?P<verb>hate|dislike|avoid)\s+", "{verb}s {x}", "negative"),
     _Pattern("preference", "factual", _I + r"(?:really\s+)?enjoy\s+", "enjoys {x}"),
     _Pattern("preference", "factual", _I + r"(?:really\s+)?love\s+", "loves {x}"),
     # DECISION -> episodic
     _Pattern("decision", "episodic", r"\bI(?:\s*'ll|\s+will|\s+shall)\s+use\s+", "will use {x}"),
     _Pattern("decision", "episodic", _I + r"chose\s+", "chose {x}"),
-    _Pattern("decision", "episodic", _I + r"(?:have\s+)?decided\s+not\s+to\s+", "decided not to {x}",
-             "negative"),
+    _Pattern(
+        "decision", "episodic", _I + r"(?:have\s+)?decided\s+not\s+to\s+", "decided not to {x}", "negative"
+    ),
     _Pattern("decision", "episodic", _I + r"(?:have\s+)?decided\s+to\s+", "decided to {x}"),
     _Pattern("decision", "episodic", _I + r"(?:have\s+)?decided\s+", "decided {x}"),
     _Pattern("decision", "episodic", _IM + r"(?:to\s+)?(?P<verb>use|adopt)\s+", "is going to {verb} {x}"),
@@ -73,8 +80,9 @@ _PATTERNS: tuple[_Pattern, ...] = (
     _Pattern("decision", "episodic", _I + r"picked\s+", "picked {x}"),
     _Pattern("decision", "episodic", _I + r"went\s+with\s+", "went with {x}"),
     # PATTERN -> factual
-    _Pattern("pattern", "factual", _I + r"(?P<verb>usually|typically|often|frequently|regularly)\s+",
-             "{verb} {x}"),
+    _Pattern(
+        "pattern", "factual", _I + r"(?P<verb>usually|typically|often|frequently|regularly)\s+", "{verb} {x}"
+    ),
     _Pattern("pattern", "factual", _I + r"always\s+", "always {x}"),
     _Pattern("pattern", "factual", _I + r"never\s+", "never {x}", "negative"),
     _Pattern("pattern", "factual", _I + r"tend\s+to\s+", "tends to {x}"),
@@ -160,8 +168,9 @@ def extract_facts_from_text(text: object) -> list[Fact]:
         verb = (match.group(f"v{index}") or "").lower() if "{verb}" in pattern.template else ""
         content = pattern.template.format(verb=verb, x=obj)[:MAX_FACT_LENGTH].rstrip()
         key = fact_key(pattern.category, obj)
-        fact = Fact(key=key, content=content, type=pattern.type,
-                    category=pattern.category, polarity=pattern.polarity)
+        fact = Fact(
+            key=key, content=content, type=pattern.type, category=pattern.category, polarity=pattern.polarity
+        )
         found = _Found(fact, match.start(), (_CATEGORY_ORDER[pattern.category], index, match.start()))
         previous = by_key.get(key)
         if previous is None or found.position > previous.position:

@@ -18,8 +18,8 @@ from memroute.models import (
     MemoryFilter,
     MemoryRecord,
     Resolution,
-    RetrievedItem,
     Retrieval,
+    RetrievedItem,
     estimate_tokens,
 )
 from memroute.vectors import VectorHit, VectorTier
@@ -95,8 +95,15 @@ def pack(candidates: Iterable[_Candidate], max_tokens: int, limit: int) -> list[
 
 
 def _item(cand: _Candidate, memory: MemoryRecord, tokens: int, truncated: bool = False) -> RetrievedItem:
-    return RetrievedItem(memory=memory, score=cand.score, tokens=tokens, tier=cand.tier,
-                         vec_score=cand.vec_score, fts_score=cand.fts_score, truncated=truncated)
+    return RetrievedItem(
+        memory=memory,
+        score=cand.score,
+        tokens=tokens,
+        tier=cand.tier,
+        vec_score=cand.vec_score,
+        fts_score=cand.fts_score,
+        truncated=truncated,
+    )
 
 
 def _recent(reader: MemoryReader, flt: MemoryFilter) -> Iterator[_Candidate]:
@@ -145,8 +152,11 @@ def _vector_candidates(
         hits = [h for h in hits if h.score >= params.min_score]
     found = reader.get_many([h.memory_id for h in hits])
     label = "qdrant" if tier.name == "qdrant" else "vector"
-    return [_Candidate(found[h.memory_id], h.score, label, vec_score=h.score)
-            for h in hits if h.memory_id in found]
+    return [
+        _Candidate(found[h.memory_id], h.score, label, vec_score=h.score)
+        for h in hits
+        if h.memory_id in found
+    ]
 
 
 def _fused(
@@ -158,8 +168,13 @@ def _fused(
     vec_scores = {c.memory.id: c.vec_score for c in vector}
     fused = rrf_fuse([VectorHit(c.memory.id, c.vec_score or 0.0) for c in vector], keyword, params.rrf_k)
     ranked = [
-        _Candidate(by_id[i].memory, score, "hybrid-rrf", vec_score=vec_scores.get(i),
-                   fts_score=by_id[i].fts_score if kw is not None else None)
+        _Candidate(
+            by_id[i].memory,
+            score,
+            "hybrid-rrf",
+            vec_score=vec_scores.get(i),
+            fts_score=by_id[i].fts_score if kw is not None else None,
+        )
         for i, score, _vec, kw in fused
     ]
     ranked.sort(key=lambda c: (c.score, c.memory.updated_at), reverse=True)
@@ -213,11 +228,16 @@ def retrieve(
             ranked = _chain(_keyword(reader, flt, params.query), _recent(reader, flt))
 
     items = pack(ranked, budget, params.limit)
-    log.debug("memory.retrieval.complete apiKeyId=%s count=%d strategy=%s",
-              flt.api_key_id, len(items), strategy)
+    log.debug(
+        "memory.retrieval.complete apiKeyId=%s count=%d strategy=%s", flt.api_key_id, len(items), strategy
+    )
     resolution = Resolution(
-        embedding_source=None, embedding_model=None, vector_store=vector_store,
-        strategy_used=strategy, rerank_applied=False, fallback_reason=reason,
+        embedding_source=None,
+        embedding_model=None,
+        vector_store=vector_store,
+        strategy_used=strategy,
+        rerank_applied=False,
+        fallback_reason=reason,
     )
     return Retrieval(items=items, resolution=resolution, budget_max_tokens=params.max_tokens)
 

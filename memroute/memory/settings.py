@@ -71,8 +71,9 @@ FIELDS: dict[str, _Field] = {
     "retention_days": _Field("memoryRetentionDays", "int", 1, 365),
     "strategy": _Field("memoryStrategy", "choice", choices=("recent", "semantic", "hybrid")),
     "skills_enabled": _Field("skillsEnabled", "bool"),
-    "embedding_source": _Field("memoryEmbeddingSource", "choice",
-                               choices=("remote", "static", "transformers", "auto")),
+    "embedding_source": _Field(
+        "memoryEmbeddingSource", "choice", choices=("remote", "static", "transformers", "auto")
+    ),
     "embedding_provider_model": _Field("memoryEmbeddingProviderModel", "model"),
     "transformers_enabled": _Field("memoryTransformersEnabled", "bool"),
     "static_enabled": _Field("memoryStaticEnabled", "bool"),

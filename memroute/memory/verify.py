@@ -13,8 +13,9 @@ VERIFY_OWNER_PREFIX = "__memroute_verify__:"
 
 
 class Pipeline(Protocol):
-    def remember(self, api_key_id: str, text: str, *, session_id: str = "",
-                 source: str = "user_message") -> list[MemoryRecord]: ...
+    def remember(
+        self, api_key_id: str, text: str, *, session_id: str = "", source: str = "user_message"
+    ) -> list[MemoryRecord]: ...
 
     def search_ids(self, api_key_id: str, query: str) -> list[str]: ...
 

@@ -67,7 +67,9 @@ def sqlite_info() -> dict[str, object]:
     con = apsw.Connection(":memory:")
     try:
         try:
-            con.execute("CREATE VIRTUAL TABLE t USING fts5(a, tokenize='porter unicode61 remove_diacritics 2')")
+            con.execute(
+                "CREATE VIRTUAL TABLE t USING fts5(a, tokenize='porter unicode61 remove_diacritics 2')"
+            )
             fts5 = True
         except apsw.Error:
             fts5 = False

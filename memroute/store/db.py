@@ -9,11 +9,13 @@ of failing with SQLITE_BUSY_SNAPSHOT.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import apsw
 
@@ -33,7 +35,7 @@ def sqlite_vec_path() -> tuple[str | None, str | None]:
     return sqlite_vec.loadable_path(), None
 
 
-def _fold(value: object) -> object:
+def _fold(value: Any) -> Any:
     """Unicode case folding for case-insensitive filters (SQLite's lower() is ASCII-only)."""
     return value.casefold() if isinstance(value, str) else value
 
@@ -67,13 +69,11 @@ class Database:
 
     def _connect(self, *, readonly: bool) -> apsw.Connection:
         flags = (
-            apsw.SQLITE_OPEN_READONLY
-            if readonly
-            else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
+            apsw.SQLITE_OPEN_READONLY if readonly else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
         )
         con = apsw.Connection(self.path, flags=flags)
         con.set_busy_timeout(BUSY_TIMEOUT_MS)
-        con.create_scalar_function("mr_fold", _fold, 1, deterministic=True)
+        con.create_scalar_function("mr_fold", _fold, 1, deterministic=True)  # type: ignore[arg-type]
         if self._vec_path is not None:
             try:
                 con.enable_load_extension(True)
@@ -115,15 +115,19 @@ class Database:
 
     def after_commit(self, callback: Callable[[], None]) -> None:
         """Run `callback` once the current outermost transaction commits (now, if none)."""
-        if self._depth and self._owner == threading.get_ident():
+        if self.in_write_transaction():
             self._after_commit.append(callback)
         else:
             callback()
 
+    def in_write_transaction(self) -> bool:
+        """True on the thread that holds an open write transaction."""
+        return bool(self._depth) and self._owner == threading.get_ident()
+
     def read(self) -> apsw.Connection:
         """The connection to read with on this thread (the writer inside a write transaction)."""
         self._check_open()
-        if self._depth and self._owner == threading.get_ident():
+        if self.in_write_transaction():
             return self._writer
         con: apsw.Connection | None = getattr(self._local, "con", None)
         if con is None:
@@ -146,8 +150,6 @@ class Database:
                 for con in self._readers:
                     con.close()
                 self._readers.clear()
-            try:
+            with contextlib.suppress(apsw.Error):
                 self._writer.pragma("optimize")
-            except apsw.Error:
-                pass
             self._writer.close()

@@ -17,16 +17,16 @@ _WORD = re.compile(r"[^\W_]+")
 
 STOP_WORDS = frozenset(
     """
-    a about above after again against all am an and any are aren as at be because been before
-    being below between both but by can cannot could couldn did didn do does doesn doing don down
-    during each few for from further had hadn has hasn have haven having he her here hers herself
-    him himself his how i if in into is isn it its itself just let ll me more most mustn my myself
-    no nor not now of off on once only or other ought our ours ourselves out over own re same
-    shan she should shouldn so some such than that the their theirs them themselves then there
-    these they this those through to too under until up us ve very was wasn we were weren what
-    when where which while who whom why will with won would wouldn you your yours yourself
-    yourselves s t d m o y please tell know remember use using
-    """.split()
+    a about above after again against all am an and any are aren as at be because been before being
+    below between both but by can cannot could couldn did didn do does doesn doing don down during
+    each few for from further had hadn has hasn have haven having he her here hers herself him
+    himself his how i if in into is isn it its itself just let ll me more most mustn my myself no
+    nor not now of off on once only or other ought our ours ourselves out over own re same shan she
+    should shouldn so some such than that the their theirs them themselves then there these they
+    this those through to too under until up us ve very was wasn we were weren what when where which
+    while who whom why will with won would wouldn you your yours yourself yourselves s t d m o y
+    please tell know remember use using
+    """.split()  # noqa: SIM905 - a word list reads better as text
 )
 
 

@@ -37,11 +37,15 @@ class JobRepository:
 
     def next_batch(self, *, max_attempts: int, limit: int) -> list[ExtractionJob]:
         """Oldest jobs that have not used up their attempts."""
-        rows = self.db.read().execute(
-            f"SELECT {_COLUMNS} FROM extraction_jobs WHERE attempts < ? ORDER BY id LIMIT ?",
-            (max_attempts, limit),
-        ).fetchall()
-        return [ExtractionJob(*row) for row in rows]
+        rows = (
+            self.db.read()
+            .execute(
+                f"SELECT {_COLUMNS} FROM extraction_jobs WHERE attempts < ? ORDER BY id LIMIT ?",
+                (max_attempts, limit),
+            )
+            .fetchall()
+        )
+        return [ExtractionJob(*row) for row in rows]  # type: ignore[arg-type]
 
     def finish(self, job_id: int) -> None:
         """Remove a processed job; called inside the transaction that stored its facts."""
@@ -57,8 +61,13 @@ class JobRepository:
 
     def counts(self, *, max_attempts: int) -> tuple[int, int]:
         """(pending, failed for good)."""
-        row = self.db.read().execute(
-            "SELECT COALESCE(SUM(attempts < ?), 0), COALESCE(SUM(attempts >= ?), 0) FROM extraction_jobs",
-            (max_attempts, max_attempts),
-        ).fetchone()
+        row = (
+            self.db.read()
+            .execute(
+                "SELECT COALESCE(SUM(attempts < ?), 0), COALESCE(SUM(attempts >= ?), 0) FROM extraction_jobs",
+                (max_attempts, max_attempts),
+            )
+            .fetchone()
+        )
+        assert row is not None  # an aggregate always returns one row
         return int(row[0]), int(row[1])

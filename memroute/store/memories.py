@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import json
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
@@ -108,7 +109,8 @@ class MemoryRepository:
             old = None
             if new.key:
                 old = self._one(
-                    con, f"SELECT {COLUMNS} FROM memories WHERE api_key_id = ? AND key = ?",
+                    con,
+                    f"SELECT {COLUMNS} FROM memories WHERE api_key_id = ? AND key = ?",
                     (new.api_key_id, new.key),
                 )
             if old is None:
@@ -122,14 +124,31 @@ class MemoryRepository:
         con.execute(
             "INSERT INTO memories (id, api_key_id, session_id, type, key, content, metadata,"
             " created_at, updated_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (memory_id, new.api_key_id, new.session_id, new.type, new.key, new.content,
-             _dumps(new.metadata or {}), created, updated, new.expires_at),
+            (
+                memory_id,
+                new.api_key_id,
+                new.session_id,
+                new.type,
+                new.key,
+                new.content,
+                _dumps(new.metadata or {}),
+                created,
+                updated,
+                new.expires_at,
+            ),
         )
         self._history(con, memory_id, new.api_key_id, "ADD", None, new.content, None, new.key, now, actor)
         return MemoryRecord(
-            id=memory_id, api_key_id=new.api_key_id, session_id=new.session_id, type=new.type,
-            key=new.key, content=new.content, metadata=dict(new.metadata or {}),
-            created_at=created, updated_at=updated, expires_at=new.expires_at,
+            id=memory_id,
+            api_key_id=new.api_key_id,
+            session_id=new.session_id,
+            type=new.type,
+            key=new.key,
+            content=new.content,
+            metadata=dict(new.metadata or {}),
+            created_at=created,
+            updated_at=updated,
+            expires_at=new.expires_at,
         )
 
     def _overwrite(
@@ -147,17 +166,36 @@ class MemoryRepository:
             " expires_at = excluded.expires_at,"
             " needs_reindex = CASE WHEN memories.content IS excluded.content"
             "   THEN memories.needs_reindex ELSE 1 END",
-            (old.id, new.api_key_id, new.session_id, new.type, new.key, new.content,
-             _dumps(metadata), old.created_at, updated, new.expires_at),
+            (
+                old.id,
+                new.api_key_id,
+                new.session_id,
+                new.type,
+                new.key,
+                new.content,
+                _dumps(metadata),
+                old.created_at,
+                updated,
+                new.expires_at,
+            ),
         )
         if old.content != new.content or old.type != new.type:
-            self._history(con, old.id, old.api_key_id, "UPDATE", old.content, new.content,
-                          old.key, new.key, now, actor)
+            self._history(
+                con, old.id, old.api_key_id, "UPDATE", old.content, new.content, old.key, new.key, now, actor
+            )
         self._invalidate_after_commit(old.id)
         return MemoryRecord(
-            id=old.id, api_key_id=old.api_key_id, session_id=new.session_id, type=new.type,
-            key=new.key, content=new.content, metadata=metadata, created_at=old.created_at,
-            updated_at=updated, expires_at=new.expires_at, access_count=old.access_count,
+            id=old.id,
+            api_key_id=old.api_key_id,
+            session_id=new.session_id,
+            type=new.type,
+            key=new.key,
+            content=new.content,
+            metadata=metadata,
+            created_at=old.created_at,
+            updated_at=updated,
+            expires_at=new.expires_at,
+            access_count=old.access_count,
             last_accessed_at=old.last_accessed_at,
         )
 
@@ -188,8 +226,18 @@ class MemoryRepository:
                 sets.append("needs_reindex = 1")
             con.execute(f"UPDATE memories SET {', '.join(sets)} WHERE id = ?", (*params, memory_id))
             if text_changed or changes.get("type", old.type) != old.type:
-                self._history(con, memory_id, old.api_key_id, "UPDATE", old.content,
-                              changes.get("content", old.content), old.key, new_key, now, actor)
+                self._history(
+                    con,
+                    memory_id,
+                    old.api_key_id,
+                    "UPDATE",
+                    old.content,
+                    changes.get("content", old.content),
+                    old.key,
+                    new_key,
+                    now,
+                    actor,
+                )
             self._invalidate_after_commit(memory_id)
             return self._one(con, f"SELECT {COLUMNS} FROM memories WHERE id = ?", (memory_id,))
 
@@ -200,8 +248,9 @@ class MemoryRepository:
             if old is None:
                 return None
             con.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
-            self._history(con, memory_id, old.api_key_id, "DELETE", old.content, None,
-                          old.key, None, now, actor)
+            self._history(
+                con, memory_id, old.api_key_id, "DELETE", old.content, None, old.key, None, now, actor
+            )
             self._invalidate_after_commit(memory_id)
         return old
 
@@ -225,9 +274,16 @@ class MemoryRepository:
 
     @staticmethod
     def _history(
-        con: apsw.Connection, memory_id: str, api_key_id: str, event: str,
-        old_content: str | None, new_content: str | None, old_key: str | None,
-        new_key: str | None, now: str, actor: str,
+        con: apsw.Connection,
+        memory_id: str,
+        api_key_id: str,
+        event: str,
+        old_content: str | None,
+        new_content: str | None,
+        old_key: str | None,
+        new_key: str | None,
+        now: str,
+        actor: str,
     ) -> None:
         con.execute(
             "INSERT INTO memory_history (memory_id, api_key_id, event, old_content, new_content,"
@@ -247,13 +303,18 @@ class MemoryRepository:
         if cached is not None:
             return replace(cached, metadata=dict(cached.metadata))
         found = self._one(self.db.read(), f"SELECT {COLUMNS} FROM memories WHERE id = ?", (memory_id,))
-        if found is not None:  # misses are not cached: a row another process adds shows at once
+        # Misses are not cached (a row another process adds shows at once), nor rows read
+        # inside an open write transaction (it may still roll back).
+        if found is not None and not self.db.in_write_transaction():
             self.cache.set(memory_id, replace(found, metadata=dict(found.metadata)))
         return found
 
     def get_by_key(self, api_key_id: str, key: str) -> MemoryRecord | None:
-        return self._one(self.db.read(), f"SELECT {COLUMNS} FROM memories WHERE api_key_id = ? AND key = ?",
-                         (api_key_id, key))
+        return self._one(
+            self.db.read(),
+            f"SELECT {COLUMNS} FROM memories WHERE api_key_id = ? AND key = ?",
+            (api_key_id, key),
+        )
 
     def get_many(self, ids: Sequence[str]) -> dict[str, MemoryRecord]:
         if not ids:
@@ -262,12 +323,18 @@ class MemoryRepository:
         rows = self.db.read().execute(f"SELECT {COLUMNS} FROM memories WHERE id IN ({marks})", tuple(ids))
         return {row[0]: row_to_memory(row) for row in rows}
 
-    def list(
-        self, *, api_key_id: str | None, type: str | None, session_id: str | None,
-        q: str | None, limit: int, offset: int,
+    def page(
+        self,
+        *,
+        api_key_id: str | None,
+        type: str | None,
+        session_id: str | None,
+        q: str | None,
+        limit: int,
+        offset: int,
     ) -> tuple[list[MemoryRecord], int, dict[str, int]]:
-        clauses: list[str] = []
-        params: list[Any] = []
+        clauses: builtins.list[str] = []
+        params: builtins.list[Any] = []
         if api_key_id is not None:
             clauses.append("api_key_id = ?")
             params.append(api_key_id)
@@ -283,7 +350,9 @@ class MemoryRepository:
             params += [folded, folded]
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
         con = self.db.read()
-        by_type = {t: n for t, n in con.execute(f"SELECT type, COUNT(*) FROM memories {where} GROUP BY type", params)}
+        by_type = {
+            t: n for t, n in con.execute(f"SELECT type, COUNT(*) FROM memories {where} GROUP BY type", params)
+        }
         rows = con.execute(
             f"SELECT {COLUMNS} FROM memories {where} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?",
             (*params, limit, offset),
@@ -293,38 +362,50 @@ class MemoryRepository:
     def stats(self, api_key_id: str | None) -> tuple[int, dict[str, int], int]:
         where, params = ("WHERE api_key_id = ?", (api_key_id,)) if api_key_id is not None else ("", ())
         con = self.db.read()
-        by_type = {t: n for t, n in con.execute(f"SELECT type, COUNT(*) FROM memories {where} GROUP BY type", params)}
+        by_type = {
+            t: n for t, n in con.execute(f"SELECT type, COUNT(*) FROM memories {where} GROUP BY type", params)
+        }
         tokens = con.execute(
             f"SELECT COALESCE(SUM((LENGTH(content) + 3) / 4), 0) FROM memories {where}", params
-        ).fetchone()[0]
+        ).fetchone()[0]  # type: ignore[index]
         return sum(by_type.values()), by_type, int(tokens)
 
-    def recent(self, flt: MemoryFilter, *, limit: int, offset: int = 0) -> list[MemoryRecord]:
+    def recent(self, flt: MemoryFilter, *, limit: int, offset: int = 0) -> builtins.list[MemoryRecord]:
         """Newest first (by last update) among the memories `flt` lets through."""
         where, params = _filter_sql(flt)
-        rows = self.db.read().execute(
-            f"SELECT {COLUMNS} FROM memories WHERE {where}"
-            " ORDER BY updated_at DESC, rowid DESC LIMIT ? OFFSET ?",
-            (*params, limit, offset),
-        ).fetchall()
+        rows = (
+            self.db.read()
+            .execute(
+                f"SELECT {COLUMNS} FROM memories WHERE {where}"
+                " ORDER BY updated_at DESC, rowid DESC LIMIT ? OFFSET ?",
+                (*params, limit, offset),
+            )
+            .fetchall()
+        )
         return [row_to_memory(r) for r in rows]
 
-    def keyword_search(self, flt: MemoryFilter, query: str | None, *, limit: int) -> list[tuple[MemoryRecord, float]]:
+    def keyword_search(
+        self, flt: MemoryFilter, query: str | None, *, limit: int
+    ) -> builtins.list[tuple[MemoryRecord, float]]:
         """FTS5 matches ranked by bm25 (lower is better), then newest first."""
         expression = match_expression(query)
         if expression is None:
             return []
         where, params = _filter_sql(flt, "m")
-        rows = self.db.read().execute(
-            f"SELECT {M_COLUMNS}, bm25(memory_fts) AS rank FROM memory_fts"
-            " JOIN memories m ON m.rowid = memory_fts.rowid"
-            f" WHERE memory_fts MATCH ? AND {where}"
-            " ORDER BY rank, m.updated_at DESC LIMIT ?",
-            (expression, *params, limit),
-        ).fetchall()
-        return [(row_to_memory(r), float(r[12])) for r in rows]
+        rows = (
+            self.db.read()
+            .execute(
+                f"SELECT {M_COLUMNS}, bm25(memory_fts) AS rank FROM memory_fts"
+                " JOIN memories m ON m.rowid = memory_fts.rowid"
+                f" WHERE memory_fts MATCH ? AND {where}"
+                " ORDER BY rank, m.updated_at DESC LIMIT ?",
+                (expression, *params, limit),
+            )
+            .fetchall()
+        )
+        return [(row_to_memory(r), float(r[12])) for r in rows]  # type: ignore[arg-type]
 
-    def history(self, memory_id: str) -> list[HistoryEntry]:
+    def history(self, memory_id: str) -> builtins.list[HistoryEntry]:
         rows = self.db.read().execute(
             "SELECT memory_id, event, old_content, new_content, old_key, new_key, at, actor"
             " FROM memory_history WHERE memory_id = ? ORDER BY seq",
@@ -338,31 +419,48 @@ class MemoryRepository:
         key_sql = "AND api_key_id = ?" if api_key_id is not None else ""
         key_params: tuple[Any, ...] = (api_key_id,) if api_key_id is not None else ()
         while True:
-            rows = self.db.read().execute(
-                f"SELECT rowid, {COLUMNS} FROM memories WHERE rowid > ? {key_sql} ORDER BY rowid LIMIT ?",
-                (last, *key_params, batch),
-            ).fetchall()
+            rows = (
+                self.db.read()
+                .execute(
+                    f"SELECT rowid, {COLUMNS} FROM memories WHERE rowid > ? {key_sql} ORDER BY rowid LIMIT ?",
+                    (last, *key_params, batch),
+                )
+                .fetchall()
+            )
             if not rows:
                 return
-            last = rows[-1][0]
+            last = int(rows[-1][0])  # type: ignore[arg-type]
             yield from (row_to_memory(r[1:]) for r in rows)
 
-    def updated_before(self, api_key_id: str | None, cutoff: str) -> list[MemoryRecord]:
-        key_sql, params = ("api_key_id = ? AND", (api_key_id, cutoff)) if api_key_id is not None else ("", (cutoff,))
-        rows = self.db.read().execute(
-            f"SELECT {COLUMNS} FROM memories WHERE {key_sql} updated_at < ?"
-            " ORDER BY api_key_id, updated_at, rowid",
-            params,
-        ).fetchall()
+    def updated_before(self, api_key_id: str | None, cutoff: str) -> builtins.list[MemoryRecord]:
+        key_sql, params = (
+            ("api_key_id = ? AND", (api_key_id, cutoff)) if api_key_id is not None else ("", (cutoff,))
+        )
+        rows = (
+            self.db.read()
+            .execute(
+                f"SELECT {COLUMNS} FROM memories WHERE {key_sql} updated_at < ?"
+                " ORDER BY api_key_id, updated_at, rowid",
+                params,
+            )
+            .fetchall()
+        )
         return [row_to_memory(r) for r in rows]
 
-    def oldest(self, api_key_id: str | None, *, limit: int) -> list[MemoryRecord]:
-        key_sql, params = ("WHERE api_key_id = ?", (api_key_id, limit)) if api_key_id is not None else ("", (limit,))
-        rows = self.db.read().execute(
-            f"SELECT {COLUMNS} FROM memories {key_sql} ORDER BY created_at, rowid LIMIT ?", params
-        ).fetchall()
+    def oldest(self, api_key_id: str | None, *, limit: int) -> builtins.list[MemoryRecord]:
+        key_sql, params = (
+            ("WHERE api_key_id = ?", (api_key_id, limit)) if api_key_id is not None else ("", (limit,))
+        )
+        rows = (
+            self.db.read()
+            .execute(f"SELECT {COLUMNS} FROM memories {key_sql} ORDER BY created_at, rowid LIMIT ?", params)
+            .fetchall()
+        )
         return [row_to_memory(r) for r in rows]
 
     def count_owner(self, api_key_id: str) -> int:
-        return int(self.db.read().execute(
-            "SELECT COUNT(*) FROM memories WHERE api_key_id = ?", (api_key_id,)).fetchone()[0])
+        return int(
+            self.db.read()
+            .execute("SELECT COUNT(*) FROM memories WHERE api_key_id = ?", (api_key_id,))
+            .fetchone()[0]  # type: ignore[index]
+        )

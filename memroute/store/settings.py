@@ -27,6 +27,7 @@ class SettingsRepository:
             for key, value in values.items():
                 con.execute(
                     "INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?)"
-                    " ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+                    " ON CONFLICT (key) DO UPDATE SET value = excluded.value,"
+                    " updated_at = excluded.updated_at",
                     (key, json.dumps(value), now),
                 )

@@ -1,0 +1,182 @@
+"""Shared helpers: the machine, latency statistics, markdown output, temp dirs."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import json
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import apsw
+
+import memroute
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def machine() -> dict[str, Any]:
+    return {
+        "cpu": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "sqlite": apsw.sqlite_lib_version(),
+        "apsw": apsw.apsw_version(),
+        "memroute": getattr(memroute, "__version__", "?"),
+    }
+
+
+def machine_markdown(info: dict[str, Any] | None = None) -> str:
+    m = info or machine()
+    return (
+        f"Machine: {m['cpu']} × {m['cpu_count']} CPUs, {m['platform']}, Python {m['python']}, "
+        f"SQLite {m['sqlite']} (apsw {m['apsw']}), memroute {m['memroute']}"
+    )
+
+
+@dataclass(slots=True)
+class Latency:
+    """Per-call times in nanoseconds and their summary."""
+
+    samples: list[int]
+
+    @property
+    def n(self) -> int:
+        return len(self.samples)
+
+    def pct(self, q: float) -> float:
+        """Nearest-rank percentile in milliseconds."""
+        ordered = sorted(self.samples)
+        rank = max(1, min(len(ordered), round(q / 100 * len(ordered) + 0.5)))
+        return ordered[rank - 1] / 1e6
+
+    @property
+    def p50(self) -> float:
+        return self.pct(50)
+
+    @property
+    def p99(self) -> float:
+        return self.pct(99)
+
+    @property
+    def mean(self) -> float:
+        return sum(self.samples) / len(self.samples) / 1e6
+
+    @property
+    def max(self) -> float:
+        return max(self.samples) / 1e6
+
+    def to_dict(self) -> dict[str, float]:
+        return {"n": self.n, "p50_ms": self.p50, "p99_ms": self.p99, "mean_ms": self.mean, "max_ms": self.max}
+
+
+def time_calls(fn: Callable[[Any], object], args: Sequence[Any], *, warmup: int = 0) -> Latency:
+    """Call `fn(arg)` for each arg (after `warmup` untimed calls) and time each call."""
+    for arg in args[:warmup]:
+        fn(arg)
+    gc.collect()
+    clock = time.perf_counter_ns
+    samples = []
+    for arg in args[warmup:]:
+        start = clock()
+        fn(arg)
+        samples.append(clock() - start)
+    return Latency(samples)
+
+
+def ms(value: float) -> str:
+    return f"{value:.3f}" if value < 10 else f"{value:.1f}"
+
+
+def rate(count: int, ns: int) -> float:
+    return count / (ns / 1e9) if ns else float("inf")
+
+
+def human_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GiB"
+
+
+def verdict(ok: bool) -> str:
+    return "met" if ok else "**not met**"
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+@dataclass(slots=True)
+class Report:
+    """What one benchmark prints: markdown sections plus machine-readable figures."""
+
+    title: str
+    sections: list[str] = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def add(self, text: str) -> None:
+        self.sections.append(text)
+
+    def markdown(self, level: int = 2) -> str:
+        return "\n\n".join([f"{'#' * level} {self.title}", *self.sections])
+
+
+def parser(description: str) -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--quick", action="store_true", help="tiny sizes, for a smoke run")
+    ap.add_argument("--seed", type=int, default=1234, help="seed of the synthetic data (default 1234)")
+    ap.add_argument("--data-dir", type=Path, default=None,
+                    help="keep databases here and reuse them across runs (default: a temp dir, deleted)")
+    ap.add_argument("--json", type=Path, default=None, help="also write the figures as JSON to this file")
+    return ap
+
+
+def emit(report: Report, json_path: Path | None) -> None:
+    print(machine_markdown())
+    print()
+    print(report.markdown())
+    sys.stdout.flush()
+    if json_path is not None:
+        json_path.write_text(json.dumps({"machine": machine(), report.title: report.data}, indent=2))
+
+
+@contextlib.contextmanager
+def work_dir(keep: Path | None) -> Iterator[Path]:
+    """`keep` (created if needed and left in place), or a temp dir removed afterwards."""
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
+        yield keep
+        return
+    path = Path(tempfile.mkdtemp(prefix="memroute-bench-"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def log(message: str) -> None:
+    """Progress on stderr, so stdout stays clean markdown."""
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)

@@ -1,0 +1,155 @@
+"""The `memroute` command line, run in-process with click's runner and once as a real process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from memroute.cli import main
+
+
+@pytest.fixture
+def run(db_path: Path):
+    runner = CliRunner()
+
+    def invoke(*args: str, input: str | None = None):
+        return runner.invoke(main, ["--db", str(db_path), *args], input=input)
+
+    return invoke
+
+
+def test_add_get_history_delete(run) -> None:
+    added = run("memory", "add", "-k", "k1", "-c", "prefers vim", "--key", "preference:editor")
+    assert added.exit_code == 0, added.output
+    memory = json.loads(added.output)
+    assert memory["content"] == "prefers vim"
+
+    run("memory", "add", "-k", "k1", "-c", "prefers emacs", "--key", "preference:editor")
+    got = json.loads(run("memory", "get", memory["id"]).output)
+    assert got["content"] == "prefers emacs"
+    assert got["id"] == memory["id"]
+
+    history = json.loads(run("memory", "history", memory["id"]).output)
+    assert [h["event"] for h in history] == ["ADD", "UPDATE"]
+    assert history[1]["oldContent"] == "prefers vim"
+    assert history[0]["actor"] == "cli"
+
+    deleted = run("memory", "delete", memory["id"])
+    assert deleted.exit_code == 0
+    missing = run("memory", "get", memory["id"])
+    assert missing.exit_code == 1
+    assert "not found" in missing.output
+
+
+def test_remember_then_search_and_list(run) -> None:
+    stored = json.loads(run("memory", "remember", "-k", "k1", "I prefer TypeScript. I don't like Python.").output)
+    assert {m["key"] for m in stored} == {"preference:typescript", "preference:python"}
+
+    found = json.loads(run("memory", "search", "-k", "k1", "what about python?").output)
+    assert found[0]["content"] == "does not like Python"
+    assert found[0]["tier"] == "fts5"
+
+    listing = run("memory", "list", "-k", "k1")
+    assert "2 memories" in listing.output
+    as_json = json.loads(run("memory", "list", "-k", "k1", "--json", "--limit", "1").output)
+    assert as_json["total"] == 2 and len(as_json["data"]) == 1 and as_json["totalPages"] == 2
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("memory", "add", "-k", "k1", "-c", "   "),
+        ("memory", "add", "-k", "k1", "-c", "x", "--metadata", "[1, 2]"),
+        ("memory", "add", "-k", "k1", "-c", "x", "--metadata", "{oops"),
+        ("memory", "add", "-k", "k1", "-c", "x", "--expires-at", "next tuesday"),
+        ("memory", "list", "--limit", "0"),
+        ("memory", "list", "--page", "0"),
+        ("settings", "set", "maxTokens=99999"),
+        ("settings", "set", "noSuchSetting=1"),
+        ("settings", "set", "nonsense"),
+        ("summarize",),
+    ],
+)
+def test_bad_input_exits_2_with_a_message_and_writes_nothing(run, args: tuple[str, ...]) -> None:
+    result = run(*args)
+    assert result.exit_code == 2, result.output
+    assert "error:" in result.output
+    assert "Traceback" not in result.output
+    listing = json.loads(run("memory", "list", "--json").output)
+    assert listing["total"] == 0
+
+
+def test_settings_get_and_set(run) -> None:
+    before = json.loads(run("settings", "get").output)
+    assert before["enabled"] is False and before["maxTokens"] == 2000
+    after = json.loads(run("settings", "set", "enabled=true", "maxTokens=1500", "strategy=semantic").output)
+    assert after["enabled"] is True and after["maxTokens"] == 1500 and after["strategy"] == "semantic"
+    assert json.loads(run("settings", "get").output)["maxTokens"] == 1500
+
+
+def test_export_import_round_trip_reports_bad_lines(run, tmp_path: Path) -> None:
+    run("memory", "remember", "-k", "k1", "I prefer vim. I always test first.")
+    run("memory", "add", "-k", "k2", "-c", "likes tea", "--key", "preference:tea")
+    export_file = tmp_path / "out.jsonl"
+    assert run("memory", "export", "-o", str(export_file)).exit_code == 0
+    lines = export_file.read_text().splitlines()
+    assert len(lines) == 3
+    assert {json.loads(line)["apiKeyId"] for line in lines} == {"k1", "k2"}
+
+    other_db = tmp_path / "other.db"
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("\n".join([lines[0], "{not json", json.dumps({"content": ""}), lines[1], lines[2]]) + "\n")
+    result = CliRunner().invoke(main, ["--db", str(other_db), "memory", "import", str(broken)])
+    assert result.exit_code == 2
+    report = json.loads(result.output)
+    assert report["imported"] == 3
+    assert [e["line"] for e in report["errors"]] == [2, 3]
+
+    again = CliRunner().invoke(main, ["--db", str(other_db), "memory", "import", str(export_file)])
+    assert json.loads(again.output)["skipped"] == 3
+
+
+def test_import_json_array_from_stdin(run) -> None:
+    payload = json.dumps([{"apiKeyId": "k9", "content": "uses zsh", "key": "tool:shell"}])
+    result = run("memory", "import", "-", input=payload)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["imported"] == 1
+    assert json.loads(run("memory", "list", "-k", "k9", "--json").output)["data"][0]["content"] == "uses zsh"
+
+
+def test_summarize_dry_run_and_health(run) -> None:
+    result = json.loads(run("summarize", "-k", "k1", "--dry-run").output)
+    assert result["dryRun"] is True and result["candidates"] == []
+    health = run("health")
+    assert health.exit_code == 0
+    assert json.loads(health.output)["working"] is True
+
+
+def test_doctor_reports_sqlite_features(run) -> None:
+    result = run("doctor")
+    assert result.exit_code == 0
+    assert "fts5" in result.output and "yes" in result.output
+    assert "sqlite-vec" in result.output
+
+
+def test_demo_shows_extraction_and_injection() -> None:
+    result = CliRunner().invoke(main, ["demo"])
+    assert result.exit_code == 0, result.output
+    assert "learned  preference:typescript" in result.output
+    assert "system: Memory context: " in result.output
+
+
+def test_real_process_help_and_bad_input(tmp_path: Path) -> None:
+    help_run = subprocess.run([sys.executable, "-m", "memroute", "--help"], capture_output=True, text=True)
+    assert help_run.returncode == 0 and "memory" in help_run.stdout
+    bad = subprocess.run(
+        [sys.executable, "-m", "memroute", "--db", str(tmp_path / "x.db"), "memory", "get", "nope"],
+        capture_output=True, text=True,
+    )
+    assert bad.returncode == 1
+    assert bad.stderr.strip() == "error: memory nope not found"
