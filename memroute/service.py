@@ -165,6 +165,8 @@ class Memory:
             changes["content"] = validate.content(content, max_bytes=self.config.max_content_bytes)
         if key is not _UNSET:
             changes["key"] = validate.key(key)
+            if not changes["key"]:
+                raise InvalidInput("must not be empty (a key cannot be removed, only changed)", "key")
         if type is not _UNSET:
             changes["type"] = validate.memory_type(type)
         if metadata is not _UNSET:
@@ -550,13 +552,45 @@ class Memory:
             except InvalidInput as exc:
                 report.errors.append({"line": number, "error": exc.message})
                 continue
-            existing = self.store.memories.get_by_key(new.api_key_id, new.key) if new.key else None
-            if existing is not None and existing.content == new.content and existing.type == new.type:
+            outcome = self._import_one(new, actor)
+            if outcome == "skipped":
                 report.skipped += 1
-                continue
-            self.store.memories.upsert(new, now=self._now(), actor=actor)
-            report.imported += 1
+            else:
+                report.imported += 1
         return report
+
+    def _import_one(self, new: NewMemory, actor: str) -> str:
+        """Upsert one imported memory: by its id when that id is this owner's, else by key.
+
+        Returns "skipped" when an identical memory is already there (re-imports are no-ops)."""
+        repo = self.store.memories
+        by_id = repo.get(new.id) if new.id else None
+        if by_id is not None and by_id.api_key_id != new.api_key_id:
+            new.id, by_id = None, None  # the id belongs to another owner: import as a new memory
+        existing = by_id or (repo.get_by_key(new.api_key_id, new.key) if new.key else None)
+        if existing is not None and (existing.content, existing.type, existing.key) == (
+            new.content,
+            new.type,
+            new.key,
+        ):
+            return "skipped"
+        if by_id is not None:
+            repo.update(
+                by_id.id,
+                {
+                    "content": new.content,
+                    "key": new.key,
+                    "type": new.type,
+                    "metadata": new.metadata or {},
+                    "expires_at": new.expires_at,
+                    "session_id": new.session_id,
+                },
+                now=self._now(),
+                actor=actor,
+            )
+        else:
+            repo.upsert(new, now=self._now(), actor=actor)
+        return "imported"
 
     def _import_record(self, record: str | Mapping[str, Any], api_key_id: str | None) -> NewMemory:
         if isinstance(record, str):
@@ -578,6 +612,7 @@ class Memory:
             expires_at=validate.expires_at(record.get("expiresAt", record.get("expires_at"))),
             created_at=created,
             updated_at=validate.expires_at(record.get("updatedAt")) or created,
+            id=validate.memory_id(record["id"]) if record.get("id") is not None else None,
         )
 
 

@@ -66,7 +66,8 @@ class NewMemory:
     session_id: str = ""
     metadata: dict[str, Any] | None = None
     expires_at: str | None = None
-    created_at: str | None = None  # only imports set these
+    created_at: str | None = None  # only imports set these three
+    id: str | None = None
     updated_at: str | None = None
 
 
@@ -118,7 +119,7 @@ class MemoryRepository:
             return self._overwrite(con, old, new, now=now, actor=actor), False
 
     def _insert(self, con: apsw.Connection, new: NewMemory, *, now: str, actor: str) -> MemoryRecord:
-        memory_id = str(uuid.uuid4())
+        memory_id = new.id or str(uuid.uuid4())
         created = new.created_at or now
         updated = new.updated_at or created
         con.execute(
