@@ -22,6 +22,8 @@ class LruTtlCache(Generic[V]):
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
+        #: bumped by every invalidation, so a reader can tell that a write raced its read
+        self.version = 0
 
     def get(self, key: Hashable) -> V | None:
         with self._lock:
@@ -35,10 +37,13 @@ class LruTtlCache(Generic[V]):
             self.hits += 1
             return entry[1]
 
-    def set(self, key: Hashable, value: V) -> None:
+    def set(self, key: Hashable, value: V, *, if_version: int | None = None) -> None:
+        """Store `value`; with `if_version`, only if nothing was invalidated since that version."""
         if self.max_size <= 0:
             return
         with self._lock:
+            if if_version is not None and if_version != self.version:
+                return
             self._data[key] = (self._timer(), value)
             self._data.move_to_end(key)
             while len(self._data) > self.max_size:
@@ -46,10 +51,12 @@ class LruTtlCache(Generic[V]):
 
     def invalidate(self, key: Hashable) -> None:
         with self._lock:
+            self.version += 1
             self._data.pop(key, None)
 
     def clear(self) -> None:
         with self._lock:
+            self.version += 1
             self._data.clear()
 
     def reset(self) -> None:

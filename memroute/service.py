@@ -15,9 +15,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from memroute.clock import Clock, days_ago, to_iso, utc_now
+from memroute.clock import Clock, days_ago, normalize_time, to_iso, utc_now
 from memroute.config import Config
-from memroute.errors import InvalidInput, NotFound
+from memroute.errors import Conflict, InvalidInput, NotFound
 from memroute.memory import injection, summarization, validate
 from memroute.memory.decay import SWEEP_SCAN_CAP, DecayPolicy, is_decayed
 from memroute.memory.extraction import extract_facts_from_text
@@ -552,7 +552,11 @@ class Memory:
             except InvalidInput as exc:
                 report.errors.append({"line": number, "error": exc.message})
                 continue
-            outcome = self._import_one(new, actor)
+            try:
+                outcome = self._import_one(new, actor)
+            except Conflict as exc:
+                report.errors.append({"line": number, "error": exc.message})
+                continue
             if outcome == "skipped":
                 report.skipped += 1
             else:
@@ -601,7 +605,7 @@ class Memory:
         if not isinstance(record, Mapping):
             raise InvalidInput("each record must be a JSON object")
         owner = api_key_id if api_key_id is not None else record.get("apiKeyId", record.get("api_key_id"))
-        created = validate.expires_at(record.get("createdAt"))
+        created = normalize_time(record.get("createdAt"), "createdAt")
         return NewMemory(
             api_key_id=validate.owner(owner),
             content=validate.content(record.get("content"), max_bytes=self.config.max_content_bytes),
@@ -611,7 +615,7 @@ class Memory:
             metadata=validate.metadata(record.get("metadata")),
             expires_at=validate.expires_at(record.get("expiresAt", record.get("expires_at"))),
             created_at=created,
-            updated_at=validate.expires_at(record.get("updatedAt")) or created,
+            updated_at=normalize_time(record.get("updatedAt"), "updatedAt") or created,
             id=validate.memory_id(record["id"]) if record.get("id") is not None else None,
         )
 

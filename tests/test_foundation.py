@@ -70,9 +70,7 @@ def test_cache_invalidate_and_reset() -> None:
     assert (cache.hits, cache.misses, len(cache)) == (0, 0, 0)
 
 
-@pytest.mark.parametrize(
-    ("hits", "misses", "rate"), [(0, 0, 0.0), (10, 0, 1.0), (5, 5, 0.5), (3, 7, 0.3)]
-)
+@pytest.mark.parametrize(("hits", "misses", "rate"), [(0, 0, 0.0), (10, 0, 1.0), (5, 5, 0.5), (3, 7, 0.3)])
 def test_hit_rate(hits: int, misses: int, rate: float) -> None:
     stats = Stats(total=0, by_type={}, tokens_used=0, cache_hits=hits, cache_misses=misses)
     assert stats.hit_rate == rate
@@ -139,3 +137,13 @@ def test_config_defaults_to_home_data_dir() -> None:
 def test_bad_environment_values_name_the_variable(name: str, value: str) -> None:
     with pytest.raises(InvalidInput, match=name):
         Config.from_env({name: value})
+
+
+def test_cache_refuses_a_value_read_before_an_invalidation() -> None:
+    cache: LruTtlCache[str] = LruTtlCache(3, 60, timer=FakeTimer())
+    version = cache.version
+    cache.invalidate("a")  # a write committed while the value was being read
+    cache.set("a", "stale", if_version=version)
+    assert cache.get("a") is None
+    cache.set("a", "fresh", if_version=cache.version)
+    assert cache.get("a") == "fresh"

@@ -16,11 +16,10 @@ from typing import Any
 
 import apsw
 import pytest
+from conftest import ManualClock
 
 from memroute import Memory, StoreError
 from memroute.store.migrate import available_migrations, migrate
-
-from conftest import ManualClock
 
 ISO_MS_Z = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 
@@ -323,6 +322,18 @@ def test_rolled_back_update_is_not_served_from_read_cache(mem: Memory) -> None:
 
     got = mem.get(m.id)
     assert got is not None and got.content == "original text"
+
+
+def test_reads_inside_a_transaction_see_its_own_writes(mem: Memory) -> None:
+    m = mem.add("k1", "before the batch")
+    assert mem.get(m.id) is not None  # now in the read cache
+    with mem.store.db.write():
+        mem.update(m.id, content="changed inside the batch")
+        got = mem.get(m.id)
+        assert got is not None and got.content == "changed inside the batch"
+        mem.delete(m.id)
+        assert mem.get(m.id) is None
+    assert mem.get(m.id) is None
 
 
 def test_a_successful_outer_transaction_commits_everything(mem: Memory, db_path: Path) -> None:

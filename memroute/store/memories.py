@@ -300,14 +300,17 @@ class MemoryRepository:
         return row_to_memory(row) if row else None
 
     def get(self, memory_id: str) -> MemoryRecord | None:
-        cached = self.cache.get(memory_id)
+        in_transaction = self.db.in_write_transaction()
+        cached = None if in_transaction else self.cache.get(memory_id)
         if cached is not None:
             return replace(cached, metadata=dict(cached.metadata))
+        version = self.cache.version
         found = self._one(self.db.read(), f"SELECT {COLUMNS} FROM memories WHERE id = ?", (memory_id,))
         # Misses are not cached (a row another process adds shows at once), nor rows read
         # inside an open write transaction (it may still roll back).
-        if found is not None and not self.db.in_write_transaction():
-            self.cache.set(memory_id, replace(found, metadata=dict(found.metadata)))
+        # A write that committed while we read has invalidated: then do not cache the old row.
+        if found is not None and not in_transaction:
+            self.cache.set(memory_id, replace(found, metadata=dict(found.metadata)), if_version=version)
         return found
 
     def get_by_key(self, api_key_id: str, key: str) -> MemoryRecord | None:

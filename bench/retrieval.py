@@ -1,0 +1,162 @@
+"""Retrieval latency of the FTS tiers (no vector tier configured).
+
+For each database size (TOTALxKEYS: TOTAL memories spread over KEYS api keys) it
+times `Memory.retrieve(key, query=q, strategy=s, max_tokens=2000,
+record_access=False)` for s in exact, semantic, hybrid, then hybrid with
+`record_access=True` (what the chat path does: it also bumps access counters in a
+write transaction). Each query goes to a random key of the database.
+
+    python -m bench.retrieval                      # 10000x1 and 1000000x1000
+    python -m bench.retrieval 10000x1 200000x200 --queries 500
+    python -m bench.retrieval --quick
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.common import (
+    Latency,
+    Report,
+    emit,
+    human_bytes,
+    log,
+    ms,
+    parser,
+    table,
+    time_calls,
+    verdict,
+    work_dir,
+)
+from bench.corpus import queries
+from bench.dataset import BuiltDb, build
+from memroute import Memory
+from memroute.store.fts import match_expression
+
+STRATEGIES = ("exact", "semantic", "hybrid")
+TARGET_P99_MS = 5.0  # at 10,000 memories in one key
+TARGET_PER_KEY = 10_000
+DEFAULT_SIZES = ("10000x1", "1000000x1000")
+QUICK_SIZES = ("2000x1", "20000x20")
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    total, _, keys = text.lower().partition("x")
+    return int(total.replace("_", "")), int(keys or 1)
+
+
+@dataclass(slots=True)
+class Case:
+    label: str
+    latency: Latency
+    items: float  # mean memories returned
+
+
+def _diagnostics(mem: Memory, built: BuiltDb, qs: Sequence[str]) -> dict[str, float]:
+    """How many FTS rows a query matches over the whole file vs inside one key."""
+    con = mem.store.db.read()
+    total, in_key = [], []
+    for q in qs[:50]:
+        expression = match_expression(q)
+        if expression is None:
+            continue
+        total.append(con.execute("SELECT COUNT(*) FROM memory_fts WHERE memory_fts MATCH ?",
+                                 (expression,)).fetchone()[0])
+        in_key.append(con.execute(
+            "SELECT COUNT(*) FROM memory_fts JOIN memories m ON m.rowid = memory_fts.rowid"
+            " WHERE memory_fts MATCH ? AND m.api_key_id = ?", (expression, built.owners[0])).fetchone()[0])
+    return {"fts_matches_file": statistics.mean(total) if total else 0.0,
+            "fts_matches_key": statistics.mean(in_key) if in_key else 0.0}
+
+
+def run_size(directory: Path, total: int, keys: int, *, seed: int, n_queries: int, warmup: int) -> dict[str, Any]:
+    built = build(directory, total, keys, seed)
+    qs = queries(seed + 1, warmup + n_queries)
+    rng = random.Random(seed + 2)
+    work = [(rng.choice(built.owners), q) for q in qs]
+    cases: list[Case] = []
+    mem = Memory.open(built.path, start_workers=False)
+    try:
+        for strategy, record in [*((s, False) for s in STRATEGIES), ("hybrid", True)]:
+            returned: list[int] = []
+
+            def call(arg: tuple[str, str], strategy: str = strategy, record: bool = record) -> None:
+                items = mem.retrieve(arg[0], query=arg[1], strategy=strategy, max_tokens=2000,
+                                     record_access=record)
+                returned.append(len(items))
+
+            log(f"{total}x{keys}: {strategy}{' + record_access' if record else ''}, {n_queries} queries")
+            latency = time_calls(call, work, warmup=warmup)
+            label = f"{strategy}{' + record_access' if record else ''}"
+            cases.append(Case(label, latency, statistics.mean(returned[warmup:])))
+        diag = _diagnostics(mem, built, qs)
+    finally:
+        mem.close()
+    return {"built": built, "cases": cases, "diag": diag}
+
+
+def report(results: list[dict[str, Any]], n_queries: int) -> Report:
+    rep = Report("Retrieval latency (FTS tiers)")
+    rows, data = [], {}
+    for res in results:
+        built: BuiltDb = res["built"]
+        size = f"{built.rows:,} / {built.keys:,} keys ({built.per_key:,}/key)"
+        gated = built.per_key >= TARGET_PER_KEY
+        for case in res["cases"]:
+            lat = case.latency
+            target = (f"p99 ≤ {TARGET_P99_MS:g} ms: {verdict(lat.p99 <= TARGET_P99_MS)}"
+                      if gated and "record" not in case.label else "—")
+            rows.append([size, case.label, lat.n, ms(lat.p50), ms(lat.p99), ms(lat.mean), ms(lat.max),
+                         f"{case.items:.0f}", target])
+            data[f"{built.total}x{built.keys}/{case.label}"] = {**lat.to_dict(), "items": case.items}
+        data[f"{built.total}x{built.keys}/db"] = {
+            "rows": built.rows, "build_s": built.build_s, "bytes": built.size["total"],
+            **res["diag"]}
+    rep.add(f"`mem.retrieve(key, query=q, strategy=s, max_tokens=2000)` — {n_queries} timed queries per row "
+            "after warm-up, each to a random key; times in ms.")
+    rep.add(table(["memories", "strategy", "n", "p50", "p99", "mean", "max", "items", "target"], rows))
+    notes = []
+    for res in results:
+        built, diag = res["built"], res["diag"]
+        notes.append(
+            f"- {built.rows:,} memories / {built.keys:,} keys: built in {built.build_s:.0f} s "
+            f"({built.rows / built.build_s:,.0f} memories/s in 10k-row transactions), "
+            f"{human_bytes(built.size['total'])}; a query matches on average "
+            f"{diag['fts_matches_file']:,.0f} FTS rows in the whole file, "
+            f"{diag['fts_matches_key']:,.0f} of them in the queried key.")
+    rep.add("\n".join(notes))
+    rep.data = data
+    return rep
+
+
+def run(sizes: Sequence[str], *, seed: int, n_queries: int, warmup: int, data_dir: Path | None) -> Report:
+    with work_dir(data_dir) as directory:
+        results = []
+        for text in sizes:
+            total, keys = parse_size(text)
+            started = time.perf_counter()
+            results.append(run_size(directory, total, keys, seed=seed, n_queries=n_queries, warmup=warmup))
+            log(f"{text} done in {time.perf_counter() - started:.0f} s")
+        return report(results, n_queries)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    ap = parser(__doc__.splitlines()[0])
+    ap.add_argument("sizes", nargs="*", help=f"TOTALxKEYS, default {' '.join(DEFAULT_SIZES)}")
+    ap.add_argument("--queries", type=int, default=300, help="timed queries per strategy (default 300)")
+    ap.add_argument("--warmup", type=int, default=50, help="untimed queries first (default 50)")
+    args = ap.parse_args(argv)
+    sizes = args.sizes or (QUICK_SIZES if args.quick else DEFAULT_SIZES)
+    n_queries = 40 if args.quick else args.queries
+    warmup = 10 if args.quick else args.warmup
+    emit(run(sizes, seed=args.seed, n_queries=n_queries, warmup=warmup, data_dir=args.data_dir), args.json)
+
+
+if __name__ == "__main__":
+    main()
