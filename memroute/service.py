@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 import json
 import logging
+import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -455,7 +456,7 @@ class Memory:
         candidates = [
             m
             for m in self.store.memories.updated_before(owner, days_ago(now, days))
-            if not summarization.is_summary(m)
+            if not summarization.is_summary(m) and (m.expires_at is None or m.expires_at > to_iso(now))
         ]
         total_tokens = sum(estimate_tokens(m.content) for m in candidates)
         summaries: builtins.list[dict[str, Any]] = []
@@ -480,7 +481,7 @@ class Memory:
         new = NewMemory(
             api_key_id=owner,
             content=content,
-            key=f"summary:{now}",
+            key=f"summary:{now}:{uuid.uuid4().hex[:8]}",
             type="semantic",
             metadata={
                 "summarizedCount": len(group),

@@ -68,6 +68,7 @@ class ExtractionWorker:
     def _run(self) -> None:
         while True:
             self._wake.clear()
+            stopping = self._stop.is_set()  # read before the pass, so it covers all jobs queued before stop()
             with self._progress:
                 pass_for = self._requested
             try:
@@ -77,7 +78,7 @@ class ExtractionWorker:
             with self._progress:
                 self._completed = max(self._completed, pass_for)
                 self._progress.notify_all()
-            if self._stop.is_set():
+            if stopping:
                 return
             self._wake.wait(POLL_SECONDS)
 

@@ -44,8 +44,12 @@ def test_queued_text_becomes_memories_with_metadata(mem: Memory, clock: Any) -> 
     assert ts.content == "prefers TypeScript"
     assert ts.type == "factual"
     assert ts.session_id == "sess-1"
-    assert ts.metadata == {"category": "preference", "polarity": "positive", "source": "user_message",
-                           "extractedAt": to_iso(clock())}
+    assert ts.metadata == {
+        "category": "preference",
+        "polarity": "positive",
+        "source": "user_message",
+        "extractedAt": to_iso(clock()),
+    }
     pg = memories["decision:postgres_for_this_project"]
     assert pg.content == "will use Postgres for this project"
     assert pg.type == "episodic"
@@ -95,7 +99,9 @@ def test_a_later_contradiction_replaces_the_fact_and_keeps_history(mem: Memory, 
     assert [h.event for h in history] == ["ADD", "UPDATE"]
     assert history[1].old_content == "likes Python"
     assert history[1].new_content == "does not like Python"
-    assert [i.memory.content for i in mem.retrieve("k", "Python", strategy="semantic")] == ["does not like Python"]
+    assert [i.memory.content for i in mem.retrieve("k", "Python", strategy="semantic")] == [
+        "does not like Python"
+    ]
 
 
 def test_queued_jobs_are_processed_in_order(mem: Memory) -> None:
@@ -213,7 +219,9 @@ def test_close_drains_a_job_queued_while_the_last_pass_finishes() -> None:
     worker.start()
     worker.notify()
     assert reached_empty.wait(5)
-    queue.append(ExtractionJob(1, "k", "", "user_message", "I prefer tabs.", "2026-06-01T12:00:00.000Z", 0, None))
+    queue.append(
+        ExtractionJob(1, "k", "", "user_message", "I prefer tabs.", "2026-06-01T12:00:00.000Z", 0, None)
+    )
     worker.notify()
     stopper = threading.Thread(target=worker.stop, args=(5.0,))
     stopper.start()

@@ -63,6 +63,16 @@ class _Candidate:
     fts_score: float | None = None
 
 
+def admits(flt: MemoryFilter, memory: MemoryRecord) -> bool:
+    """Whether `memory` passes `flt` (the same rules the SQL tiers apply)."""
+    return (
+        (flt.api_key_id is None or memory.api_key_id == flt.api_key_id)
+        and (memory.expires_at is None or memory.expires_at > flt.now)
+        and (not flt.session_id or memory.session_id == flt.session_id)
+        and (not flt.updated_since or memory.updated_at >= flt.updated_since)
+    )
+
+
 def clamp_budget(max_tokens: int) -> int:
     return min(max(max_tokens, 1), MAX_BUDGET_TOKENS)
 
@@ -150,7 +160,9 @@ def _vector_candidates(
     hits = tier.search(params.query or "", flt, KEYWORD_CANDIDATES)
     if params.min_score is not None:
         hits = [h for h in hits if h.score >= params.min_score]
-    found = reader.get_many([h.memory_id for h in hits])
+    # The tier should filter already; checking again means a stale index entry can never leak
+    # another key's or an expired memory (REF §17.7).
+    found = {i: m for i, m in reader.get_many([h.memory_id for h in hits]).items() if admits(flt, m)}
     label = "qdrant" if tier.name == "qdrant" else "vector"
     return [
         _Candidate(found[h.memory_id], h.score, label, vec_score=h.score)
@@ -164,7 +176,7 @@ def _fused(
 ) -> list[_Candidate]:
     vector = _vector_candidates(reader, tier, flt, params)
     keyword = _keyword(reader, flt, params.query)
-    by_id = {c.memory.id: c for c in [*keyword, *vector]}
+    by_id = {c.memory.id: c for c in [*vector, *keyword]}  # keyword entries carry fts_score
     vec_scores = {c.memory.id: c.vec_score for c in vector}
     fused = rrf_fuse([VectorHit(c.memory.id, c.vec_score or 0.0) for c in vector], keyword, params.rrf_k)
     ranked = [

@@ -67,14 +67,49 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Memory, d
 
 
 SYNTAX_PIECES = [
-    '"', "'", '""', "NEAR", "NEAR(", "NEAR/2", "*", "^", ":", "(", ")", "AND", "OR", "NOT", "-", "+",
-    "content:", "key:", "{content key}:", "\u00e9t\u00e9", "\u6f22\u5b57", "\U0001f600", "\u0301", "\\",
-    "%", "_", ";", "--", "/*", "\x00", "\t", "\n", "\u200b", "\ufeff", "\u00b2", "\u2167", "ß", "İ",
+    '"',
+    "'",
+    '""',
+    "NEAR",
+    "NEAR(",
+    "NEAR/2",
+    "*",
+    "^",
+    ":",
+    "(",
+    ")",
+    "AND",
+    "OR",
+    "NOT",
+    "-",
+    "+",
+    "content:",
+    "key:",
+    "{content key}:",
+    "\u00e9t\u00e9",
+    "\u6f22\u5b57",
+    "\U0001f600",
+    "\u0301",
+    "\\",
+    "%",
+    "_",
+    ";",
+    "--",
+    "/*",
+    "\x00",
+    "\t",
+    "\n",
+    "\u200b",
+    "\ufeff",
+    "\u00b2",
+    "\u2167",
+    "ß",
+    "İ",
 ]
 syntax_soup = st.lists(
     st.one_of(st.sampled_from(SYNTAX_PIECES), st.text(max_size=8)), min_size=1, max_size=30
 ).map(" ".join) | st.lists(st.sampled_from(SYNTAX_PIECES), min_size=1, max_size=30).map("".join)
-long_text = st.tuples(st.sampled_from(SYNTAX_PIECES + ["word", "TypeScript"]), st.integers(500, 6000)).map(
+long_text = st.tuples(st.sampled_from([*SYNTAX_PIECES, "word", "TypeScript"]), st.integers(500, 6000)).map(
     lambda pair: (pair[0] + " ") * pair[1]
 )
 
@@ -158,7 +193,11 @@ def test_hybrid_puts_keyword_matches_first_then_newest_fill_the_budget(mem: Memo
     _add(mem, clock, "k", "likes green tea")
     _add(mem, clock, "k", "uses vim keybindings")
     items = mem.retrieve("k", "TypeScript", strategy="hybrid")
-    assert _contents(items) == ["prefers TypeScript for the backend", "uses vim keybindings", "likes green tea"]
+    assert _contents(items) == [
+        "prefers TypeScript for the backend",
+        "uses vim keybindings",
+        "likes green tea",
+    ]
     assert [item.tier for item in items] == ["fts5", "recent", "recent"]
 
 
@@ -225,7 +264,9 @@ def _every_path(mem: Memory, owner: str | None, query: str, **kwargs: Any) -> di
             out[f"retrieve/{strategy}"] = mem.retrieve(
                 owner, query, strategy=strategy, max_tokens=4000, record_access=False, **kwargs
             )
-        out[f"preview/{strategy}"] = mem.retrieve_preview(owner, query, strategy=strategy, max_tokens=4000).items
+        out[f"preview/{strategy}"] = mem.retrieve_preview(
+            owner, query, strategy=strategy, max_tokens=4000
+        ).items
     return out
 
 
@@ -318,7 +359,9 @@ def test_budget_is_never_exceeded_and_packing_is_greedy(
     owner = f"budget-{uuid.uuid4().hex}"
     for i, size in enumerate(sizes):
         budget_mem.add(owner, f"m{i} budget " + "x" * size)
-    items = budget_mem.retrieve(owner, "budget", strategy=strategy, max_tokens=max_tokens, record_access=False)
+    items = budget_mem.retrieve(
+        owner, "budget", strategy=strategy, max_tokens=max_tokens, record_access=False
+    )
     used = sum(item.tokens for item in items)
     assert used <= max_tokens
     assert items, "something always fits: at worst the best memory is cut to the budget"
@@ -572,7 +615,9 @@ def test_a_failing_vector_tier_degrades_to_keywords_and_says_so(mem: Memory, clo
     ts = _add(mem, clock, "k", "prefers TypeScript")
     tea = _add(mem, clock, "k", "likes green tea")
     for strategy in ("hybrid", "semantic"):
-        result = retrieve(mem.store.memories, _flt(clock), _params("TypeScript", strategy), vector_tier=BrokenTier())
+        result = retrieve(
+            mem.store.memories, _flt(clock), _params("TypeScript", strategy), vector_tier=BrokenTier()
+        )
         assert result.items[0].memory.id == ts.id
         assert result.items[0].tier == "fts5"
         assert result.resolution.fallback_reason
@@ -581,8 +626,10 @@ def test_a_failing_vector_tier_degrades_to_keywords_and_says_so(mem: Memory, clo
     assert _ids(hybrid.items) == [ts.id, tea.id]
 
 
-@pytest.mark.parametrize(("name", "fuse", "tier"), [("qdrant", False, "qdrant"), ("sqlite-vec", False, "vector"),
-                                                     ("sqlite-vec", True, "vector")])
+@pytest.mark.parametrize(
+    ("name", "fuse", "tier"),
+    [("qdrant", False, "qdrant"), ("sqlite-vec", False, "vector"), ("sqlite-vec", True, "vector")],
+)
 def test_semantic_with_a_vector_tier_uses_vector_order(
     mem: Memory, clock: Any, name: str, fuse: bool, tier: str
 ) -> None:
@@ -621,7 +668,9 @@ def test_min_score_drops_weak_vector_hits(mem: Memory, clock: Any) -> None:
 def test_vector_tier_receives_the_base_filter(mem: Memory, clock: Any) -> None:
     _add(mem, clock, "k", "prefers TypeScript")
     fake = FakeTier([])
-    flt = MemoryFilter(api_key_id="k", now=to_iso(clock()), session_id="s1", updated_since="2026-01-01T00:00:00.000Z")
+    flt = MemoryFilter(
+        api_key_id="k", now=to_iso(clock()), session_id="s1", updated_since="2026-01-01T00:00:00.000Z"
+    )
     result = retrieve(mem.store.memories, flt, _params("TypeScript", "semantic"), vector_tier=fake)
     assert fake.calls == [flt]
     assert result.resolution.fallback_reason  # the tier found nothing: say so

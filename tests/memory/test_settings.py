@@ -89,13 +89,16 @@ def test_to_dict_has_the_twelve_ref_fields_and_the_added_ones(mem: Memory) -> No
 
 
 def test_ref_normalisation_of_bad_stored_values(db_path: Path, mem: Memory) -> None:
-    _write_raw(db_path, {
-        "memoryEnabled": "yes",
-        "memoryMaxTokens": 20001,
-        "memoryRetentionDays": 0,
-        "memoryStrategy": "unsupported",
-        "skillsEnabled": True,
-    })
+    _write_raw(
+        db_path,
+        {
+            "memoryEnabled": "yes",
+            "memoryMaxTokens": 20001,
+            "memoryRetentionDays": 0,
+            "memoryStrategy": "unsupported",
+            "skillsEnabled": True,
+        },
+    )
     body = mem.settings().to_dict()
     assert body["enabled"] is False
     assert body["maxTokens"] == 16000
@@ -107,18 +110,21 @@ def test_ref_normalisation_of_bad_stored_values(db_path: Path, mem: Memory) -> N
 
 
 def test_extended_fields_are_read_and_bad_ones_fall_back(db_path: Path, mem: Memory) -> None:
-    _write_raw(db_path, {
-        "memoryRetentionDays": 999,
-        "memoryMaxTokens": 1500.6,
-        "memoryEmbeddingSource": "static",
-        "memoryEmbeddingProviderModel": "  openai/text-embedding-3-small ",
-        "memoryTransformersEnabled": True,
-        "memoryStaticEnabled": 1,  # not a real boolean
-        "memoryRerankEnabled": "true",  # not a real boolean
-        "memoryRerankProviderModel": "   ",
-        "memoryVectorStore": "pinecone",
-        "memoryStrategy": "recent",
-    })
+    _write_raw(
+        db_path,
+        {
+            "memoryRetentionDays": 999,
+            "memoryMaxTokens": 1500.6,
+            "memoryEmbeddingSource": "static",
+            "memoryEmbeddingProviderModel": "  openai/text-embedding-3-small ",
+            "memoryTransformersEnabled": True,
+            "memoryStaticEnabled": 1,  # not a real boolean
+            "memoryRerankEnabled": "true",  # not a real boolean
+            "memoryRerankProviderModel": "   ",
+            "memoryVectorStore": "pinecone",
+            "memoryStrategy": "recent",
+        },
+    )
     s = mem.settings()
     assert s.retention_days == 365
     assert s.max_tokens == 1501
@@ -140,7 +146,9 @@ def test_unreadable_stored_json_falls_back_to_defaults(db_path: Path, mem: Memor
 
 
 @pytest.mark.parametrize("raw", ["2000", None, True, [], {"n": 1}, float("nan")])
-def test_a_stored_max_tokens_that_is_not_a_number_takes_the_default(db_path: Path, mem: Memory, raw: Any) -> None:
+def test_a_stored_max_tokens_that_is_not_a_number_takes_the_default(
+    db_path: Path, mem: Memory, raw: Any
+) -> None:
     if isinstance(raw, float):
         _write_raw(db_path, {}, raw_text={"memoryMaxTokens": "NaN"})
     else:
@@ -152,7 +160,9 @@ def test_a_stored_max_tokens_that_is_not_a_number_takes_the_default(db_path: Pat
 
 
 def test_update_accepts_camel_case_and_snake_case(mem: Memory) -> None:
-    s = mem.update_settings({"maxTokens": 500, "retention_days": 7}, strategy="semantic", injection_enabled=False)
+    s = mem.update_settings(
+        {"maxTokens": 500, "retention_days": 7}, strategy="semantic", injection_enabled=False
+    )
     assert (s.max_tokens, s.retention_days, s.strategy, s.injection_enabled) == (500, 7, "semantic", False)
     s = mem.update_settings(enabled=True, vectorStore="qdrant", scope="session")
     assert (s.enabled, s.vector_store, s.scope) == (True, "qdrant", "session")
@@ -165,8 +175,10 @@ def test_update_edges_of_the_ranges(mem: Memory) -> None:
     assert mem.update_settings(retentionDays=1).retention_days == 1
     assert mem.update_settings(retentionDays=365).retention_days == 365
     assert mem.update_settings(strategy="exact").strategy == "recent"  # the UI name of exact
-    assert mem.update_settings(embeddingProviderModel="openai/text-embedding-3-small").embedding_provider_model \
+    assert (
+        mem.update_settings(embeddingProviderModel="openai/text-embedding-3-small").embedding_provider_model
         == "openai/text-embedding-3-small"
+    )
     assert mem.update_settings(embeddingProviderModel=None).embedding_provider_model is None
 
 
@@ -193,7 +205,9 @@ def test_update_edges_of_the_ranges(mem: Memory) -> None:
         {"enabled": True, "nope": 1},
     ],
 )
-def test_bad_updates_are_refused_and_nothing_is_stored(db_path: Path, mem: Memory, changes: dict[str, Any]) -> None:
+def test_bad_updates_are_refused_and_nothing_is_stored(
+    db_path: Path, mem: Memory, changes: dict[str, Any]
+) -> None:
     before = mem.settings()
     with pytest.raises(InvalidInput):
         mem.update_settings(changes)
@@ -262,10 +276,16 @@ def test_recall_uses_the_settings_strategy_budget_and_scope(mem: Memory, clock: 
     _seed(mem, clock)
     mem.update_settings(enabled=True)
     hybrid = mem.recall("k", "TypeScript")
-    assert [i.memory.content for i in hybrid] == ["prefers TypeScript for the backend", "likes green tea with lunch"]
+    assert [i.memory.content for i in hybrid] == [
+        "prefers TypeScript for the backend",
+        "likes green tea with lunch",
+    ]
 
     mem.update_settings(strategy="recent")  # newest first, the query does not reorder
-    assert [i.memory.content for i in mem.recall("k", "TypeScript")][0] == "likes green tea with lunch"
+    assert [i.memory.content for i in mem.recall("k", "TypeScript")] == [
+        "likes green tea with lunch",
+        "prefers TypeScript for the backend",
+    ]
 
     mem.update_settings(strategy="semantic")
     assert [i.memory.content for i in mem.recall("k", "TypeScript")] == ["prefers TypeScript for the backend"]

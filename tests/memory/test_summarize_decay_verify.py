@@ -61,7 +61,13 @@ def test_summarize_rejects_bad_older_than_days(mem: Memory, days: Any) -> None:
 
 
 def test_dry_run_lists_candidates_and_writes_nothing(mem: Memory, clock: Any) -> None:
-    contents = ["prefers TypeScript", "likes green tea with lunch", "uses vim", "deploys on Fridays", "x" * 41]
+    contents = [
+        "prefers TypeScript",
+        "likes green tea with lunch",
+        "uses vim",
+        "deploys on Fridays",
+        "x" * 41,
+    ]
     for content in contents:
         _add(mem, clock, "key-a", content)
     clock.advance(days=35)
@@ -158,7 +164,9 @@ def test_expired_memories_do_not_come_back_through_a_summary(mem: Memory, clock:
     kept = _add(mem, clock, "key-a", "prefers TypeScript")
     _add(mem, clock, "key-a", "temporary door code 4711", expires_at=clock() + timedelta(days=1))
     clock.advance(days=40)
-    assert "4711" not in " ".join(i.memory.content for i in mem.retrieve("key-a", "door code", strategy="exact"))
+    assert "4711" not in " ".join(
+        i.memory.content for i in mem.retrieve("key-a", "door code", strategy="exact")
+    )
     result = mem.summarize(30, api_key_id="key-a")
     summary = mem.get(result["summaryId"])
     assert kept.content in summary.content
@@ -265,9 +273,13 @@ def test_a_recent_access_restarts_the_clock(decaying: Memory, clock: Any) -> Non
 
 
 def test_decay_custom_days_and_key_filter(db_path: Path, clock: Any) -> None:
-    config = Config.for_path(db_path, environ={
-        "MEMORY_TYPED_DECAY_ENABLED": "true", "MEMORY_TYPED_DECAY_EPISODIC_DAYS": "7",
-    })
+    config = Config.for_path(
+        db_path,
+        environ={
+            "MEMORY_TYPED_DECAY_ENABLED": "true",
+            "MEMORY_TYPED_DECAY_EPISODIC_DAYS": "7",
+        },
+    )
     memory = Memory.open(db_path, config=config, clock=clock)
     try:
         a = _add(memory, clock, "key-a", "went with Postgres", type="episodic")
@@ -280,9 +292,13 @@ def test_decay_custom_days_and_key_filter(db_path: Path, clock: Any) -> None:
 
 
 def test_episodic_days_zero_makes_episodic_immune(db_path: Path, clock: Any) -> None:
-    config = Config.for_path(db_path, environ={
-        "MEMORY_TYPED_DECAY_ENABLED": "true", "MEMORY_TYPED_DECAY_EPISODIC_DAYS": "0",
-    })
+    config = Config.for_path(
+        db_path,
+        environ={
+            "MEMORY_TYPED_DECAY_ENABLED": "true",
+            "MEMORY_TYPED_DECAY_EPISODIC_DAYS": "0",
+        },
+    )
     memory = Memory.open(db_path, config=config, clock=clock)
     try:
         episode = _add(memory, clock, "k", "went with Postgres", type="episodic")
