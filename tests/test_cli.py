@@ -47,7 +47,9 @@ def test_add_get_history_delete(run) -> None:
 
 
 def test_remember_then_search_and_list(run) -> None:
-    stored = json.loads(run("memory", "remember", "-k", "k1", "I prefer TypeScript. I don't like Python.").output)
+    stored = json.loads(
+        run("memory", "remember", "-k", "k1", "I prefer TypeScript. I don't like Python.").output
+    )
     assert {m["key"] for m in stored} == {"preference:typescript", "preference:python"}
 
     found = json.loads(run("memory", "search", "-k", "k1", "what about python?").output)
@@ -103,7 +105,9 @@ def test_export_import_round_trip_reports_bad_lines(run, tmp_path: Path) -> None
 
     other_db = tmp_path / "other.db"
     broken = tmp_path / "broken.jsonl"
-    broken.write_text("\n".join([lines[0], "{not json", json.dumps({"content": ""}), lines[1], lines[2]]) + "\n")
+    broken.write_text(
+        "\n".join([lines[0], "{not json", json.dumps({"content": ""}), lines[1], lines[2]]) + "\n"
+    )
     result = CliRunner().invoke(main, ["--db", str(other_db), "memory", "import", str(broken)])
     assert result.exit_code == 2
     report = json.loads(result.output)
@@ -149,7 +153,8 @@ def test_real_process_help_and_bad_input(tmp_path: Path) -> None:
     assert help_run.returncode == 0 and "memory" in help_run.stdout
     bad = subprocess.run(
         [sys.executable, "-m", "memroute", "--db", str(tmp_path / "x.db"), "memory", "get", "nope"],
-        capture_output=True, text=True,
+        capture_output=True,
+        text=True,
     )
     assert bad.returncode == 1
     assert bad.stderr.strip() == "error: memory nope not found"

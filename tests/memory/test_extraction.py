@@ -34,7 +34,10 @@ REF_TABLE = [
     # A capture stops at a clause boundary instead of swallowing the next statement.
     (
         "I hate Java; I love Kotlin.",
-        [("preference:java", "hates Java", "factual", N), ("preference:kotlin", "loves Kotlin", "factual", P)],
+        [
+            ("preference:java", "hates Java", "factual", N),
+            ("preference:kotlin", "loves Kotlin", "factual", P),
+        ],
     ),
     ("I like A and I like B.", []),  # one-letter objects are under the 2-character minimum
     (
@@ -50,16 +53,25 @@ REF_TABLE = [
     ("I will use Redis.", [("decision:redis", "will use Redis", "episodic", P)]),
     (
         "I’ll use Redis and I don’t like Java.",  # curly apostrophes
-        [("preference:java", "does not like Java", "factual", N), ("decision:redis", "will use Redis", "episodic", P)],
+        [
+            ("preference:java", "does not like Java", "factual", N),
+            ("decision:redis", "will use Redis", "episodic", P),
+        ],
     ),
     # "decided not to X" shares its key with "decided to X", so the newer one replaces the older.
     ("I decided not to use Redis", [("decision:use_redis", "decided not to use Redis", "episodic", N)]),
     ("I'm going adopt Bun", [("decision:bun", "is going to adopt Bun", "episodic", P)]),
     (
         "i prefer vim, and I usually test first",
-        [("preference:vim", "prefers vim", "factual", P), ("pattern:test_first", "usually test first", "factual", P)],
+        [
+            ("preference:vim", "prefers vim", "factual", P),
+            ("pattern:test_first", "usually test first", "factual", P),
+        ],
     ),
-    ("My favorite are cats and dogs", [("preference:cats_and_dogs", "favorite are cats and dogs", "factual", P)]),
+    (
+        "My favorite are cats and dogs",
+        [("preference:cats_and_dogs", "favorite are cats and dogs", "factual", P)],
+    ),
     (
         "I prefer TypeScript over JavaScript for large projects, honestly.",
         [
@@ -134,7 +146,14 @@ def test_statements_keep_their_verb() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["I don't like Rust", "I do not like Rust", "I hate Rust", "I dislike Rust", "I avoid Rust", "I never Rust"],
+    [
+        "I don't like Rust",
+        "I do not like Rust",
+        "I hate Rust",
+        "I dislike Rust",
+        "I avoid Rust",
+        "I never Rust",
+    ],
 )
 def test_negative_statements_are_marked_negative(text: str) -> None:
     (fact,) = extract_facts_from_text(text)
