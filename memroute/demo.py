@@ -35,4 +35,7 @@ def run_demo(path: Path, echo: Callable[[str], None]) -> None:
         injected = mem.inject(request, items, provider="openai")
         echo("\nrequest sent upstream:")
         for message in injected["messages"]:
-            echo(f"   {message['role']:>6}: {message['content']}")
+            lines = str(message["content"]).splitlines()
+            echo(f"   {message['role']:>6}: {lines[0]}")
+            for line in lines[1:]:
+                echo(f"           {line}")

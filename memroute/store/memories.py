@@ -73,7 +73,8 @@ class NewMemory:
 
 def _filter_sql(flt: MemoryFilter, alias: str = "") -> tuple[str, list[Any]]:
     p = f"{alias}." if alias else ""
-    clauses = [f"({p}expires_at IS NULL OR {p}expires_at > ?)"]
+    # `+` keeps the planner on the owner/updated_at indexes instead of an OR over expires_at.
+    clauses = [f"(+{p}expires_at IS NULL OR +{p}expires_at > ?)"]
     params: list[Any] = [flt.now]
     if flt.api_key_id is not None:
         clauses.append(f"{p}api_key_id = ?")
