@@ -33,7 +33,26 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+def cpu_reference(rounds: int = 5) -> dict[str, float]:
+    """Time of a fixed pure-Python loop (ms, best and median of `rounds`): on a shared VM the
+    CPU speed drifts between runs, and this says how fast the machine was for this run."""
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter_ns()
+        total = 0
+        for i in range(1_000_000):
+            total += i * i
+        times.append((time.perf_counter_ns() - start) / 1e6)
+    times.sort()
+    return {"best_ms": times[0], "median_ms": times[len(times) // 2]}
+
+
+_REFERENCE: dict[str, float] = {}
+
+
 def machine() -> dict[str, Any]:
+    if not _REFERENCE:
+        _REFERENCE.update(cpu_reference())
     return {
         "cpu": cpu_model(),
         "cpu_count": os.cpu_count(),
@@ -42,6 +61,7 @@ def machine() -> dict[str, Any]:
         "sqlite": apsw.sqlite_lib_version(),
         "apsw": apsw.apsw_version(),
         "memroute": getattr(memroute, "__version__", "?"),
+        "cpu_reference_ms": dict(_REFERENCE),
     }
 
 
@@ -49,7 +69,9 @@ def machine_markdown(info: dict[str, Any] | None = None) -> str:
     m = info or machine()
     return (
         f"Machine: {m['cpu']} × {m['cpu_count']} CPUs, {m['platform']}, Python {m['python']}, "
-        f"SQLite {m['sqlite']} (apsw {m['apsw']}), memroute {m['memroute']}"
+        f"SQLite {m['sqlite']} (apsw {m['apsw']}), memroute {m['memroute']}; CPU reference "
+        f"(1M-iteration Python loop): best {m['cpu_reference_ms']['best_ms']:.0f} ms, "
+        f"median {m['cpu_reference_ms']['median_ms']:.0f} ms"
     )
 
 
@@ -148,8 +170,12 @@ def parser(description: str) -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--quick", action="store_true", help="tiny sizes, for a smoke run")
     ap.add_argument("--seed", type=int, default=1234, help="seed of the synthetic data (default 1234)")
-    ap.add_argument("--data-dir", type=Path, default=None,
-                    help="keep databases here and reuse them across runs (default: a temp dir, deleted)")
+    ap.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="keep databases here and reuse them across runs (default: a temp dir, deleted)",
+    )
     ap.add_argument("--json", type=Path, default=None, help="also write the figures as JSON to this file")
     return ap
 

@@ -8,14 +8,17 @@ next to it, so `--data-dir` runs can reuse it.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import apsw
 
@@ -26,6 +29,7 @@ from memroute.clock import to_iso
 from memroute.store import NewMemory
 
 BATCH = 10_000
+BUILD_CACHE_KIB = 512 * 1024
 
 
 def owner_ids(seed: int, count: int) -> list[str]:
@@ -59,48 +63,69 @@ def db_name(total: int, keys: int, seed: int) -> str:
     return f"mem-{total}-{keys}-{seed}.db"
 
 
+def interleaved(
+    gen: MemoryGenerator, owners: list[str], per_key: int, seed: int
+) -> Iterator[tuple[str, Any]]:
+    """Every owner's memories, in bursts of 5–50 (one conversation's worth) from random owners,
+    so a key's rows are spread over the file as they are after months of real traffic."""
+    rng = random.Random(seed ^ 0xB0057)
+    streams = {owner: gen.for_owner(per_key) for owner in owners}
+    left = dict.fromkeys(owners, per_key)
+    active = list(owners)
+    while active:
+        i = rng.randrange(len(active))
+        owner = active[i]
+        burst = min(left[owner], rng.randint(5, 50))
+        for g in itertools.islice(streams[owner], burst):
+            yield owner, g
+        left[owner] -= burst
+        if not left[owner]:
+            active[i] = active[-1]
+            active.pop()
+
+
 def build(directory: Path, total: int, keys: int, seed: int) -> BuiltDb:
     """A database with `total` memories spread evenly over `keys` owners (reused if present)."""
     path = directory / db_name(total, keys, seed)
     meta = path.with_suffix(".json")
     if path.exists() and meta.exists():
         info = BuiltDb(**json.loads(meta.read_text()))
-        log(f"reusing {path} ({info.rows} memories)")
+        log(f"reusing {path} ({info.rows:,} memories)")
         return info
     for stale in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
         stale.unlink(missing_ok=True)
     owners = owner_ids(seed, keys)
     per_key = total // keys
-    gen = MemoryGenerator(seed, now=datetime.now(UTC))
     now = to_iso(datetime.now(UTC))
+    stream = interleaved(MemoryGenerator(seed, now=datetime.now(UTC)), owners, per_key, seed)
     log(f"building {path.name}: {total:,} memories over {keys:,} keys")
     start = time.perf_counter_ns()
     mem = Memory.open(path, start_workers=False)
     try:
         repo, db = mem.store.memories, mem.store.db
-        pending = 0
-        tx = db.write()
-        tx.__enter__()
-        try:
-            for index, owner in enumerate(owners):
-                for g in gen.for_owner(per_key):
-                    repo.upsert(NewMemory(api_key_id=owner, content=g.content, key=g.key, type=g.type,
-                                          session_id=g.session_id, metadata=g.metadata,
-                                          expires_at=g.expires_at, created_at=g.created_at,
-                                          updated_at=g.updated_at), now=now, actor="api")
-                    pending += 1
-                    if pending >= BATCH:
-                        tx.__exit__(None, None, None)
-                        tx = db.write()
-                        tx.__enter__()
-                        pending = 0
-                if keys >= 10 and (index + 1) % max(1, keys // 10) == 0:
-                    elapsed = (time.perf_counter_ns() - start) / 1e9
-                    log(f"  {(index + 1) * per_key:,} memories, {elapsed:.0f} s")
-        except BaseException as exc:
-            tx.__exit__(type(exc), exc, exc.__traceback__)
-            raise
-        tx.__exit__(None, None, None)
+        with db.write() as con:
+            # Setup only: a big page cache on this connection keeps the build fast; every
+            # measurement opens its own connections with memroute's defaults.
+            con.execute(f"PRAGMA cache_size = {-BUILD_CACHE_KIB}")
+        done = 0
+        while done < per_key * keys:
+            with db.write():
+                for owner, g in itertools.islice(stream, BATCH):
+                    new = NewMemory(
+                        api_key_id=owner,
+                        content=g.content,
+                        key=g.key,
+                        type=g.type,
+                        session_id=g.session_id,
+                        metadata=g.metadata,
+                        expires_at=g.expires_at,
+                        created_at=g.created_at,
+                        updated_at=g.updated_at,
+                    )
+                    repo.upsert(new, now=now, actor="api")
+                    done += 1
+            if done % (BATCH * 10) == 0:
+                log(f"  {done:,} memories, {(time.perf_counter_ns() - start) / 1e9:.0f} s")
         rows = mem.store.memories.stats(None)[0]
     finally:
         mem.close()
@@ -118,8 +143,12 @@ def measure_size(path: Path | str) -> tuple[dict[str, int], dict[str, int]]:
     try:
         con.set_busy_timeout(10_000)
         con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
-        breakdown = {name: int(size) for name, size in con.execute(
-            "SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC")}
+        breakdown = {
+            name: int(size)
+            for name, size in con.execute(
+                "SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC"
+            )
+        }
     finally:
         con.close()
     file_size = os.path.getsize(path)
@@ -130,8 +159,13 @@ def measure_size(path: Path | str) -> tuple[dict[str, int], dict[str, int]]:
 
 def group_breakdown(breakdown: dict[str, int]) -> dict[str, int]:
     """Bytes per concern: memories table, its indexes, FTS index, history, other."""
-    groups = {"memories table": 0, "memories indexes": 0, "FTS5 index": 0, "history (table + indexes)": 0,
-              "other": 0}
+    groups = {
+        "memories table": 0,
+        "memories indexes": 0,
+        "FTS5 index": 0,
+        "history (table + indexes)": 0,
+        "other": 0,
+    }
     for name, size in breakdown.items():
         if name == "memories":
             groups["memories table"] += size

@@ -66,16 +66,27 @@ def _diagnostics(mem: Memory, built: BuiltDb, qs: Sequence[str]) -> dict[str, fl
         expression = match_expression(q)
         if expression is None:
             continue
-        total.append(con.execute("SELECT COUNT(*) FROM memory_fts WHERE memory_fts MATCH ?",
-                                 (expression,)).fetchone()[0])
-        in_key.append(con.execute(
-            "SELECT COUNT(*) FROM memory_fts JOIN memories m ON m.rowid = memory_fts.rowid"
-            " WHERE memory_fts MATCH ? AND m.api_key_id = ?", (expression, built.owners[0])).fetchone()[0])
-    return {"fts_matches_file": statistics.mean(total) if total else 0.0,
-            "fts_matches_key": statistics.mean(in_key) if in_key else 0.0}
+        total.append(
+            con.execute("SELECT COUNT(*) FROM memory_fts WHERE memory_fts MATCH ?", (expression,)).fetchone()[
+                0
+            ]
+        )
+        in_key.append(
+            con.execute(
+                "SELECT COUNT(*) FROM memory_fts JOIN memories m ON m.rowid = memory_fts.rowid"
+                " WHERE memory_fts MATCH ? AND m.api_key_id = ?",
+                (expression, built.owners[0]),
+            ).fetchone()[0]
+        )
+    return {
+        "fts_matches_file": statistics.mean(total) if total else 0.0,
+        "fts_matches_key": statistics.mean(in_key) if in_key else 0.0,
+    }
 
 
-def run_size(directory: Path, total: int, keys: int, *, seed: int, n_queries: int, warmup: int) -> dict[str, Any]:
+def run_size(
+    directory: Path, total: int, keys: int, *, seed: int, n_queries: int, warmup: int
+) -> dict[str, Any]:
     built = build(directory, total, keys, seed)
     qs = queries(seed + 1, warmup + n_queries)
     rng = random.Random(seed + 2)
@@ -86,9 +97,15 @@ def run_size(directory: Path, total: int, keys: int, *, seed: int, n_queries: in
         for strategy, record in [*((s, False) for s in STRATEGIES), ("hybrid", True)]:
             returned: list[int] = []
 
-            def call(arg: tuple[str, str], strategy: str = strategy, record: bool = record) -> None:
-                items = mem.retrieve(arg[0], query=arg[1], strategy=strategy, max_tokens=2000,
-                                     record_access=record)
+            def call(
+                arg: tuple[str, str],
+                strategy: str = strategy,
+                record: bool = record,
+                returned: list[int] = returned,
+            ) -> None:
+                items = mem.retrieve(
+                    arg[0], query=arg[1], strategy=strategy, max_tokens=2000, record_access=record
+                )
                 returned.append(len(items))
 
             log(f"{total}x{keys}: {strategy}{' + record_access' if record else ''}, {n_queries} queries")
@@ -110,16 +127,35 @@ def report(results: list[dict[str, Any]], n_queries: int) -> Report:
         gated = built.per_key >= TARGET_PER_KEY
         for case in res["cases"]:
             lat = case.latency
-            target = (f"p99 ≤ {TARGET_P99_MS:g} ms: {verdict(lat.p99 <= TARGET_P99_MS)}"
-                      if gated and "record" not in case.label else "—")
-            rows.append([size, case.label, lat.n, ms(lat.p50), ms(lat.p99), ms(lat.mean), ms(lat.max),
-                         f"{case.items:.0f}", target])
+            target = (
+                f"p99 ≤ {TARGET_P99_MS:g} ms: {verdict(lat.p99 <= TARGET_P99_MS)}"
+                if gated and "record" not in case.label
+                else "—"
+            )
+            rows.append(
+                [
+                    size,
+                    case.label,
+                    lat.n,
+                    ms(lat.p50),
+                    ms(lat.p99),
+                    ms(lat.mean),
+                    ms(lat.max),
+                    f"{case.items:.0f}",
+                    target,
+                ]
+            )
             data[f"{built.total}x{built.keys}/{case.label}"] = {**lat.to_dict(), "items": case.items}
         data[f"{built.total}x{built.keys}/db"] = {
-            "rows": built.rows, "build_s": built.build_s, "bytes": built.size["total"],
-            **res["diag"]}
-    rep.add(f"`mem.retrieve(key, query=q, strategy=s, max_tokens=2000)` — {n_queries} timed queries per row "
-            "after warm-up, each to a random key; times in ms.")
+            "rows": built.rows,
+            "build_s": built.build_s,
+            "bytes": built.size["total"],
+            **res["diag"],
+        }
+    rep.add(
+        f"`mem.retrieve(key, query=q, strategy=s, max_tokens=2000)` — {n_queries} timed queries per row "
+        "after warm-up, each to a random key; times in ms."
+    )
     rep.add(table(["memories", "strategy", "n", "p50", "p99", "mean", "max", "items", "target"], rows))
     notes = []
     for res in results:
@@ -129,7 +165,8 @@ def report(results: list[dict[str, Any]], n_queries: int) -> Report:
             f"({built.rows / built.build_s:,.0f} memories/s in 10k-row transactions), "
             f"{human_bytes(built.size['total'])}; a query matches on average "
             f"{diag['fts_matches_file']:,.0f} FTS rows in the whole file, "
-            f"{diag['fts_matches_key']:,.0f} of them in the queried key.")
+            f"{diag['fts_matches_key']:,.0f} of them in the queried key."
+        )
     rep.add("\n".join(notes))
     rep.data = data
     return rep

@@ -1,0 +1,137 @@
+"""Run every benchmark at a moderate size and print a markdown summary (`make bench`).
+
+python -m bench.run_all            # moderate sizes (a few minutes on 2 cores)
+python -m bench.run_all --quick    # smoke run (seconds)
+python -m bench.run_all --full     # the sizes of docs/benchmarks.md (1M memories; ~15 min)
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from bench import db_size, extraction, insert, retrieval
+from bench.common import (
+    Report,
+    cpu_reference,
+    log,
+    machine,
+    machine_markdown,
+    ms,
+    parser,
+    table,
+    verdict,
+    work_dir,
+)
+
+MODERATE = {
+    "sizes": ("10000x1", "100000x100"),
+    "queries": 300,
+    "warmup": 50,
+    "insert": {"n": 10_000, "keys": 100, "one_key_n": 5_000, "base": 100_000},
+    "extraction": {"n_texts": 30, "repeats": 3, "n_messages": 2_000, "n_big": 50},
+}
+QUICK = {
+    "sizes": retrieval.QUICK_SIZES,
+    "queries": 40,
+    "warmup": 10,
+    "insert": {"n": 1_000, "keys": 10, "one_key_n": 1_000, "base": 5_000, "repeats": 1},
+    "extraction": {"n_texts": 5, "repeats": 1, "n_messages": 100, "n_big": 5},
+}
+FULL = {
+    "sizes": retrieval.DEFAULT_SIZES,
+    "queries": 500,
+    "warmup": 50,
+    "insert": {"n": 20_000, "keys": 100, "one_key_n": 10_000, "base": 1_000_000},
+    "extraction": {"n_texts": 30, "repeats": 3, "n_messages": 2_000, "n_big": 50},
+}
+
+
+def summary(ret: Report, ins: Report, ext: Report, size: Report) -> str:
+    rows: list[list[Any]] = []
+    for name, figures in ret.data.items():
+        size_label, _, case = name.partition("/")
+        total, keys = retrieval.parse_size(size_label)
+        if case == "db":
+            continue
+        gated = total // keys >= retrieval.TARGET_PER_KEY and case in retrieval.STRATEGIES
+        p99 = figures["p99_ms"]
+        rows.append(
+            [
+                f"retrieval p50 / p99, {case}, {total:,} memories in {keys:,} key(s)",
+                f"p99 ≤ {retrieval.TARGET_P99_MS:g} ms" if gated else "— (target is for 10k/key)",
+                f"{ms(figures['p50_ms'])} / {ms(p99)} ms",
+                verdict(p99 <= retrieval.TARGET_P99_MS) if gated else "—",
+            ]
+        )
+    auto = ins.data["autocommit"]["per_s"]
+    rows.append(
+        [
+            "insert, `mem.add` autocommit",
+            f"≥ {insert.TARGET_PER_S:,}/s",
+            f"{auto:,.0f}/s",
+            verdict(auto >= insert.TARGET_PER_S),
+        ]
+    )
+    for name, figures in ext.data.items():
+        if name.startswith(("realistic", "worst")):
+            p99 = figures["p99_ms"]
+            rows.append(
+                [
+                    f"extraction p99, 64 KiB, {name}",
+                    f"≤ {extraction.TARGET_MS:g} ms",
+                    f"{ms(p99)} ms",
+                    verdict(p99 <= extraction.TARGET_MS),
+                ]
+            )
+    for name, figures in size.data.items():
+        rows.append(
+            [
+                f"database size, {name.replace('x', ' memories / ')} keys",
+                "—",
+                f"{figures['bytes_per_memory']:,.0f} B/memory",
+                "—",
+            ]
+        )
+    return table(["benchmark", "target", "result", "verdict"], rows)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    ap = parser(__doc__.splitlines()[0])
+    ap.add_argument("--full", action="store_true", help="the full sizes (1,000,000 memories over 1,000 keys)")
+    args = ap.parse_args(argv)
+    plan = QUICK if args.quick else FULL if args.full else MODERATE
+    info = machine()  # includes the CPU reference at the start of the run
+    started = time.perf_counter()
+    with work_dir(args.data_dir) as data_dir:
+        ret = retrieval.run(
+            plan["sizes"], seed=args.seed, n_queries=plan["queries"], warmup=plan["warmup"], data_dir=data_dir
+        )
+        size = db_size.run(plan["sizes"], seed=args.seed, data_dir=data_dir)
+        ins = insert.run(**plan["insert"], seed=args.seed, data_dir=data_dir)
+        ext = extraction.run(seed=args.seed, **plan["extraction"])
+    log(f"all benchmarks done in {time.perf_counter() - started:.0f} s")
+    print("# memroute benchmarks\n")
+    end = cpu_reference()
+    print(machine_markdown(info))
+    print(
+        f"(CPU reference again at the end of the run: best {end['best_ms']:.0f} ms, "
+        f"median {end['median_ms']:.0f} ms.)\n"
+    )
+    print(summary(ret, ins, ext, size) + "\n")
+    for rep in (ret, ins, ext, size):
+        print(rep.markdown(level=2) + "\n")
+    if args.json is not None:
+        args.json.write_text(
+            json.dumps(
+                {"machine": machine(), **{r.title: r.data for r in (ret, ins, ext, size)}},
+                indent=2,
+                default=str,
+            )
+        )
+
+
+if __name__ == "__main__":
+    main()
