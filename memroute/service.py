@@ -26,6 +26,7 @@ from memroute.memory.retrieval import RetrieveParams, retrieve
 from memroute.memory.settings import MemorySettings, normalize, validate_update
 from memroute.memory.verify import verify_pipeline
 from memroute.models import (
+    Fact,
     HistoryEntry,
     ImportReport,
     MemoryFilter,
@@ -276,8 +277,15 @@ class Memory:
             limit=validate.integer(limit, "limit", minimum=1, maximum=1000),
         )
         if record_access and result.items:
-            self.store.memories.record_access([i.memory.id for i in result.items], now=self._now())
+            self.record_access(i.memory.id for i in result.items)
         return result.items
+
+    def record_access(self, ids: Iterable[str]) -> None:
+        """Count a use of these memories (what `retrieve` does unless `record_access=False`).
+
+        The gateway retrieves with `record_access=False` and calls this after the
+        response, so the write stays off the request path."""
+        self.store.memories.record_access(ids, now=self._now())
 
     def retrieve_preview(
         self,
@@ -367,12 +375,11 @@ class Memory:
             raise InvalidInput(f"must be one of {', '.join(SOURCES)}", "source")
         if not isinstance(text, str):
             raise InvalidInput("must be a string", "text")
-        return self._store_facts(owner, session, source, text, actor=actor)
+        return self._store_facts(owner, session, source, extract_facts_from_text(text), actor=actor)
 
     def _store_facts(
-        self, owner: str, session: str, source: str, text: str, *, actor: str
+        self, owner: str, session: str, source: str, facts: Sequence[Fact], *, actor: str
     ) -> builtins.list[MemoryRecord]:
-        facts = extract_facts_from_text(text)
         now = self._now()
         stored: builtins.list[MemoryRecord] = []
         with self.store.db.write():
@@ -410,8 +417,9 @@ class Memory:
         return job_id
 
     def _process_job(self, job: ExtractionJob) -> None:
+        facts = extract_facts_from_text(job.text)  # outside the write lock: API writes never wait on regexes
         with self.store.db.write():
-            self._store_facts(job.api_key_id, job.session_id, job.source, job.text, actor="extraction")
+            self._store_facts(job.api_key_id, job.session_id, job.source, facts, actor="extraction")
             self.store.jobs.finish(job.id)
 
     def wait_for_extraction(self, timeout: float = 30.0) -> bool:

@@ -100,6 +100,11 @@ _LEADS = re.compile(
 _CATEGORY_ORDER = {"preference": 0, "decision": 1, "pattern": 2}
 _SPACE = re.compile(r"\s+")
 _NON_WORD = re.compile(r"[\W_]+")
+_DANGLING_JOINER = re.compile(
+    r"(?:\s+|^)(?:and|but|so|or|because|while|although|though|since|whereas|then|when|if|as|that|"
+    r"where|unless|until)$",
+    re.IGNORECASE,
+)
 _TRAILING = " \t'\"`*_~-"
 _OPENERS = " \t([{\"'`*_"
 
@@ -121,14 +126,16 @@ def fact_key(category: str, obj: str) -> str:
     return f"{category}:{slugify(obj)}"
 
 
-def _capture(text: str, start: int) -> str | None:
-    """The object after a lead, or None when the sentence is a question."""
-    window = text[start : start + _CAPTURE_WINDOW].lstrip(_OPENERS)
+def _capture(text: str, start: int, stop: int) -> str | None:
+    """The object after a lead (never past `stop`, the next lead), or None for a question."""
+    window = text[start : min(start + _CAPTURE_WINDOW, stop)].lstrip(_OPENERS)
     end = _BOUNDARY.search(window)
     if end and end.group() == "?":
         return None
     raw = window[: end.start()] if end else window
-    return _SPACE.sub(" ", raw).strip().strip(_TRAILING).strip()
+    cleaned = _SPACE.sub(" ", raw).strip().strip(_TRAILING).strip()
+    # Cut short by the next statement ("I prefer tea when I work"): drop the dangling joiner.
+    return _DANGLING_JOINER.sub("", cleaned).strip(_TRAILING).strip()
 
 
 def _lead_matches(text: str) -> list[re.Match[str]]:
@@ -159,20 +166,23 @@ def extract_facts_from_text(text: object) -> list[Fact]:
         return []
     text = normalize_text(text)
     by_key: dict[str, _Found] = {}
-    for match in _lead_matches(text):
+    matches = _lead_matches(text)
+    for number, match in enumerate(matches):
+        stop = matches[number + 1].start() if number + 1 < len(matches) else len(text)
+        obj = _capture(text, match.end(), max(stop, match.end()))
+        if obj is None or len(obj) < MIN_FACT_LENGTH:
+            continue
+        slug = slugify(obj)
+        if not slug:
+            continue
         index = int(match.lastgroup[1:]) if match.lastgroup else 0
         pattern = _PATTERNS[index]
-        obj = _capture(text, match.end())
-        if obj is None or len(obj) < MIN_FACT_LENGTH or not slugify(obj):
-            continue
+        key = f"{pattern.category}:{slug}"
         verb = (match.group(f"v{index}") or "").lower() if "{verb}" in pattern.template else ""
         content = pattern.template.format(verb=verb, x=obj)[:MAX_FACT_LENGTH].rstrip()
-        key = fact_key(pattern.category, obj)
         fact = Fact(
             key=key, content=content, type=pattern.type, category=pattern.category, polarity=pattern.polarity
         )
-        found = _Found(fact, match.start(), (_CATEGORY_ORDER[pattern.category], index, match.start()))
-        previous = by_key.get(key)
-        if previous is None or found.position > previous.position:
-            by_key[key] = found
+        # Matches come in text order, so a later statement replaces an earlier one.
+        by_key[key] = _Found(fact, match.start(), (_CATEGORY_ORDER[pattern.category], index, match.start()))
     return [found.fact for found in sorted(by_key.values(), key=lambda f: f.order)]

@@ -31,6 +31,7 @@ DEFAULT_LIMIT = 100
 KEYWORD_CANDIDATES = 100
 RECENT_BATCH = 100
 RECENT_SCAN_CAP = 2_000
+MAX_MISFITS = 50
 NO_VECTOR_REASON = "no embedding source configured — keyword search (FTS5) only"
 
 
@@ -82,14 +83,15 @@ def pack(candidates: Iterable[_Candidate], max_tokens: int, limit: int) -> list[
 
     Smaller memories further down fill the space a large one left. The budget is
     never exceeded: a best memory larger than the whole budget is cut to fit and
-    marked truncated.
+    marked truncated. The walk stops at `limit`, at a full budget, or after
+    `MAX_MISFITS` memories in a row that did not fit (the budget is as good as
+    full; reading further only costs time).
     """
     out: list[RetrievedItem] = []
     used = 0
+    misfits = 0
     seen: set[str] = set()
     for cand in candidates:
-        if len(out) >= limit or used >= max_tokens:
-            break
         if cand.memory.id in seen:
             continue
         seen.add(cand.memory.id)
@@ -98,9 +100,16 @@ def pack(candidates: Iterable[_Candidate], max_tokens: int, limit: int) -> list[
             cut = replace(cand.memory, content=cand.memory.content[: max_tokens * 4])
             out.append(_item(cand, cut, estimate_tokens(cut.content), truncated=True))
             break
-        if used + tokens <= max_tokens:
-            out.append(_item(cand, cand.memory, tokens))
-            used += tokens
+        if used + tokens > max_tokens:
+            misfits += 1
+            if misfits >= MAX_MISFITS:
+                break
+            continue
+        out.append(_item(cand, cand.memory, tokens))
+        used += tokens
+        misfits = 0
+        if len(out) >= limit or used >= max_tokens:
+            break
     return out
 
 

@@ -24,6 +24,7 @@ from memroute.errors import StoreError
 log = logging.getLogger("memroute.store")
 
 BUSY_TIMEOUT_MS = 10_000
+WAL_AUTOCHECKPOINT_PAGES = 10_000
 
 
 def sqlite_vec_path() -> tuple[str | None, str | None]:
@@ -60,6 +61,9 @@ class Database:
             self._writer = self._connect(readonly=False)
             self._writer.pragma("journal_mode", "wal")
             self._writer.pragma("synchronous", synchronous)
+            # Checkpoint every ~40 MiB of WAL instead of ~4 MiB: each add writes ~22 pages,
+            # so the default made every ~45th add pay for a checkpoint (measured p99 7 ms → 0.7 ms).
+            self._writer.pragma("wal_autocheckpoint", WAL_AUTOCHECKPOINT_PAGES)
         except apsw.Error as exc:
             raise StoreError(f"cannot open database {self.path}: {exc}") from exc
 

@@ -51,9 +51,22 @@ def query_tokens(text: str | None) -> list[str]:
     return list(seen)
 
 
-def match_expression(text: str | None) -> str | None:
-    """An FTS5 MATCH string that ORs the quoted tokens, or None when nothing is searchable."""
+def owner_token(api_key_id: str) -> str:
+    """The FTS token of an owner: what the `fts_owner` column holds ('o' || hex(api_key_id))."""
+    return "o" + api_key_id.encode("utf-8").hex().upper()
+
+
+def match_expression(text: str | None, owner: str | None = None) -> str | None:
+    """An FTS5 MATCH string that ORs the quoted tokens, restricted to one owner's documents
+    when `owner` is given; None when nothing is searchable."""
     tokens = query_tokens(text)
     if not tokens:
         return None
-    return " OR ".join(f'"{token}"' for token in tokens)
+    words = " OR ".join(f'"{token}"' for token in tokens)
+    if owner is None:
+        return f"{{content key}} : ({words})"
+    return f'fts_owner : "{owner_token(owner)}" AND {{content key}} : ({words})'
+
+
+# bm25 weights of the FTS columns (content, key, fts_owner): the owner token never scores.
+BM25 = "bm25(memory_fts, 1.0, 1.0, 0.0)"

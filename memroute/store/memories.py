@@ -15,7 +15,10 @@ from memroute.errors import Conflict
 from memroute.lru import LruTtlCache
 from memroute.models import HistoryEntry, MemoryFilter, MemoryRecord
 from memroute.store.db import Database
-from memroute.store.fts import match_expression
+from memroute.store.fts import BM25, match_expression
+
+# Keyword search reads at most this many ranked matches looking for ones the filter admits.
+KEYWORD_SCAN_CAP = 2000
 
 COLUMNS = (
     "id, api_key_id, session_id, type, key, content, metadata, created_at, updated_at, "
@@ -112,7 +115,7 @@ class MemoryRepository:
             if new.key:
                 old = self._one(
                     con,
-                    f"SELECT {COLUMNS} FROM memories WHERE api_key_id = ? AND key = ?",
+                    f"SELECT {COLUMNS} FROM memories WHERE api_key_id = ? AND key = ? AND key <> ''",
                     (new.api_key_id, new.key),
                 )
             if old is None:
@@ -210,7 +213,7 @@ class MemoryRepository:
             new_key = changes.get("key", old.key)
             if new_key and new_key != old.key:
                 clash = con.execute(
-                    "SELECT id FROM memories WHERE api_key_id = ? AND key = ? AND id <> ?",
+                    "SELECT id FROM memories WHERE api_key_id = ? AND key = ? AND key <> '' AND id <> ?",
                     (old.api_key_id, new_key, memory_id),
                 ).fetchone()
                 if clash:
@@ -317,7 +320,7 @@ class MemoryRepository:
     def get_by_key(self, api_key_id: str, key: str) -> MemoryRecord | None:
         return self._one(
             self.db.read(),
-            f"SELECT {COLUMNS} FROM memories WHERE api_key_id = ? AND key = ?",
+            f"SELECT {COLUMNS} FROM memories WHERE api_key_id = ? AND key = ? AND key <> ''",
             (api_key_id, key),
         )
 
@@ -392,23 +395,39 @@ class MemoryRepository:
     def keyword_search(
         self, flt: MemoryFilter, query: str | None, *, limit: int
     ) -> builtins.list[tuple[MemoryRecord, float]]:
-        """FTS5 matches ranked by bm25 (lower is better), then newest first."""
-        expression = match_expression(query)
+        """FTS5 matches ranked by bm25 (lower is better), then newest first.
+
+        The best matches come from FTS first (a cheap ranked rowid list), then only
+        those rows are read and filtered; when the filter drops some, the next
+        ranked batch is read, so expired or out-of-retention matches never crowd
+        out valid ones."""
+        expression = match_expression(query, flt.api_key_id)
         if expression is None:
             return []
-        where, params = _filter_sql(flt, "m")
-        rows = (
-            self.db.read()
-            .execute(
-                f"SELECT {M_COLUMNS}, bm25(memory_fts) AS rank FROM memory_fts"
-                " JOIN memories m ON m.rowid = memory_fts.rowid"
-                f" WHERE memory_fts MATCH ? AND {where}"
-                " ORDER BY rank, m.updated_at DESC LIMIT ?",
-                (expression, *params, limit),
-            )
-            .fetchall()
-        )
-        return [(row_to_memory(r), float(r[12])) for r in rows]  # type: ignore[arg-type]
+        con = self.db.read()
+        where, params = _filter_sql(flt)
+        batch = max(limit * 2, 50)
+        found: builtins.list[tuple[MemoryRecord, float]] = []
+        for offset in range(0, KEYWORD_SCAN_CAP, batch):
+            hits = con.execute(
+                f"SELECT rowid, {BM25} AS rank FROM memory_fts WHERE memory_fts MATCH ?"
+                " ORDER BY rank LIMIT ? OFFSET ?",
+                (expression, batch, offset),
+            ).fetchall()
+            rank = {rowid: float(score) for rowid, score in hits}  # type: ignore[arg-type]
+            if rank:
+                marks = ",".join("?" * len(rank))
+                rows = con.execute(
+                    f"SELECT rowid, {COLUMNS} FROM memories WHERE rowid IN ({marks}) AND {where}",
+                    (*rank, *params),
+                ).fetchall()
+                scored = [(rank[r[0]], row_to_memory(r[1:])) for r in rows]
+                scored.sort(key=lambda pair: pair[1].updated_at, reverse=True)
+                scored.sort(key=lambda pair: pair[0])  # stable: equal ranks stay newest first
+                found.extend((memory, score) for score, memory in scored)
+            if len(found) >= limit or len(hits) < batch:
+                break
+        return found[:limit]
 
     def history(self, memory_id: str) -> builtins.list[HistoryEntry]:
         rows = self.db.read().execute(

@@ -218,3 +218,18 @@ def test_never_fails_and_respects_limits(text: str) -> None:
         assert fact.key.split(":", 1)[0] in ("preference", "decision", "pattern")
         assert fact.key.split(":", 1)[1]
         assert fact.polarity in ("positive", "negative")
+
+
+def test_a_new_statement_ends_the_previous_capture() -> None:
+    assert _shape("I prefer coffee when I usually work late") == [
+        ("preference:coffee", "prefers coffee", "factual", P),
+        ("pattern:work_late", "usually work late", "factual", P),
+    ]
+
+
+def test_crafted_repetitions_give_one_fact_per_statement() -> None:
+    text = "".join(f"I prefer thing{i} " for i in range(3500))
+    facts = extract_facts_from_text(text)
+    assert len(facts) == 3500
+    assert facts[0].content == "prefers thing0"
+    assert extract_facts_from_text("I prefer " * 7000) == []

@@ -15,11 +15,14 @@ CREATE TABLE memories (
     expires_at       TEXT,
     needs_reindex    INTEGER NOT NULL DEFAULT 1,          -- 1 = vector missing or stale
     access_count     INTEGER NOT NULL DEFAULT 0,
-    last_accessed_at TEXT
+    last_accessed_at TEXT,
+    -- The owner as one FTS token, so keyword search runs inside one key's documents
+    -- instead of scoring every key's matches and filtering afterwards.
+    fts_owner        TEXT GENERATED ALWAYS AS ('o' || hex(api_key_id)) VIRTUAL
 );
 
+-- (api_key_id, created_at) also serves lookups by api_key_id alone.
 CREATE UNIQUE INDEX idx_memories_owner_key ON memories (api_key_id, key) WHERE key <> '';
-CREATE INDEX idx_memories_api_key ON memories (api_key_id);
 CREATE INDEX idx_memories_owner_created ON memories (api_key_id, created_at);
 CREATE INDEX idx_memories_owner_updated ON memories (api_key_id, updated_at);
 CREATE INDEX idx_memories_updated ON memories (updated_at);
@@ -28,25 +31,29 @@ CREATE INDEX idx_memories_expires ON memories (expires_at);
 CREATE INDEX idx_memories_needs_reindex ON memories (api_key_id) WHERE needs_reindex = 1;
 
 CREATE VIRTUAL TABLE memory_fts USING fts5(
-    content, key,
+    content, key, fts_owner,
     content = 'memories', content_rowid = 'rowid',
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
 
 CREATE TRIGGER memory_fts_ai AFTER INSERT ON memories BEGIN
-    INSERT INTO memory_fts (rowid, content, key) VALUES (new.rowid, new.content, new.key);
+    INSERT INTO memory_fts (rowid, content, key, fts_owner)
+    VALUES (new.rowid, new.content, new.key, 'o' || hex(new.api_key_id));
 END;
 
 CREATE TRIGGER memory_fts_ad AFTER DELETE ON memories BEGIN
-    INSERT INTO memory_fts (memory_fts, rowid, content, key) VALUES ('delete', old.rowid, old.content, old.key);
+    INSERT INTO memory_fts (memory_fts, rowid, content, key, fts_owner)
+    VALUES ('delete', old.rowid, old.content, old.key, 'o' || hex(old.api_key_id));
 END;
 
 -- Only a change of the indexed text touches FTS (REF §15: an unconditional
 -- trigger rewrote the FTS row on every access bump and bloated a database).
-CREATE TRIGGER memory_fts_au AFTER UPDATE OF content, key ON memories
-WHEN old.content IS NOT new.content OR old.key IS NOT new.key BEGIN
-    INSERT INTO memory_fts (memory_fts, rowid, content, key) VALUES ('delete', old.rowid, old.content, old.key);
-    INSERT INTO memory_fts (rowid, content, key) VALUES (new.rowid, new.content, new.key);
+CREATE TRIGGER memory_fts_au AFTER UPDATE OF content, key, api_key_id ON memories
+WHEN old.content IS NOT new.content OR old.key IS NOT new.key OR old.api_key_id IS NOT new.api_key_id BEGIN
+    INSERT INTO memory_fts (memory_fts, rowid, content, key, fts_owner)
+    VALUES ('delete', old.rowid, old.content, old.key, 'o' || hex(old.api_key_id));
+    INSERT INTO memory_fts (rowid, content, key, fts_owner)
+    VALUES (new.rowid, new.content, new.key, 'o' || hex(new.api_key_id));
 END;
 
 CREATE TABLE memory_history (
