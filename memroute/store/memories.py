@@ -398,15 +398,15 @@ class MemoryRepository:
         """FTS5 matches ranked by bm25 (lower is better), then newest first.
 
         The best matches come from FTS first (a cheap ranked rowid list), then only
-        those rows are read and filtered; when the filter drops some, the next
-        ranked batch is read, so expired or out-of-retention matches never crowd
-        out valid ones."""
+        those rows are read and filtered. When the filter drops most of a batch, the
+        next ranked batch is read, so expired or out-of-retention matches never crowd
+        out the valid ones."""
         expression = match_expression(query, flt.api_key_id)
         if expression is None:
             return []
         con = self.db.read()
         where, params = _filter_sql(flt)
-        batch = max(limit * 2, 50)
+        batch = limit + limit // 4 + 5
         found: builtins.list[tuple[MemoryRecord, float]] = []
         for offset in range(0, KEYWORD_SCAN_CAP, batch):
             hits = con.execute(
@@ -425,7 +425,9 @@ class MemoryRepository:
                 scored.sort(key=lambda pair: pair[1].updated_at, reverse=True)
                 scored.sort(key=lambda pair: pair[0])  # stable: equal ranks stay newest first
                 found.extend((memory, score) for score, memory in scored)
-            if len(found) >= limit or len(hits) < batch:
+            # Read further only when the filter dropped more than half of what was asked:
+            # enough valid matches beat one more full FTS pass.
+            if len(found) >= limit // 2 or len(hits) < batch:
                 break
         return found[:limit]
 
