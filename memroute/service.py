@@ -8,19 +8,17 @@ background workers, and maps settings onto the logic functions.
 from __future__ import annotations
 
 import builtins
-import json
 import logging
-import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from memroute.clock import Clock, days_ago, normalize_time, to_iso, utc_now
+from memroute import maintenance
+from memroute.clock import Clock, days_ago, to_iso, utc_now
 from memroute.config import Config
-from memroute.errors import Conflict, InvalidInput, NotFound
-from memroute.memory import injection, summarization, validate
-from memroute.memory.decay import SWEEP_SCAN_CAP, DecayPolicy, is_decayed
+from memroute.errors import InvalidInput, NotFound
+from memroute.memory import injection, validate
+from memroute.memory.decay import DecayPolicy
 from memroute.memory.extraction import extract_facts_from_text
 from memroute.memory.retrieval import RetrieveParams, retrieve
 from memroute.memory.settings import MemorySettings, normalize, validate_update
@@ -35,8 +33,8 @@ from memroute.models import (
     Retrieval,
     RetrievedItem,
     Stats,
-    estimate_tokens,
 )
+from memroute.portability import import_records
 from memroute.store import ExtractionJob, NewMemory, SqliteStore
 from memroute.worker import ExtractionWorker, PeriodicTask
 
@@ -460,76 +458,25 @@ class Memory:
         if api_key_id is None and not all_keys:
             raise InvalidInput("give apiKeyId, or allKeys: true to summarise every key", "apiKeyId")
         owner = None if api_key_id is None else validate.owner(api_key_id)
-        now = self._clock()
-        candidates = [
-            m
-            for m in self.store.memories.updated_before(owner, days_ago(now, days))
-            if not summarization.is_summary(m) and (m.expires_at is None or m.expires_at > to_iso(now))
-        ]
-        total_tokens = sum(estimate_tokens(m.content) for m in candidates)
-        summaries: builtins.list[dict[str, Any]] = []
-        deleted = 0
-        if not dry_run:
-            for key_owner, group in summarization.by_owner(candidates).items():
-                summary = self._write_summary(key_owner, group, days)
-                summaries.append({"apiKeyId": key_owner, "summaryId": summary.id, "count": len(group)})
-                deleted += len(group)
-        return {
-            "candidates": [m.to_dict() for m in candidates],
-            "totalTokens": total_tokens,
-            "deletedCount": deleted,
-            "summaryId": summaries[0]["summaryId"] if len(summaries) == 1 else None,
-            "summaries": summaries,
-            "dryRun": dry_run,
-        }
-
-    def _write_summary(self, owner: str, group: builtins.list[MemoryRecord], days: int) -> MemoryRecord:
-        now = self._now()
-        content = summarization.summary_text(group, days)[: self.config.max_content_bytes]
-        new = NewMemory(
-            api_key_id=owner,
-            content=content,
-            key=f"summary:{now}:{uuid.uuid4().hex[:8]}",
-            type="semantic",
-            metadata={
-                "summarizedCount": len(group),
-                "olderThanDays": days,
-                "generatedAt": now,
-                "summarizedIds": [m.id for m in group],
-            },
+        return maintenance.summarize(
+            self.store,
+            owner=owner,
+            days=days,
+            now=self._clock(),
+            dry_run=dry_run,
+            max_bytes=self.config.max_content_bytes,
         )
-        with self.store.db.write():
-            summary, _ = self.store.memories.upsert(new, now=now, actor="summarize")
-            for memory in group:
-                self.store.memories.delete(memory.id, now=now, actor="summarize")
-        log.info("memory.summarized apiKeyId=%s count=%d summaryId=%s", owner, len(group), summary.id)
-        return summary
 
     def decay(
         self, *, dry_run: bool = False, api_key_id: str | None = None, force: bool = False
     ) -> dict[str, Any]:
         """Delete decayed episodic memories (REF §12.3). Off unless enabled (or `force`)."""
-        policy = self._decay_policy
-        if not (policy.enabled or force) and not dry_run:
+        if not (self._decay_policy.enabled or force) and not dry_run:
             return {"scanned": 0, "decayed": 0, "deletedIds": [], "skippedDisabled": True, "capped": False}
         owner = None if api_key_id is None else validate.owner(api_key_id)
-        rows = self.store.memories.oldest(owner, limit=SWEEP_SCAN_CAP + 1)
-        capped = len(rows) > SWEEP_SCAN_CAP
-        rows = rows[:SWEEP_SCAN_CAP]
-        now = self._clock()
-        decayed = [m for m in rows if is_decayed(m, replace(policy, enabled=True), now)]
-        if not dry_run:
-            with self.store.db.write():
-                for memory in decayed:
-                    self.store.memories.delete(memory.id, now=to_iso(now), actor="decay")
-        return {
-            "scanned": len(rows),
-            "decayed": len(decayed),
-            "deletedIds": [m.id for m in decayed],
-            "skippedDisabled": False,
-            "capped": capped,
-            "dryRun": dry_run,
-        }
+        return maintenance.sweep_decayed(
+            self.store, self._decay_policy, owner=owner, now=self._clock(), dry_run=dry_run
+        )
 
     def verify(self) -> dict[str, Any]:
         """Run extraction → store → keyword search → delete on a private owner id."""
@@ -552,80 +499,13 @@ class Memory:
     ) -> ImportReport:
         """Upsert memories from JSONL lines or dicts. A bad record is reported with its
         line number and skipped; every good record is kept. `api_key_id` overrides owners."""
-        report = ImportReport()
-        for number, record in enumerate(records, start=1):
-            if isinstance(record, str) and not record.strip():
-                continue
-            try:
-                new = self._import_record(record, api_key_id)
-            except InvalidInput as exc:
-                report.errors.append({"line": number, "error": exc.message})
-                continue
-            try:
-                outcome = self._import_one(new, actor)
-            except Conflict as exc:
-                report.errors.append({"line": number, "error": exc.message})
-                continue
-            if outcome == "skipped":
-                report.skipped += 1
-            else:
-                report.imported += 1
-        return report
-
-    def _import_one(self, new: NewMemory, actor: str) -> str:
-        """Upsert one imported memory: by its id when that id is this owner's, else by key.
-
-        Returns "skipped" when an identical memory is already there (re-imports are no-ops)."""
-        repo = self.store.memories
-        by_id = repo.get(new.id) if new.id else None
-        if by_id is not None and by_id.api_key_id != new.api_key_id:
-            new.id, by_id = None, None  # the id belongs to another owner: import as a new memory
-        existing = by_id or (repo.get_by_key(new.api_key_id, new.key) if new.key else None)
-        if existing is not None and (existing.content, existing.type, existing.key) == (
-            new.content,
-            new.type,
-            new.key,
-        ):
-            return "skipped"
-        if by_id is not None:
-            repo.update(
-                by_id.id,
-                {
-                    "content": new.content,
-                    "key": new.key,
-                    "type": new.type,
-                    "metadata": new.metadata or {},
-                    "expires_at": new.expires_at,
-                    "session_id": new.session_id,
-                },
-                now=self._now(),
-                actor=actor,
-            )
-        else:
-            repo.upsert(new, now=self._now(), actor=actor)
-        return "imported"
-
-    def _import_record(self, record: str | Mapping[str, Any], api_key_id: str | None) -> NewMemory:
-        if isinstance(record, str):
-            try:
-                record = json.loads(record)
-            except json.JSONDecodeError as exc:
-                raise InvalidInput(f"not valid JSON ({exc.msg})") from None
-        if not isinstance(record, Mapping):
-            raise InvalidInput("each record must be a JSON object")
-        owner = api_key_id if api_key_id is not None else record.get("apiKeyId", record.get("api_key_id"))
-        created = normalize_time(record.get("createdAt"), "createdAt")
-        return NewMemory(
-            api_key_id=validate.owner(owner),
-            content=validate.content(record.get("content"), max_bytes=self.config.max_content_bytes),
-            key=validate.key(record.get("key")),
-            type=validate.memory_type(record.get("type")),
-            session_id=validate.session(record.get("sessionId", record.get("session_id"))),
-            metadata=validate.metadata(record.get("metadata")),
-            expires_at=validate.expires_at(record.get("expiresAt", record.get("expires_at"))),
-            created_at=created,
-            updated_at=normalize_time(record.get("updatedAt"), "updatedAt") or created,
-            id=validate.memory_id(record["id"]) if record.get("id") is not None else None,
+        return import_records(
+            self.store,
+            records,
+            now=self._now,
+            actor=actor,
+            api_key_id=api_key_id,
+            max_bytes=self.config.max_content_bytes,
         )
 
 

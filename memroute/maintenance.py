@@ -1,0 +1,88 @@
+"""Maintenance over stored memories: per-key summaries (SPEC §11) and typed decay
+(REF §12.3). Each summary and the deletion of its originals commit together."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from memroute.clock import days_ago, to_iso
+from memroute.memory import summarization
+from memroute.memory.decay import SWEEP_SCAN_CAP, DecayPolicy, is_decayed
+from memroute.models import MemoryRecord, estimate_tokens
+from memroute.store import NewMemory, SqliteStore
+
+log = logging.getLogger("memroute.memory")
+
+
+def summarize(
+    store: SqliteStore, *, owner: str | None, days: int, now: datetime, dry_run: bool, max_bytes: int
+) -> dict[str, Any]:
+    """Compact memories of `owner` (None: every key) not updated for `days` days."""
+    stamp = to_iso(now)
+    candidates = [
+        m
+        for m in store.memories.updated_before(owner, days_ago(now, days))
+        if not summarization.is_summary(m) and (m.expires_at is None or m.expires_at > stamp)
+    ]
+    summaries: list[dict[str, Any]] = []
+    if not dry_run:
+        for key_owner, group in summarization.by_owner(candidates).items():
+            summary = _write_summary(store, key_owner, group, days, stamp, max_bytes)
+            summaries.append({"apiKeyId": key_owner, "summaryId": summary.id, "count": len(group)})
+    return {
+        "candidates": [m.to_dict() for m in candidates],
+        "totalTokens": sum(estimate_tokens(m.content) for m in candidates),
+        "deletedCount": sum(s["count"] for s in summaries),
+        "summaryId": summaries[0]["summaryId"] if len(summaries) == 1 else None,
+        "summaries": summaries,
+        "dryRun": dry_run,
+    }
+
+
+def _write_summary(
+    store: SqliteStore, owner: str, group: list[MemoryRecord], days: int, now: str, max_bytes: int
+) -> MemoryRecord:
+    new = NewMemory(
+        api_key_id=owner,
+        content=summarization.summary_text(group, days)[:max_bytes],
+        key=f"summary:{now}:{uuid.uuid4().hex[:8]}",
+        type="semantic",
+        metadata={
+            "summarizedCount": len(group),
+            "olderThanDays": days,
+            "generatedAt": now,
+            "summarizedIds": [m.id for m in group],
+        },
+    )
+    with store.db.write():
+        summary, _ = store.memories.upsert(new, now=now, actor="summarize")
+        for memory in group:
+            store.memories.delete(memory.id, now=now, actor="summarize")
+    log.info("memory.summarized apiKeyId=%s count=%d summaryId=%s", owner, len(group), summary.id)
+    return summary
+
+
+def sweep_decayed(
+    store: SqliteStore, policy: DecayPolicy, *, owner: str | None, now: datetime, dry_run: bool
+) -> dict[str, Any]:
+    """Delete (or with `dry_run`, list) the decayed memories among the oldest 5000."""
+    rows = store.memories.oldest(owner, limit=SWEEP_SCAN_CAP + 1)
+    capped = len(rows) > SWEEP_SCAN_CAP
+    rows = rows[:SWEEP_SCAN_CAP]
+    decayed = [m for m in rows if is_decayed(m, replace(policy, enabled=True), now)]
+    if not dry_run:
+        with store.db.write():
+            for memory in decayed:
+                store.memories.delete(memory.id, now=to_iso(now), actor="decay")
+    return {
+        "scanned": len(rows),
+        "decayed": len(decayed),
+        "deletedIds": [m.id for m in decayed],
+        "skippedDisabled": False,
+        "capped": capped,
+        "dryRun": dry_run,
+    }

@@ -1,0 +1,97 @@
+"""Export and import of memories (JSONL lines or dicts), used by the library, CLI and REST API.
+
+An import upserts record by record: a bad record is reported with its line
+number and skipped, and every good one is kept. A record whose id is already
+this owner's updates that memory; otherwise it upserts by key. Re-importing an
+export changes nothing (identical memories are counted as skipped).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from memroute.clock import normalize_time
+from memroute.errors import Conflict, InvalidInput
+from memroute.memory import validate
+from memroute.models import ImportReport
+from memroute.store import NewMemory, SqliteStore
+
+
+def parse_record(record: str | Mapping[str, Any], api_key_id: str | None, *, max_bytes: int) -> NewMemory:
+    """A validated memory from one export record (camelCase fields, as `MemoryRecord.to_dict`)."""
+    if isinstance(record, str):
+        try:
+            record = json.loads(record)
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"not valid JSON ({exc.msg})") from None
+    if not isinstance(record, Mapping):
+        raise InvalidInput("each record must be a JSON object")
+    owner = api_key_id if api_key_id is not None else record.get("apiKeyId", record.get("api_key_id"))
+    created = normalize_time(record.get("createdAt"), "createdAt")
+    return NewMemory(
+        api_key_id=validate.owner(owner),
+        content=validate.content(record.get("content"), max_bytes=max_bytes),
+        key=validate.key(record.get("key")),
+        type=validate.memory_type(record.get("type")),
+        session_id=validate.session(record.get("sessionId", record.get("session_id"))),
+        metadata=validate.metadata(record.get("metadata")),
+        expires_at=validate.expires_at(record.get("expiresAt", record.get("expires_at"))),
+        created_at=created,
+        updated_at=normalize_time(record.get("updatedAt"), "updatedAt") or created,
+        id=validate.memory_id(record["id"]) if record.get("id") is not None else None,
+    )
+
+
+def import_records(
+    store: SqliteStore,
+    records: Iterable[str | Mapping[str, Any]],
+    *,
+    now: Callable[[], str],
+    actor: str,
+    api_key_id: str | None,
+    max_bytes: int,
+) -> ImportReport:
+    report = ImportReport()
+    for number, record in enumerate(records, start=1):
+        if isinstance(record, str) and not record.strip():
+            continue
+        try:
+            outcome = _import_one(store, parse_record(record, api_key_id, max_bytes=max_bytes), now(), actor)
+        except (InvalidInput, Conflict) as exc:
+            report.errors.append({"line": number, "error": exc.message})
+            continue
+        if outcome == "skipped":
+            report.skipped += 1
+        else:
+            report.imported += 1
+    return report
+
+
+def _import_one(store: SqliteStore, new: NewMemory, now: str, actor: str) -> str:
+    """Upsert one imported memory; "skipped" when an identical one is already there."""
+    repo = store.memories
+    by_id = repo.get(new.id) if new.id else None
+    if by_id is not None and by_id.api_key_id != new.api_key_id:
+        new.id, by_id = None, None  # the id belongs to another owner: import as a new memory
+    existing = by_id or (repo.get_by_key(new.api_key_id, new.key) if new.key else None)
+    if existing is not None and (existing.content, existing.type, existing.key) == (
+        new.content,
+        new.type,
+        new.key,
+    ):
+        return "skipped"
+    if by_id is None:
+        repo.upsert(new, now=now, actor=actor)
+        return "imported"
+    changes = {
+        "content": new.content,
+        "key": new.key,
+        "type": new.type,
+        "metadata": new.metadata or {},
+        "expires_at": new.expires_at,
+        "session_id": new.session_id,
+    }
+    repo.update(by_id.id, changes, now=now, actor=actor)
+    return "imported"
