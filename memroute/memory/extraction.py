@@ -98,12 +98,29 @@ _LEADS = re.compile(
 )
 
 _CATEGORY_ORDER = {"preference": 0, "decision": 1, "pattern": 2}
-_SPACE = re.compile(r"\s+")
 _NON_WORD = re.compile(r"[\W_]+")
-_DANGLING_JOINER = re.compile(
-    r"(?:\s+|^)(?:and|but|so|or|because|while|although|though|since|whereas|then|when|if|as|that|"
-    r"where|unless|until)$",
-    re.IGNORECASE,
+# Words left dangling when the next statement cuts a capture short.
+_JOINERS = frozenset(
+    {
+        "and",
+        "but",
+        "so",
+        "or",
+        "because",
+        "while",
+        "although",
+        "though",
+        "since",
+        "whereas",
+        "then",
+        "when",
+        "if",
+        "as",
+        "that",
+        "where",
+        "unless",
+        "until",
+    }
 )
 _TRAILING = " \t'\"`*_~-"
 _OPENERS = " \t([{\"'`*_"
@@ -133,9 +150,11 @@ def _capture(text: str, start: int, stop: int) -> str | None:
     if end and end.group() == "?":
         return None
     raw = window[: end.start()] if end else window
-    cleaned = _SPACE.sub(" ", raw).strip().strip(_TRAILING).strip()
+    words = raw.split()
     # Cut short by the next statement ("I prefer tea when I work"): drop the dangling joiner.
-    return _DANGLING_JOINER.sub("", cleaned).strip(_TRAILING).strip()
+    if words and words[-1].lower() in _JOINERS:
+        words.pop()
+    return " ".join(words).strip(_TRAILING).strip()
 
 
 def _lead_matches(text: str) -> list[re.Match[str]]:
@@ -145,13 +164,6 @@ def _lead_matches(text: str) -> list[re.Match[str]]:
         if match is not None:
             matches.append(match)
     return matches
-
-
-@dataclass(slots=True)
-class _Found:
-    fact: Fact
-    position: int
-    order: tuple[int, int, int]
 
 
 def extract_facts_from_text(text: object) -> list[Fact]:
@@ -165,7 +177,8 @@ def extract_facts_from_text(text: object) -> list[Fact]:
     if not isinstance(text, str) or not text.strip():
         return []
     text = normalize_text(text)
-    by_key: dict[str, _Found] = {}
+    # key -> (sort order, pattern index, lead match, object); later statements overwrite.
+    winners: dict[str, tuple[tuple[int, int, int], int, re.Match[str], str]] = {}
     matches = _lead_matches(text)
     for number, match in enumerate(matches):
         stop = matches[number + 1].start() if number + 1 < len(matches) else len(text)
@@ -176,13 +189,16 @@ def extract_facts_from_text(text: object) -> list[Fact]:
         if not slug:
             continue
         index = int(match.lastgroup[1:]) if match.lastgroup else 0
-        pattern = _PATTERNS[index]
-        key = f"{pattern.category}:{slug}"
-        verb = (match.group(f"v{index}") or "").lower() if "{verb}" in pattern.template else ""
-        content = pattern.template.format(verb=verb, x=obj)[:MAX_FACT_LENGTH].rstrip()
-        fact = Fact(
-            key=key, content=content, type=pattern.type, category=pattern.category, polarity=pattern.polarity
-        )
-        # Matches come in text order, so a later statement replaces an earlier one.
-        by_key[key] = _Found(fact, match.start(), (_CATEGORY_ORDER[pattern.category], index, match.start()))
-    return [found.fact for found in sorted(by_key.values(), key=lambda f: f.order)]
+        category = _PATTERNS[index].category
+        winners[f"{category}:{slug}"] = ((_CATEGORY_ORDER[category], index, match.start()), index, match, obj)
+    ranked = sorted(winners.items(), key=lambda kv: kv[1][0])
+    return [_fact(key, index, match, obj) for key, (_, index, match, obj) in ranked]
+
+
+def _fact(key: str, index: int, match: re.Match[str], obj: str) -> Fact:
+    pattern = _PATTERNS[index]
+    verb = (match.group(f"v{index}") or "").lower() if "{verb}" in pattern.template else ""
+    content = pattern.template.format(verb=verb, x=obj)[:MAX_FACT_LENGTH].rstrip()
+    return Fact(
+        key=key, content=content, type=pattern.type, category=pattern.category, polarity=pattern.polarity
+    )
