@@ -158,3 +158,12 @@ def test_real_process_help_and_bad_input(tmp_path: Path) -> None:
     )
     assert bad.returncode == 1
     assert bad.stderr.strip() == "error: memory nope not found"
+
+
+def test_doctor_reports_the_database_in_use(run) -> None:
+    run("memory", "add", "-k", "k1", "-c", "prefers vim")
+    result = run("doctor")
+    assert result.exit_code == 0
+    lines = dict(line.split(None, 1) for line in result.output.splitlines() if line and line[0] != " ")
+    assert lines["memories"].strip() == "1"
+    assert "0 pending" in result.output

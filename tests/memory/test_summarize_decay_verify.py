@@ -332,3 +332,25 @@ def test_verify_works_when_memory_is_disabled_and_retention_is_short(mem: Memory
     result = mem.verify()
     assert result["working"] is True, result
     assert _snapshot(mem) == before
+
+
+def test_the_server_sweeps_decayed_memories_on_its_own(tmp_path: Path) -> None:
+    """With decay enabled and a sweep interval, opening the service runs a sweep."""
+    import time as _time
+
+    from conftest import ManualClock
+
+    path = tmp_path / "sweep.db"
+    clock = ManualClock()
+    with Memory.open(path, clock=clock, start_workers=False) as setup:
+        old = setup.add("k", "went with Redis for caching", type="episodic")
+        kept = setup.add("k", "prefers tabs", type="factual")
+    clock.advance(days=45)
+    env = {"MEMORY_TYPED_DECAY_ENABLED": "true", "MEMORY_TYPED_DECAY_SWEEP_INTERVAL": "60"}
+    with Memory.open(config=Config.for_path(path, environ=env), clock=clock) as mem:
+        deadline = _time.monotonic() + 10
+        while mem.get(old.id) is not None and _time.monotonic() < deadline:
+            _time.sleep(0.05)
+        assert mem.get(old.id) is None
+        assert mem.get(kept.id) is not None
+        assert [h.actor for h in mem.history(old.id)][-1] == "decay"
