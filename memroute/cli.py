@@ -294,6 +294,89 @@ def memory_import(ctx: click.Context, source: str, api_key_id: str | None) -> No
         sys.exit(2)
 
 
+# -- keys and providers -------------------------------------------------------------
+
+
+@main.group()
+def keys() -> None:
+    """Client API keys (the key's id owns its memories)."""
+
+
+@keys.command("create")
+@click.argument("name")
+@click.pass_context
+def keys_create(ctx: click.Context, name: str) -> None:
+    """Create a key and print its secret once (only its SHA-256 is stored)."""
+    with _memory(ctx) as mem:
+        key, secret = mem.keys.create(name)
+    _json({**key.to_dict(), "secret": secret})
+    click.echo("Store the secret now: it cannot be shown again.", err=True)
+
+
+@keys.command("list")
+@click.pass_context
+def keys_list(ctx: click.Context) -> None:
+    """List keys (never their secrets)."""
+    with _memory(ctx) as mem:
+        _json([k.to_dict() for k in mem.keys.list()])
+
+
+@keys.command("revoke")
+@click.argument("key_id")
+@click.pass_context
+def keys_revoke(ctx: click.Context, key_id: str) -> None:
+    """Revoke a key: requests with it get 401; its memories stay."""
+    with _memory(ctx) as mem:
+        _json(mem.keys.revoke(key_id).to_dict())
+
+
+@main.group()
+def providers() -> None:
+    """Upstream LLM providers (`provider/model` routes to a provider)."""
+
+
+@providers.command("add")
+@click.argument("provider_id")
+@click.option("--base-url", required=True, help="OpenAI-compatible base URL, e.g. https://api.openai.com/v1")
+@click.option("--api-key-env", default=None, help="Name of the environment variable holding the API key.")
+@click.option("--api-key-stdin", is_flag=True, help="Read an API key to store from stdin (never echoed).")
+@click.option("--default", "is_default", is_flag=True, help="Send models without a provider prefix here.")
+@click.pass_context
+def providers_add(
+    ctx: click.Context,
+    provider_id: str,
+    base_url: str,
+    api_key_env: str | None,
+    api_key_stdin: bool,
+    is_default: bool,
+) -> None:
+    """Add or replace a provider. Secrets are only ever shown masked."""
+    secret = sys.stdin.readline().strip() if api_key_stdin else None
+    with _memory(ctx) as mem:
+        record = mem.providers.add(
+            provider_id, base_url, api_key_env=api_key_env, api_key=secret, default=is_default
+        )
+        _json(record.to_dict())
+
+
+@providers.command("list")
+@click.pass_context
+def providers_list(ctx: click.Context) -> None:
+    """List providers (secrets masked)."""
+    with _memory(ctx) as mem:
+        _json([p.to_dict() for p in mem.providers.list()])
+
+
+@providers.command("remove")
+@click.argument("provider_id")
+@click.pass_context
+def providers_remove(ctx: click.Context, provider_id: str) -> None:
+    """Remove a provider."""
+    with _memory(ctx) as mem:
+        mem.providers.remove(provider_id)
+    click.echo(f"removed {provider_id}")
+
+
 # -- settings, maintenance ---------------------------------------------------------
 
 

@@ -220,3 +220,62 @@ class ImportReport:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass(slots=True, frozen=True)
+class ApiKey:
+    """A client key. Only its SHA-256 is stored; the secret is shown once at creation."""
+
+    id: str
+    name: str
+    prefix: str
+    created_at: str
+    last_used_at: str | None
+    revoked_at: str | None
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "prefix": self.prefix,
+            "createdAt": self.created_at,
+            "lastUsedAt": self.last_used_at,
+            "revokedAt": self.revoked_at,
+            "active": self.active,
+        }
+
+
+def mask_secret(secret: str | None) -> str | None:
+    """`***` plus the last 4 characters (none of a short secret), or None."""
+    if not secret:
+        return None
+    return "***" + (secret[-4:] if len(secret) >= 12 else "")
+
+
+@dataclass(slots=True, frozen=True)
+class ProviderRecord:
+    """An upstream provider. `api_key` is never part of `to_dict()`."""
+
+    id: str
+    base_url: str
+    api_key_env: str | None
+    api_key: str | None
+    is_default: bool
+    created_at: str
+    updated_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "baseUrl": self.base_url,
+            "apiKeyEnv": self.api_key_env,
+            "hasStoredKey": self.api_key is not None,
+            "apiKeyMasked": mask_secret(self.api_key),
+            "default": self.is_default,
+            "createdAt": self.created_at,
+            "updatedAt": self.updated_at,
+        }

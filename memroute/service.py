@@ -17,6 +17,7 @@ from memroute import maintenance
 from memroute.clock import Clock, days_ago, to_iso, utc_now
 from memroute.config import Config
 from memroute.errors import InvalidInput, NotFound
+from memroute.keys import KeyRing
 from memroute.memory import injection, validate
 from memroute.memory.decay import DecayPolicy
 from memroute.memory.extraction import extract_facts_from_text
@@ -35,6 +36,7 @@ from memroute.models import (
     Stats,
 )
 from memroute.portability import import_records
+from memroute.providers import ProviderRegistry
 from memroute.store import ExtractionJob, NewMemory, SqliteStore
 from memroute.worker import ExtractionWorker, PeriodicTask
 
@@ -68,6 +70,8 @@ class Memory:
             process=self._process_job,
             fail=lambda job, exc: store.jobs.fail(job.id, f"{type(exc).__name__}: {exc}"),
         )
+        self.keys = KeyRing(store, clock)
+        self.providers = ProviderRegistry(store, clock)
         self._decay_sweep = PeriodicTask(
             "decay", config.decay_sweep_interval_s if config.decay_enabled else 0, self.decay
         )

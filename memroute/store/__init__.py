@@ -16,8 +16,10 @@ from memroute.lru import LruTtlCache
 from memroute.models import MemoryRecord
 from memroute.store.db import Database
 from memroute.store.jobs import ExtractionJob, JobRepository
+from memroute.store.keys import KeyRepository
 from memroute.store.memories import MemoryRepository, NewMemory
 from memroute.store.migrate import migrate
+from memroute.store.providers import ProviderRepository
 from memroute.store.settings import SettingsRepository
 
 __all__ = ["Database", "ExtractionJob", "NewMemory", "SqliteStore", "sqlite_info"]
@@ -47,6 +49,8 @@ class SqliteStore:
         self.memories = MemoryRepository(db, _shared_cache(db.path))
         self.settings = SettingsRepository(db)
         self.jobs = JobRepository(db)
+        self.keys = KeyRepository(db)
+        self.providers = ProviderRepository(db)
 
     @classmethod
     def open(cls, path: str | Path, *, synchronous: str = "normal", load_vec: bool = True) -> SqliteStore:

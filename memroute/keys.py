@@ -1,0 +1,70 @@
+"""Client API keys: created with a secret shown once, stored as its SHA-256, revocable.
+
+The key's id is the owner id of its memories. Lookup is by hash (a unique
+index): an attacker cannot steer the hash of a guess, so the lookup leaks
+nothing useful through timing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import uuid
+from datetime import timedelta
+
+from memroute.clock import Clock, parse_time, to_iso
+from memroute.errors import InvalidInput, NotFound
+from memroute.models import ApiKey
+from memroute.store import SqliteStore
+
+SECRET_PREFIX = "mr-"
+MAX_NAME_CHARS = 100
+# last_used_at is written at most this often per key, so authentication rarely writes.
+TOUCH_INTERVAL = timedelta(seconds=60)
+
+
+def hash_secret(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+class KeyRing:
+    def __init__(self, store: SqliteStore, clock: Clock) -> None:
+        self._store = store
+        self._clock = clock
+
+    def create(self, name: str) -> tuple[ApiKey, str]:
+        """A new key and its secret. The secret is not stored and cannot be shown again."""
+        if not isinstance(name, str) or not name.strip() or len(name.strip()) > MAX_NAME_CHARS:
+            raise InvalidInput(f"must be 1 to {MAX_NAME_CHARS} characters", "name")
+        secret = SECRET_PREFIX + secrets.token_urlsafe(32)
+        key = self._store.keys.create(
+            str(uuid.uuid4()), name.strip(), hash_secret(secret), secret[:8], now=to_iso(self._clock())
+        )
+        return key, secret
+
+    def list(self) -> list[ApiKey]:
+        return self._store.keys.list()
+
+    def get(self, key_id: str) -> ApiKey:
+        key = self._store.keys.get(key_id)
+        if key is None:
+            raise NotFound(f"api key {key_id} not found")
+        return key
+
+    def revoke(self, key_id: str) -> ApiKey:
+        """Revoke a key (idempotent); its memories stay."""
+        self.get(key_id)
+        self._store.keys.revoke(key_id, now=to_iso(self._clock()))
+        return self.get(key_id)
+
+    def authenticate(self, secret: str | None) -> ApiKey | None:
+        """The active key with this secret, or None (unknown, revoked or empty)."""
+        if not secret:
+            return None
+        key = self._store.keys.find_by_hash(hash_secret(secret))
+        if key is None or not key.active:
+            return None
+        now = self._clock()
+        if key.last_used_at is None or now - parse_time(key.last_used_at) >= TOUCH_INTERVAL:
+            self._store.keys.touch(key.id, now=to_iso(now))
+        return key

@@ -1,0 +1,129 @@
+"""Upstream providers and model routing (used by the gateway; kept below it so the
+service and, later, remote embeddings can resolve providers too).
+
+A model `provider/model` goes to that provider with the prefix stripped; any
+other model goes to the default provider (the one marked default, else the
+upstream from MEMROUTE_UPSTREAM_BASE_URL) unchanged.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from memroute.clock import Clock, to_iso
+from memroute.errors import InvalidInput, NotFound, UpstreamError
+from memroute.models import ProviderRecord
+from memroute.store import SqliteStore
+
+ENV_PROVIDER_ID = "default"
+_PROVIDER_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """Where one request goes. `api_key` is a secret: never log or return it."""
+
+    provider_id: str
+    base_url: str
+    api_key: str | None
+    model: str
+
+
+def validate_base_url(value: object) -> str:
+    if not isinstance(value, str):
+        raise InvalidInput("must be a URL", "baseUrl")
+    url = value.strip().rstrip("/")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise InvalidInput("must be an http:// or https:// URL, e.g. https://api.openai.com/v1", "baseUrl")
+    return url
+
+
+def validate_provider_id(value: object) -> str:
+    if not isinstance(value, str) or not _PROVIDER_ID.match(value):
+        raise InvalidInput("must be 1-64 lower-case letters, digits, '.', '_' or '-'", "id")
+    return value
+
+
+class ProviderRegistry:
+    def __init__(self, store: SqliteStore, clock: Clock, environ: Mapping[str, str] | None = None) -> None:
+        self._store = store
+        self._clock = clock
+        self._env = os.environ if environ is None else environ
+
+    def add(
+        self,
+        provider_id: str,
+        base_url: str,
+        *,
+        api_key_env: str | None = None,
+        api_key: str | None = None,
+        default: bool = False,
+    ) -> ProviderRecord:
+        """Create or replace a provider. Give the key by env var name or as a stored secret."""
+        pid = validate_provider_id(provider_id)
+        if api_key_env is not None and not _ENV_NAME.match(api_key_env):
+            raise InvalidInput("must be an environment variable name", "apiKeyEnv")
+        if api_key is not None and (not isinstance(api_key, str) or not api_key.strip()):
+            raise InvalidInput("must not be empty", "apiKey")
+        if api_key_env and api_key:
+            raise InvalidInput("give either apiKeyEnv or apiKey, not both")
+        now = to_iso(self._clock())
+        old = self._store.providers.get(pid)
+        record = ProviderRecord(
+            id=pid,
+            base_url=validate_base_url(base_url),
+            api_key_env=api_key_env,
+            api_key=api_key.strip() if api_key else None,
+            is_default=default,
+            created_at=old.created_at if old else now,
+            updated_at=now,
+        )
+        return self._store.providers.upsert(record)
+
+    def list(self) -> list[ProviderRecord]:
+        return self._store.providers.list()
+
+    def remove(self, provider_id: str) -> None:
+        if not self._store.providers.delete(provider_id):
+            raise NotFound(f"provider {provider_id} not found")
+
+    def _env_default(self) -> Route | None:
+        base = self._env.get("MEMROUTE_UPSTREAM_BASE_URL", "").strip()
+        if not base:
+            return None
+        key = self._env.get("MEMROUTE_UPSTREAM_API_KEY", "").strip() or None
+        return Route(ENV_PROVIDER_ID, validate_base_url(base), key, "")
+
+    def _route_for(self, record: ProviderRecord, model: str) -> Route:
+        key = record.api_key or (self._env.get(record.api_key_env, "") if record.api_key_env else "")
+        return Route(record.id, record.base_url, key or None, model)
+
+    def route(self, model: str) -> Route:
+        """The provider and upstream model for a request's `model`."""
+        if not isinstance(model, str) or not model.strip():
+            raise InvalidInput("must be a non-empty string", "model")
+        prefix, sep, rest = model.partition("/")
+        if sep and rest:
+            record = self._store.providers.get(prefix)
+            if record is not None:
+                return self._route_for(record, rest)
+            env_default = self._env_default()
+            if env_default is not None and prefix == ENV_PROVIDER_ID:
+                return Route(env_default.provider_id, env_default.base_url, env_default.api_key, rest)
+        for record in self._store.providers.list():
+            if record.is_default:
+                return self._route_for(record, model)
+        env_default = self._env_default()
+        if env_default is not None:
+            return Route(env_default.provider_id, env_default.base_url, env_default.api_key, model)
+        raise UpstreamError(
+            "no upstream provider is configured: set MEMROUTE_UPSTREAM_BASE_URL or add one with "
+            "`memroute providers add ID --base-url URL --default`",
+            status=502,
+        )

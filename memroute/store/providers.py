@@ -1,0 +1,64 @@
+"""The `providers` table: upstream LLM endpoints. Stored secrets never leave this layer
+except to the gateway that calls the provider."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from memroute.models import ProviderRecord
+from memroute.store.db import Database
+
+_COLUMNS = "id, base_url, api_key_env, api_key, is_default, created_at, updated_at"
+
+
+def _row(row: Sequence[Any]) -> ProviderRecord:
+    return ProviderRecord(row[0], row[1], row[2], row[3], bool(row[4]), row[5], row[6])
+
+
+class ProviderRepository:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def upsert(self, provider: ProviderRecord) -> ProviderRecord:
+        """Create or replace a provider; making it the default clears the old default."""
+        with self.db.write() as con:
+            if provider.is_default:
+                con.execute(
+                    "UPDATE providers SET is_default = 0 WHERE is_default = 1 AND id <> ?", (provider.id,)
+                )
+            con.execute(
+                "INSERT INTO providers (id, base_url, api_key_env, api_key, is_default, created_at,"
+                " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (id) DO UPDATE SET base_url = excluded.base_url,"
+                " api_key_env = excluded.api_key_env, api_key = excluded.api_key,"
+                " is_default = excluded.is_default, updated_at = excluded.updated_at",
+                (
+                    provider.id,
+                    provider.base_url,
+                    provider.api_key_env,
+                    provider.api_key,
+                    int(provider.is_default),
+                    provider.created_at,
+                    provider.updated_at,
+                ),
+            )
+        found = self.get(provider.id)
+        assert found is not None
+        return found
+
+    def list(self) -> list[ProviderRecord]:
+        return [_row(r) for r in self.db.read().execute(f"SELECT {_COLUMNS} FROM providers ORDER BY id")]
+
+    def get(self, provider_id: str) -> ProviderRecord | None:
+        row = (
+            self.db.read()
+            .execute(f"SELECT {_COLUMNS} FROM providers WHERE id = ?", (provider_id,))
+            .fetchone()
+        )
+        return _row(row) if row else None
+
+    def delete(self, provider_id: str) -> bool:
+        with self.db.write() as con:
+            con.execute("DELETE FROM providers WHERE id = ?", (provider_id,))
+            return bool(con.changes())
