@@ -57,6 +57,16 @@ class Config:
     db_path: Path
     max_content_bytes: int = 64 * 1024
     max_body_bytes: int = 4 * 1024 * 1024
+    # Server and gateway.
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    admin_token: str | None = None
+    upstream_base_url: str | None = None
+    upstream_api_key: str | None = None
+    require_api_key: bool = True
+    max_chat_body_bytes: int = 32 * 1024 * 1024
+    upstream_connect_timeout_s: float = 10.0
+    upstream_timeout_s: float = 600.0
     # Embeddings and vectors (REF §18).
     embedding_cache_ttl_ms: int = 300_000
     embedding_cache_max: int = 1000
@@ -99,6 +109,15 @@ class Config:
             db_path=db,
             max_content_bytes=_int(env, "MEMROUTE_MAX_CONTENT_BYTES", 64 * 1024, minimum=1),
             max_body_bytes=_int(env, "MEMROUTE_MAX_BODY_BYTES", 4 * 1024 * 1024, minimum=1024),
+            host=_str(env, "MEMROUTE_HOST", "127.0.0.1"),
+            port=_int(env, "MEMROUTE_PORT", DEFAULT_PORT, minimum=0),
+            admin_token=env.get("MEMROUTE_ADMIN_TOKEN", "").strip() or None,
+            upstream_base_url=env.get("MEMROUTE_UPSTREAM_BASE_URL", "").strip() or None,
+            upstream_api_key=env.get("MEMROUTE_UPSTREAM_API_KEY", "").strip() or None,
+            require_api_key=_bool(env, "MEMROUTE_REQUIRE_API_KEY", True),
+            max_chat_body_bytes=_int(env, "MEMROUTE_MAX_CHAT_BODY_BYTES", 32 * 1024 * 1024, minimum=1024),
+            upstream_connect_timeout_s=_float(env, "MEMROUTE_UPSTREAM_CONNECT_TIMEOUT", 10.0) or 10.0,
+            upstream_timeout_s=_float(env, "MEMROUTE_UPSTREAM_TIMEOUT", 600.0) or 600.0,
             embedding_cache_ttl_ms=_int(env, "MEMORY_EMBEDDING_CACHE_TTL_MS", 300_000),
             embedding_cache_max=_int(env, "MEMORY_EMBEDDING_CACHE_MAX", 1000),
             static_model=_str(env, "MEMORY_STATIC_MODEL", "minishlab/potion-base-8M"),

@@ -8,6 +8,7 @@ upstream from MEMROUTE_UPSTREAM_BASE_URL) unchanged.
 
 from __future__ import annotations
 
+import builtins
 import os
 import re
 from collections.abc import Mapping
@@ -51,9 +52,21 @@ def validate_provider_id(value: object) -> str:
 
 
 class ProviderRegistry:
-    def __init__(self, store: SqliteStore, clock: Clock, environ: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        store: SqliteStore,
+        clock: Clock,
+        *,
+        default_base_url: str | None = None,
+        default_api_key: str | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        """`default_base_url`/`default_api_key`: the upstream from MEMROUTE_UPSTREAM_*;
+        `environ`: where keys referenced by env var name are looked up."""
         self._store = store
         self._clock = clock
+        self._default_base_url = default_base_url
+        self._default_api_key = default_api_key
         self._env = os.environ if environ is None else environ
 
     def add(
@@ -86,7 +99,7 @@ class ProviderRegistry:
         )
         return self._store.providers.upsert(record)
 
-    def list(self) -> list[ProviderRecord]:
+    def list(self) -> builtins.list[ProviderRecord]:
         return self._store.providers.list()
 
     def remove(self, provider_id: str) -> None:
@@ -94,15 +107,22 @@ class ProviderRegistry:
             raise NotFound(f"provider {provider_id} not found")
 
     def _env_default(self) -> Route | None:
-        base = self._env.get("MEMROUTE_UPSTREAM_BASE_URL", "").strip()
-        if not base:
+        if not self._default_base_url:
             return None
-        key = self._env.get("MEMROUTE_UPSTREAM_API_KEY", "").strip() or None
-        return Route(ENV_PROVIDER_ID, validate_base_url(base), key, "")
+        return Route(ENV_PROVIDER_ID, validate_base_url(self._default_base_url), self._default_api_key, "")
 
     def _route_for(self, record: ProviderRecord, model: str) -> Route:
         key = record.api_key or (self._env.get(record.api_key_env, "") if record.api_key_env else "")
         return Route(record.id, record.base_url, key or None, model)
+
+    def all_routes(self) -> builtins.list[tuple[Route, bool]]:
+        """Every provider as a route (model left empty) and whether it is the default."""
+        records = self._store.providers.list()
+        routes = [(self._route_for(r, ""), r.is_default) for r in records]
+        env_default = self._env_default()
+        if env_default is not None and all(r.id != ENV_PROVIDER_ID for r in records):
+            routes.append((env_default, not any(r.is_default for r in records)))
+        return routes
 
     def route(self, model: str) -> Route:
         """The provider and upstream model for a request's `model`."""

@@ -71,7 +71,9 @@ class Memory:
             fail=lambda job, exc: store.jobs.fail(job.id, f"{type(exc).__name__}: {exc}"),
         )
         self.keys = KeyRing(store, clock)
-        self.providers = ProviderRegistry(store, clock)
+        self.providers = ProviderRegistry(
+            store, clock, default_base_url=config.upstream_base_url, default_api_key=config.upstream_api_key
+        )
         self._decay_sweep = PeriodicTask(
             "decay", config.decay_sweep_interval_s if config.decay_enabled else 0, self.decay
         )

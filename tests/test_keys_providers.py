@@ -94,12 +94,14 @@ def test_bare_and_unknown_prefixed_models_go_to_the_default(mem: Memory) -> None
 
 
 def test_environment_upstream_and_key_by_env_name(mem: Memory, clock) -> None:
-    env = {
-        "MEMROUTE_UPSTREAM_BASE_URL": "http://127.0.0.1:9999/v1",
-        "MEMROUTE_UPSTREAM_API_KEY": "up-secret",
-        "GROQ_KEY": "gsk-abc",
-    }
-    registry = ProviderRegistry(mem.store, clock, environ=env)
+    """MEMROUTE_UPSTREAM_BASE_URL/_API_KEY become the default; keys can be env var names."""
+    registry = ProviderRegistry(
+        mem.store,
+        clock,
+        default_base_url="http://127.0.0.1:9999/v1",
+        default_api_key="up-secret",
+        environ={"GROQ_KEY": "gsk-abc"},
+    )
     route = registry.route("gpt-4o")
     assert (route.provider_id, route.base_url, route.api_key) == (
         "default",
@@ -112,7 +114,7 @@ def test_environment_upstream_and_key_by_env_name(mem: Memory, clock) -> None:
 
 
 def test_no_upstream_is_a_clear_error(mem: Memory, clock) -> None:
-    registry = ProviderRegistry(mem.store, clock, environ={})
+    registry = ProviderRegistry(mem.store, clock)
     with pytest.raises(UpstreamError, match="MEMROUTE_UPSTREAM_BASE_URL"):
         registry.route("gpt-4o")
 
@@ -167,3 +169,12 @@ def test_cli_keys_and_providers(db_path: Path) -> None:
     assert missing.exit_code == 1 and "not found" in missing.output
     bad = run("providers", "add", "Bad Id", "--base-url", "https://x")
     assert bad.exit_code == 2
+
+
+def test_upstream_from_the_environment_through_config(tmp_path: Path) -> None:
+    from memroute.config import Config
+
+    env = {"MEMROUTE_UPSTREAM_BASE_URL": "http://127.0.0.1:8000/v1", "MEMROUTE_UPSTREAM_API_KEY": "k"}
+    with Memory.open(config=Config.for_path(tmp_path / "m.db", environ=env)) as memory:
+        route = memory.providers.route("default/gpt-4o")
+        assert (route.base_url, route.model, route.api_key) == ("http://127.0.0.1:8000/v1", "gpt-4o", "k")

@@ -1,0 +1,1 @@
+"""The OpenAI-compatible gateway: upstream calls, SSE relay and the chat pipeline."""

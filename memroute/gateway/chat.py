@@ -1,0 +1,271 @@
+"""The chat pipeline (SPEC §6, REF §6.1):
+
+authenticate → owner (none with the no-memory header) → settings gate → query =
+last user text → retrieve → inject → forward → relay the answer as it arrives →
+queue the user's last message and the assistant's reply for extraction (before
+the response completes) → count the use of the injected memories (after it).
+
+Memory never breaks a chat: any memory failure is logged and the request goes
+on without memory.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import httpx
+from starlette.background import BackgroundTask
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+
+from memroute.errors import InvalidInput, UpstreamError
+from memroute.gateway.sse import DONE_EVENT, ReplyAssembler, reply_text
+from memroute.gateway.upstream import open_stream
+from memroute.memory.injection import inject, last_user_text, should_inject
+from memroute.models import ApiKey, RetrievedItem
+from memroute.providers import Route
+from memroute.service import Memory
+from memroute.web.auth import Unauthorized, bearer_token
+from memroute.web.metrics import Metrics
+
+log = logging.getLogger("memroute.gateway")
+
+NO_MEMORY_HEADERS = ("x-memroute-no-memory", "x-omniroute-no-memory")
+SESSION_HEADERS = ("x-memroute-session-id", "x-omniroute-session-id")
+DEBUG_HEADER = "x-memroute-debug"
+_PASSED_RESPONSE_HEADERS = ("content-type", "x-request-id", "openai-processing-ms", "retry-after")
+
+
+def header_truthy(headers: Mapping[str, str], names: tuple[str, ...]) -> bool:
+    return any(headers.get(name, "").strip().lower() in ("true", "1", "yes") for name in names)
+
+
+def first_header(headers: Mapping[str, str], names: tuple[str, ...]) -> str:
+    for name in names:
+        value = headers.get(name, "").strip()
+        if value:
+            return value
+    return ""
+
+
+@dataclass
+class ChatContext:
+    """What one request knows about memory."""
+
+    owner: str | None
+    session_id: str
+    extracts: bool = False
+    items: list[RetrievedItem] = field(default_factory=list)
+
+    def headers(self, debug: bool) -> dict[str, str]:
+        out = {
+            "x-memroute-memory-count": str(len(self.items)),
+            "x-memroute-memory-tokens": str(sum(i.tokens for i in self.items)),
+        }
+        if debug:
+            out["x-memroute-memory-ids"] = ",".join(i.memory.id for i in self.items)
+        return out
+
+
+class ChatPipeline:
+    def __init__(self, memory: Memory, client: httpx.AsyncClient, metrics: Metrics, require_api_key: bool):
+        self.memory = memory
+        self.client = client
+        self.metrics = metrics
+        self.require_api_key = require_api_key
+
+    # -- steps ------------------------------------------------------------------
+
+    async def authenticate(self, request: Request) -> ApiKey | None:
+        secret = bearer_token(request)
+        key = await anyio.to_thread.run_sync(self.memory.keys.authenticate, secret) if secret else None
+        if key is None and self.require_api_key:
+            raise Unauthorized("missing, unknown or revoked API key (Authorization: Bearer <memroute key>)")
+        return key
+
+    def context(self, request: Request, key: ApiKey | None) -> ChatContext:
+        owner = None if key is None or header_truthy(request.headers, NO_MEMORY_HEADERS) else key.id
+        return ChatContext(owner=owner, session_id=first_header(request.headers, SESSION_HEADERS))
+
+    async def recall(self, ctx: ChatContext, body: dict[str, Any], route: Route) -> dict[str, Any]:
+        """Retrieve and inject; on any failure, the request goes on unchanged."""
+        if ctx.owner is None:
+            return body
+        try:
+            settings = await anyio.to_thread.run_sync(self.memory.settings)
+            ctx.extracts = settings.extracts
+            if not settings.injects or not should_inject(body):
+                return body
+            started = time.perf_counter()
+            ctx.items = await anyio.to_thread.run_sync(
+                self._retrieve, ctx, last_user_text(body), settings.scope
+            )
+            self.metrics.observe("memroute_retrieval_seconds", time.perf_counter() - started)
+            return inject(body, ctx.items, route.provider_id, route.model)
+        except Exception as exc:
+            log.warning("memory.retrieval.failed error=%s", type(exc).__name__)
+            self.metrics.inc("memroute_memory_errors_total", stage="retrieval")
+            ctx.items = []
+            return body
+
+    def _retrieve(self, ctx: ChatContext, query: str, scope: str) -> list[RetrievedItem]:
+        assert ctx.owner is not None
+        return self.memory.retrieve(
+            ctx.owner, query or None, scope=scope, session_id=ctx.session_id, record_access=False
+        )
+
+    async def queue_extraction(self, ctx: ChatContext, body: dict[str, Any], reply: str) -> None:
+        if ctx.owner is None or not ctx.extracts:
+            return
+        owner = ctx.owner
+        try:
+            for text, source in ((last_user_text(body), "user_message"), (reply, "llm_response")):
+                if text:
+                    enqueue = functools.partial(
+                        self.memory.enqueue_extraction, owner, text, ctx.session_id, source
+                    )
+                    await anyio.to_thread.run_sync(enqueue)
+        except Exception as exc:
+            log.warning("memory.extraction.enqueue_failed error=%s", type(exc).__name__)
+            self.metrics.inc("memroute_memory_errors_total", stage="extraction")
+
+    def record_use(self, ctx: ChatContext) -> BackgroundTask | None:
+        if not ctx.items:
+            return None
+        self.metrics.inc("memroute_memories_injected_total", len(ctx.items))
+        self.metrics.inc("memroute_memory_tokens_injected_total", sum(i.tokens for i in ctx.items))
+        return BackgroundTask(self._record_access, [i.memory.id for i in ctx.items])
+
+    def _record_access(self, ids: list[str]) -> None:
+        try:
+            self.memory.record_access(ids)
+        except Exception as exc:
+            log.warning("memory.access.failed error=%s", type(exc).__name__)
+
+    # -- the request ---------------------------------------------------------------
+
+    async def complete(self, request: Request) -> Response:
+        body = parse_body(await request.body())
+        model = body.get("model")
+        if not isinstance(model, str) or not model.strip():
+            raise InvalidInput("must be a non-empty string", "model")
+        key = await self.authenticate(request)
+        ctx = self.context(request, key)
+        route = await anyio.to_thread.run_sync(self.memory.providers.route, model)
+        outgoing = await self.recall(ctx, body, route)
+        payload = json.dumps({**outgoing, "model": route.model}).encode()
+        debug = header_truthy(request.headers, (DEBUG_HEADER,))
+        self.metrics.inc("memroute_chat_requests_total", memory="on" if ctx.items else "off")
+        if body.get("stream") is True:
+            return await self._stream(ctx, body, route, payload, ctx.headers(debug))
+        return await self._once(ctx, body, route, payload, ctx.headers(debug))
+
+    async def _once(
+        self, ctx: ChatContext, body: dict[str, Any], route: Route, payload: bytes, headers: dict[str, str]
+    ) -> Response:
+        async with open_stream(self.client, "POST", route, "/chat/completions", payload) as upstream:
+            content = await _read_all(upstream, route)
+        if upstream.status_code == 200:
+            try:
+                reply = reply_text(json.loads(content))
+            except ValueError:
+                reply = ""
+            await self.queue_extraction(ctx, body, reply)
+        return Response(
+            content,
+            status_code=upstream.status_code,
+            headers={**_passed(upstream), **headers},
+            background=self.record_use(ctx) if upstream.status_code == 200 else None,
+        )
+
+    async def _stream(
+        self, ctx: ChatContext, body: dict[str, Any], route: Route, payload: bytes, headers: dict[str, str]
+    ) -> Response:
+        stack = open_stream(self.client, "POST", route, "/chat/completions", payload)
+        upstream = await stack.__aenter__()
+        is_sse = "text/event-stream" in upstream.headers.get("content-type", "")
+        if upstream.status_code != 200 or not is_sse:
+            try:
+                content = await _read_all(upstream, route)
+            finally:
+                await stack.__aexit__(None, None, None)
+            if upstream.status_code == 200:
+                await self.queue_extraction(ctx, body, reply_text(_json_or_none(content)))
+            return Response(
+                content, status_code=upstream.status_code, headers={**_passed(upstream), **headers}
+            )
+
+        async def relay() -> AsyncIterator[bytes]:
+            assembler = ReplyAssembler()
+            queued = False
+            try:
+                async for chunk in upstream.aiter_raw():
+                    assembler.feed(chunk)
+                    done_at = chunk.find(DONE_EVENT)
+                    if done_at >= 0 and not queued:
+                        # Queue the reply before the client sees the end of the stream.
+                        if done_at:
+                            yield chunk[:done_at]
+                        await self.queue_extraction(ctx, body, assembler.text)
+                        queued = True
+                        yield chunk[done_at:]
+                        continue
+                    yield chunk
+                if not queued:
+                    await self.queue_extraction(ctx, body, assembler.text)
+            except httpx.HTTPError as exc:
+                log.warning(
+                    "gateway.stream.upstream_error provider=%s error=%s",
+                    route.provider_id,
+                    type(exc).__name__,
+                )
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await stack.__aexit__(None, None, None)
+
+        return StreamingResponse(
+            relay(),
+            status_code=200,
+            media_type="text/event-stream",
+            headers={"cache-control": "no-cache", "x-accel-buffering": "no", **headers},
+            background=self.record_use(ctx),
+        )
+
+
+def parse_body(raw: bytes) -> dict[str, Any]:
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        raise InvalidInput("the request body is not valid JSON") from None
+    if not isinstance(body, dict):
+        raise InvalidInput("the request body must be a JSON object")
+    return body
+
+
+async def _read_all(upstream: httpx.Response, route: Route) -> bytes:
+    try:
+        return await upstream.aread()
+    except httpx.TimeoutException:
+        raise UpstreamError(f"upstream provider '{route.provider_id}' timed out", status=504) from None
+    except httpx.HTTPError as exc:
+        raise UpstreamError(
+            f"upstream provider '{route.provider_id}' broke off its answer ({type(exc).__name__})"
+        ) from None
+
+
+def _passed(upstream: httpx.Response) -> dict[str, str]:
+    return {name: upstream.headers[name] for name in _PASSED_RESPONSE_HEADERS if name in upstream.headers}
+
+
+def _json_or_none(content: bytes) -> Any:
+    try:
+        return json.loads(content)
+    except ValueError:
+        return None

@@ -1,0 +1,56 @@
+"""Calls to upstream providers with httpx; failures become clear UpstreamErrors."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+
+from memroute.errors import UpstreamError
+from memroute.providers import Route
+
+
+def upstream_headers(route: Route) -> dict[str, str]:
+    """Headers for the provider: its own key, never the client's memroute key."""
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    if route.api_key:
+        headers["authorization"] = f"Bearer {route.api_key}"
+    return headers
+
+
+@contextlib.asynccontextmanager
+async def open_stream(
+    client: httpx.AsyncClient, method: str, route: Route, path: str, body: bytes | None = None
+) -> AsyncIterator[httpx.Response]:
+    """Send a request and yield the response with its body not yet read."""
+    request = client.build_request(
+        method, route.base_url + path, content=body, headers=upstream_headers(route)
+    )
+    try:
+        response = await client.send(request, stream=True)
+    except httpx.TimeoutException:
+        raise UpstreamError(f"upstream provider '{route.provider_id}' timed out", status=504) from None
+    except httpx.HTTPError as exc:
+        raise UpstreamError(
+            f"upstream provider '{route.provider_id}' is unreachable ({type(exc).__name__})", status=502
+        ) from None
+    try:
+        yield response
+    finally:
+        await response.aclose()
+
+
+async def read_json(client: httpx.AsyncClient, route: Route, path: str) -> Any:
+    """GET a JSON document from a provider (for /v1/models)."""
+    async with open_stream(client, "GET", route, path) as response:
+        try:
+            data = await response.aread()
+        except httpx.HTTPError as exc:
+            raise UpstreamError(
+                f"upstream provider '{route.provider_id}' failed ({type(exc).__name__})"
+            ) from None
+        if response.status_code != 200:
+            raise UpstreamError(f"upstream provider '{route.provider_id}' answered {response.status_code}")
+        return httpx.Response(200, content=data).json()

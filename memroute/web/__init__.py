@@ -1,0 +1,1 @@
+"""The HTTP edge: FastAPI app, auth, error mapping and routes."""

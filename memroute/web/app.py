@@ -1,0 +1,57 @@
+"""`create_app(config)`: the FastAPI application (gateway + management API)."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+import httpx
+from fastapi import FastAPI
+
+from memroute.config import Config
+from memroute.gateway.chat import ChatPipeline
+from memroute.service import Memory
+from memroute.web import errors
+from memroute.web.auth import load_or_create_admin_token
+from memroute.web.limits import BodyLimit
+from memroute.web.metrics import standard_metrics
+
+log = logging.getLogger("memroute.web")
+
+
+def create_app(config: Config, *, memory: Memory | None = None) -> FastAPI:
+    """Build the app. The service is opened in the lifespan (unless `memory` is given)
+    and closed on shutdown, which drains the extraction queue."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        owned = memory is None
+        mem = memory if memory is not None else Memory.open(config=config)
+        timeout = httpx.Timeout(config.upstream_timeout_s, connect=config.upstream_connect_timeout_s)
+        async with httpx.AsyncClient(timeout=timeout, follow_redirects=False) as client:
+            app.state.memory = mem
+            app.state.http = client
+            app.state.metrics = standard_metrics(lambda: float(mem.extraction_queue()["pending"]))
+            app.state.chat = ChatPipeline(mem, client, app.state.metrics, config.require_api_key)
+            try:
+                yield
+            finally:
+                if owned:
+                    mem.close()
+
+    app = FastAPI(
+        title="memroute",
+        version="0.1.0",
+        summary="Persistent per-API-key memory for OpenAI-compatible LLM clients.",
+        lifespan=lifespan,
+    )
+    app.state.config = config
+    app.state.admin_token, app.state.admin_token_created = load_or_create_admin_token(config)
+    errors.install(app)
+    app.add_middleware(BodyLimit, limit=config.max_body_bytes, chat_limit=config.max_chat_body_bytes)
+
+    from memroute.web.routes import register
+
+    register(app)
+    return app

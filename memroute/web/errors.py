@@ -1,0 +1,75 @@
+"""One place where errors become HTTP responses: `{"error": {"message", "type"}}`,
+never a stack trace. Gateway routes add the OpenAI fields `param` and `code`."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from memroute.errors import Conflict, InvalidInput, MemrouteError, NotFound, UpstreamError
+from memroute.web.auth import Unauthorized
+
+log = logging.getLogger("memroute.web")
+
+
+def status_of(exc: MemrouteError) -> int:
+    if isinstance(exc, InvalidInput):
+        return 400
+    if isinstance(exc, Unauthorized):
+        return 401
+    if isinstance(exc, NotFound):
+        return 404
+    if isinstance(exc, Conflict):
+        return 409
+    if isinstance(exc, UpstreamError):
+        return exc.status
+    return 500
+
+
+def error_body(message: str, kind: str, *, openai: bool = False) -> dict[str, Any]:
+    error: dict[str, Any] = {"message": message, "type": kind}
+    if openai:
+        error.update(param=None, code=None)
+    return {"error": error}
+
+
+def error_response(request: Request, status: int, message: str, kind: str) -> JSONResponse:
+    openai = request.url.path.startswith("/v1/")
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return JSONResponse(error_body(message, kind, openai=openai), status_code=status, headers=headers)
+
+
+def _validation_message(exc: RequestValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:5]:
+        where = ".".join(str(p) for p in err.get("loc", ()) if p not in ("body", "query", "path"))
+        parts.append(f"{where}: {err.get('msg')}" if where else str(err.get("msg")))
+    return "; ".join(parts) or "invalid request"
+
+
+def install(app: FastAPI) -> None:
+    @app.exception_handler(MemrouteError)
+    async def _domain(request: Request, exc: MemrouteError) -> JSONResponse:
+        status = status_of(exc)
+        if status >= 500 and not isinstance(exc, UpstreamError):
+            log.error("request.failed path=%s error=%s", request.url.path, exc.message)
+        return error_response(request, status, exc.message, exc.kind)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return error_response(request, 400, _validation_message(exc), "invalid_request_error")
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        kind = "not_found_error" if exc.status_code == 404 else "invalid_request_error"
+        return error_response(request, exc.status_code, str(exc.detail), kind)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("request.crashed path=%s", request.url.path)
+        return error_response(request, 500, "internal error (details are in the server log)", "server_error")

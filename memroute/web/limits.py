@@ -1,0 +1,59 @@
+"""Request body limits, enforced while the body streams in (413 past the limit)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+
+class BodyLimit:
+    """Pure ASGI middleware: `/v1/*` may carry `chat_limit` bytes, everything else `limit`."""
+
+    def __init__(self, app: ASGIApp, *, limit: int, chat_limit: int) -> None:
+        self.app = app
+        self.limit = limit
+        self.chat_limit = chat_limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit = self.chat_limit if scope["path"].startswith("/v1/") else self.limit
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            await _too_large(send, limit)
+            return
+        received = 0
+
+        async def limited_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    # An HTTPException, so FastAPI's body parsing passes it on as a 413.
+                    raise HTTPException(413, f"request body is larger than {limit} bytes")
+            return message
+
+        await self.app(scope, limited_receive, send)
+
+
+async def _too_large(send: Send, limit: int) -> None:
+    body: dict[str, Any] = {
+        "error": {"message": f"request body is larger than {limit} bytes", "type": "invalid_request_error"}
+    }
+    payload = json.dumps(body).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 413,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(payload)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": payload})

@@ -1,0 +1,92 @@
+"""The OpenAI-compatible routes: /v1/chat/completions, /v1/models, /v1/embeddings."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import anyio
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, ConfigDict
+
+from memroute.errors import UpstreamError
+from memroute.gateway.chat import ChatPipeline, parse_body
+from memroute.gateway.upstream import open_stream, read_json
+from memroute.providers import Route
+
+router = APIRouter(prefix="/v1", tags=["gateway"])
+log = logging.getLogger("memroute.gateway")
+
+
+class ChatCompletionRequest(BaseModel):
+    """The OpenAI chat request; every other field is passed to the provider untouched."""
+
+    model_config = ConfigDict(extra="allow")
+    model: str
+    messages: list[dict[str, Any]]
+    stream: bool | None = None
+
+
+class EmbeddingRequest(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    model: str
+    input: str | list[str] | list[int] | list[list[int]]
+
+
+def _doc(model: type[BaseModel]) -> dict[str, Any]:
+    schema = model.model_json_schema()
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
+
+
+def _pipeline(request: Request) -> ChatPipeline:
+    return request.app.state.chat  # type: ignore[no-any-return]
+
+
+@router.post("/chat/completions", openapi_extra=_doc(ChatCompletionRequest))
+async def chat_completions(request: Request) -> Response:
+    """Chat with memory: streaming (SSE) or not, in the OpenAI wire format.
+
+    Headers: `x-memroute-no-memory: true` turns memory off for the request,
+    `x-memroute-session-id` sets the session, `x-memroute-debug: true` lists the
+    injected memory ids in `x-memroute-memory-ids`."""
+    return await _pipeline(request).complete(request)
+
+
+@router.get("/models")
+async def list_models(request: Request) -> JSONResponse:
+    """Every provider's models, as `provider/model` (the default provider's also bare)."""
+    pipeline = _pipeline(request)
+    await pipeline.authenticate(request)
+    routes = await anyio.to_thread.run_sync(pipeline.memory.providers.all_routes)
+    data: list[dict[str, Any]] = []
+    for route, is_default in routes:
+        try:
+            listing = await read_json(pipeline.client, route, "/models")
+        except UpstreamError as exc:
+            log.warning("gateway.models.skipped provider=%s error=%s", route.provider_id, exc.message)
+            continue
+        for item in listing.get("data", []) if isinstance(listing, dict) else []:
+            if isinstance(item, dict) and isinstance(item.get("id"), str):
+                data.append({**item, "id": f"{route.provider_id}/{item['id']}"})
+                if is_default:
+                    data.append(dict(item))
+    return JSONResponse({"object": "list", "data": data})
+
+
+@router.post("/embeddings", openapi_extra=_doc(EmbeddingRequest))
+async def embeddings(request: Request) -> Response:
+    """Passed through to the provider of `model` (prefix stripped)."""
+    pipeline = _pipeline(request)
+    body = parse_body(await request.body())
+    await pipeline.authenticate(request)
+    route: Route = await anyio.to_thread.run_sync(pipeline.memory.providers.route, str(body.get("model", "")))
+    payload = json.dumps({**body, "model": route.model}).encode()
+    async with open_stream(pipeline.client, "POST", route, "/embeddings", payload) as upstream:
+        content = await upstream.aread()
+    return Response(
+        content,
+        status_code=upstream.status_code,
+        media_type=upstream.headers.get("content-type", "application/json"),
+    )

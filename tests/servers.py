@@ -1,0 +1,164 @@
+"""Real HTTP servers for tests: any ASGI app under uvicorn on a free 127.0.0.1 port,
+and a scripted upstream that stands in for a paid LLM provider."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class LiveServer:
+    """Runs `app` under uvicorn in a thread; `url` is its base URL."""
+
+    def __init__(self, app: Any, port: int | None = None) -> None:
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> LiveServer:
+        self.thread.start()
+        deadline = time.monotonic() + 15
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("server did not start")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(30)
+
+
+@dataclass
+class Scripted:
+    """What the upstream answers next: a text reply (JSON or SSE per the request's
+    `stream`), or an error status with a body."""
+
+    text: str = "OK"
+    status: int = 200
+    body: Any = None
+    chunk_delay: float = 0.0
+
+
+@dataclass
+class ScriptedUpstream:
+    """An OpenAI-compatible provider double that records every request it receives."""
+
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    script: deque[Scripted] = field(default_factory=deque)
+    default_echo: bool = True
+
+    def reply(self, text: str, *, chunk_delay: float = 0.0) -> None:
+        self.script.append(Scripted(text=text, chunk_delay=chunk_delay))
+
+    def fail(self, status: int, body: Any) -> None:
+        self.script.append(Scripted(status=status, body=body))
+
+    @property
+    def last(self) -> dict[str, Any]:
+        return self.requests[-1]
+
+    def _next(self, body: dict[str, Any]) -> Scripted:
+        if self.script:
+            return self.script.popleft()
+        messages = body.get("messages") or []
+        last_user = next((m for m in reversed(messages) if m.get("role") == "user"), {})
+        content = last_user.get("content")
+        return Scripted(text=content if isinstance(content, str) and self.default_echo else "OK")
+
+    async def chat(self, request: Request) -> Response:
+        body = await request.json()
+        self.requests.append({"body": body, "headers": dict(request.headers), "path": request.url.path})
+        step = self._next(body)
+        if step.status != 200:
+            return JSONResponse(step.body, status_code=step.status)
+        if body.get("stream"):
+            return StreamingResponse(self._sse(body, step), media_type="text/event-stream")
+        return JSONResponse(_completion(body, step.text))
+
+    async def _sse(self, body: dict[str, Any], step: Scripted):  # type: ignore[no-untyped-def]
+        words = step.text.split(" ")
+        for index, word in enumerate(words):
+            piece = word if index == 0 else " " + word
+            chunk = {
+                "id": "chatcmpl-test",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": body.get("model"),
+                "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}],
+            }
+            yield f"data: {json.dumps(chunk)}\n\n".encode()
+            if step.chunk_delay:
+                await asyncio.sleep(step.chunk_delay)
+        final = {
+            "id": "chatcmpl-test",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": body.get("model"),
+            "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+        }
+        yield f"data: {json.dumps(final)}\n\n".encode()
+        yield b"data: [DONE]\n\n"
+
+    async def models(self, request: Request) -> Response:
+        self.requests.append({"body": None, "headers": dict(request.headers), "path": request.url.path})
+        return JSONResponse(
+            {
+                "object": "list",
+                "data": [{"id": "echo-1", "object": "model", "created": 0, "owned_by": "test"}],
+            }
+        )
+
+    async def embeddings(self, request: Request) -> Response:
+        body = await request.json()
+        self.requests.append({"body": body, "headers": dict(request.headers), "path": request.url.path})
+        inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        data = [{"object": "embedding", "index": i, "embedding": [0.1, 0.2, 0.3]} for i in range(len(inputs))]
+        return JSONResponse(
+            {
+                "object": "list",
+                "data": data,
+                "model": body.get("model"),
+                "usage": {"prompt_tokens": 1, "total_tokens": 1},
+            }
+        )
+
+    def app(self) -> Starlette:
+        return Starlette(
+            routes=[
+                Route("/v1/chat/completions", self.chat, methods=["POST"]),
+                Route("/v1/models", self.models, methods=["GET"]),
+                Route("/v1/embeddings", self.embeddings, methods=["POST"]),
+            ]
+        )
+
+
+def _completion(body: dict[str, Any], text: str) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 0,
+        "model": body.get("model"),
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }

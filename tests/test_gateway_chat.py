@@ -1,0 +1,247 @@
+"""The gateway end to end: memroute under uvicorn, a scripted upstream under uvicorn,
+and the official openai SDK as the client."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import openai
+import pytest
+from servers import LiveServer, ScriptedUpstream, free_port
+
+from memroute import Memory
+from memroute.config import Config
+from memroute.models import MemoryRecord
+from memroute.web.app import create_app
+
+ADMIN = "admin-test-token"
+
+
+@dataclass
+class Gateway:
+    url: str
+    memory: Memory  # a second Memory on the gateway's database file, for setting up and checking
+    upstream: ScriptedUpstream
+    secret: str
+    key_id: str
+
+    def client(self, secret: str | None = None, **headers: str) -> openai.OpenAI:
+        return openai.OpenAI(
+            base_url=self.url + "/v1",
+            api_key=secret or self.secret,
+            max_retries=0,
+            default_headers=headers or None,
+        )
+
+    def wait_for(self, check: Callable[[], bool], timeout: float = 10.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not check():
+            if time.monotonic() > deadline:
+                raise AssertionError("condition not met in time")
+            time.sleep(0.05)
+
+    def memories(self, owner: str | None = None) -> list[MemoryRecord]:
+        return self.memory.list(api_key_id=owner or self.key_id, limit=200).items
+
+
+@pytest.fixture
+def upstream() -> Iterator[ScriptedUpstream]:
+    scripted = ScriptedUpstream()
+    with LiveServer(scripted.app()) as server:
+        scripted.url = server.url  # type: ignore[attr-defined]
+        yield scripted
+
+
+def _config(db: Path, upstream_url: str, **extra: str) -> Config:
+    env = {"MEMROUTE_UPSTREAM_BASE_URL": upstream_url + "/v1", "MEMROUTE_ADMIN_TOKEN": ADMIN, **extra}
+    return Config.for_path(db, environ=env)
+
+
+@pytest.fixture
+def gateway(tmp_path: Path, upstream: ScriptedUpstream) -> Iterator[Gateway]:
+    db = tmp_path / "memroute.db"
+    side = Memory.open(db, start_workers=False)
+    key, secret = side.keys.create("test")
+    side.update_settings(enabled=True)
+    with LiveServer(create_app(_config(db, upstream.url))) as server:  # type: ignore[attr-defined]
+        yield Gateway(server.url, side, upstream, secret, key.id)
+    side.close()
+
+
+def test_memory_off_passes_the_request_through_unchanged(gateway: Gateway) -> None:
+    gateway.memory.update_settings(enabled=False)
+    gateway.memory.add(gateway.key_id, "prefers concise answers")
+    raw = gateway.client().chat.completions.with_raw_response.create(
+        model="echo-1", messages=[{"role": "user", "content": "First turn"}], temperature=0.2, seed=7
+    )
+    reply = raw.parse()
+    assert reply.choices[0].message.content == "First turn"
+    sent = gateway.upstream.last["body"]
+    assert sent["messages"] == [{"role": "user", "content": "First turn"}]
+    assert sent["temperature"] == 0.2 and sent["seed"] == 7
+    assert raw.headers["x-memroute-memory-count"] == "0"
+    assert "authorization" not in gateway.upstream.last["headers"]  # the client's key never goes upstream
+
+
+def test_stored_memories_are_injected_as_a_system_message(gateway: Gateway) -> None:
+    stored = gateway.memory.add(gateway.key_id, "User prefers concise answers.")
+    raw = gateway.client(**{"x-memroute-debug": "true"}).chat.completions.with_raw_response.create(
+        model="echo-1", messages=[{"role": "user", "content": "How should you answer?"}]
+    )
+    first = gateway.upstream.last["body"]["messages"][0]
+    assert first["role"] == "system"
+    assert first["content"] == "Memory context: User prefers concise answers."
+    assert raw.headers["x-memroute-memory-count"] == "1"
+    assert raw.headers["x-memroute-memory-tokens"] == str(len("User prefers concise answers.") // 4 + 1)
+    assert raw.headers["x-memroute-memory-ids"] == stored.id
+    gateway.wait_for(lambda: gateway.memory.get(stored.id).access_count == 1)
+
+
+def test_facts_in_the_user_message_and_the_reply_are_learned(gateway: Gateway) -> None:
+    gateway.upstream.reply("I prefer concise answers. I usually answer in bullet points.")
+    gateway.client(**{"x-memroute-session-id": "session-extract"}).chat.completions.create(
+        model="echo-1", messages=[{"role": "user", "content": "I prefer TypeScript. Hello!"}]
+    )
+    gateway.wait_for(lambda: len(gateway.memories()) >= 3)
+    by_key = {m.key: m for m in gateway.memories()}
+    assert by_key["preference:typescript"].metadata["source"] == "user_message"
+    assert by_key["preference:concise_answers"].metadata["source"] == "llm_response"
+    assert by_key["pattern:answer_in_bullet_points"].content == "usually answer in bullet points"
+    assert {m.session_id for m in by_key.values()} == {"session-extract"}
+
+
+def test_streaming_relays_chunks_in_order_and_learns_the_full_reply(gateway: Gateway) -> None:
+    text = "Noted. I will use Postgres for the billing service and I never deploy on Fridays."
+    gateway.upstream.reply(text, chunk_delay=0.01)
+    with gateway.client().chat.completions.create(
+        model="echo-1", messages=[{"role": "user", "content": "Plan the service"}], stream=True
+    ) as stream:
+        pieces = [chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices]
+    assert "".join(pieces) == text
+    assert len(pieces) >= len(text.split(" "))
+    gateway.wait_for(
+        lambda: (
+            {m.key for m in gateway.memories()}
+            >= {"decision:postgres_for_the_billing_service", "pattern:deploy_on_fridays"}
+        )
+    )
+
+
+def test_no_memory_header_turns_off_retrieval_injection_and_extraction(gateway: Gateway) -> None:
+    gateway.memory.add(gateway.key_id, "prefers tea")
+    for header in ("x-memroute-no-memory", "x-omniroute-no-memory"):
+        raw = gateway.client(**{header: "true"}).chat.completions.with_raw_response.create(
+            model="echo-1", messages=[{"role": "user", "content": "I prefer coffee."}]
+        )
+        assert raw.headers["x-memroute-memory-count"] == "0"
+        assert gateway.upstream.last["body"]["messages"] == [{"role": "user", "content": "I prefer coffee."}]
+    time.sleep(0.3)
+    assert [m.content for m in gateway.memories()] == ["prefers tea"]
+
+
+def test_o1_and_glm_get_the_memory_as_a_user_message(gateway: Gateway) -> None:
+    gateway.memory.add(gateway.key_id, "prefers dark mode")
+    gateway.memory.providers.add("glm", gateway.upstream.url + "/v1")  # type: ignore[attr-defined]
+    for model in ("o1-mini", "glm/glm-4"):
+        gateway.client().chat.completions.create(model=model, messages=[{"role": "user", "content": "Hi"}])
+        sent = gateway.upstream.last["body"]
+        assert sent["messages"][0] == {"role": "user", "content": "Memory context: prefers dark mode"}
+    assert gateway.upstream.last["body"]["model"] == "glm-4"
+
+
+def test_cache_control_markers_get_cache_safe_placement(gateway: Gateway) -> None:
+    gateway.memory.add(gateway.key_id, "prefers dark mode")
+    system = {
+        "role": "system",
+        "content": [{"type": "text", "text": "SYSTEM", "cache_control": {"type": "ephemeral"}}],
+    }
+    messages = [
+        system,
+        {"role": "user", "content": "u1"},
+        {"role": "assistant", "content": "a1"},
+        {"role": "user", "content": "u2"},
+    ]
+    gateway.client().chat.completions.create(model="echo-1", messages=messages)
+    sent = gateway.upstream.last["body"]["messages"]
+    assert sent[:3] == messages[:3]
+    assert sent[3] == {"role": "system", "content": "Memory context: prefers dark mode"}
+    assert sent[4] == messages[3]
+
+
+def test_two_keys_never_see_each_others_memories(gateway: Gateway) -> None:
+    other, other_secret = gateway.memory.keys.create("other")
+    gateway.memory.add(gateway.key_id, "likes green tea")
+    gateway.client(other_secret).chat.completions.create(
+        model="echo-1", messages=[{"role": "user", "content": "What tea do I like?"}]
+    )
+    assert all("green tea" not in str(m) for m in gateway.upstream.last["body"]["messages"])
+    gateway.wait_for(lambda: gateway.memory.extraction_queue()["pending"] == 0)
+
+
+@pytest.mark.parametrize("secret", ["", "mr-unknown", "revoked"])
+def test_bad_keys_get_401_in_the_openai_shape(gateway: Gateway, secret: str) -> None:
+    if secret == "revoked":
+        key, secret = gateway.memory.keys.create("soon revoked")
+        gateway.memory.keys.revoke(key.id)
+    client = openai.OpenAI(
+        base_url=gateway.url + "/v1",
+        api_key=secret or "x",
+        max_retries=0,
+        default_headers={"Authorization": ""} if not secret else None,
+    )
+    with pytest.raises(openai.AuthenticationError) as caught:
+        client.chat.completions.create(model="echo-1", messages=[{"role": "user", "content": "hi"}])
+    assert caught.value.status_code == 401
+    assert caught.value.body["type"] == "authentication_error"
+    assert gateway.upstream.requests == []
+
+
+def test_upstream_errors_come_back_with_their_status(gateway: Gateway) -> None:
+    gateway.upstream.fail(429, {"error": {"message": "slow down", "type": "rate_limit_error"}})
+    with pytest.raises(openai.RateLimitError) as limited:
+        gateway.client().chat.completions.create(model="echo-1", messages=[{"role": "user", "content": "hi"}])
+    assert limited.value.body["message"] == "slow down"
+    gateway.upstream.fail(500, {"error": {"message": "boom", "type": "server_error"}})
+    with pytest.raises(openai.InternalServerError) as failed:
+        gateway.client().chat.completions.create(
+            model="echo-1", messages=[{"role": "user", "content": "hi"}], stream=True
+        )
+    assert failed.value.status_code == 500
+
+
+def test_unreachable_upstream_is_a_502(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    with Memory.open(db, start_workers=False) as side:
+        _, secret = side.keys.create("k")
+    dead = f"http://127.0.0.1:{free_port()}"
+    with LiveServer(create_app(_config(db, dead))) as server:
+        client = openai.OpenAI(base_url=server.url + "/v1", api_key=secret, max_retries=0)
+        with pytest.raises(openai.APIStatusError) as caught:
+            client.chat.completions.create(model="echo-1", messages=[{"role": "user", "content": "hi"}])
+    assert caught.value.status_code == 502
+    assert "unreachable" in caught.value.body["message"]
+
+
+def test_keyless_requests_pass_without_memory_when_keys_are_not_required(tmp_path: Path, upstream) -> None:
+    db = tmp_path / "m.db"
+    config = _config(db, upstream.url, MEMROUTE_REQUIRE_API_KEY="false")
+    with LiveServer(create_app(config)) as server:
+        client = openai.OpenAI(base_url=server.url + "/v1", api_key="not-a-memroute-key", max_retries=0)
+        reply = client.chat.completions.create(
+            model="echo-1", messages=[{"role": "user", "content": "hello"}]
+        )
+    assert reply.choices[0].message.content == "hello"
+
+
+def test_models_are_listed_with_provider_prefixes(gateway: Gateway) -> None:
+    ids = [m.id for m in gateway.client().models.list()]
+    assert "default/echo-1" in ids and "echo-1" in ids
+
+
+def test_embeddings_pass_through(gateway: Gateway) -> None:
+    result = gateway.client().embeddings.create(model="default/text-embed", input=["a", "b"])
+    assert len(result.data) == 2
+    assert gateway.upstream.last["body"]["model"] == "text-embed"
