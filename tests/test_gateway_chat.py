@@ -175,10 +175,12 @@ def test_two_keys_never_see_each_others_memories(gateway: Gateway) -> None:
     other, other_secret = gateway.memory.keys.create("other")
     gateway.memory.add(gateway.key_id, "likes green tea")
     gateway.client(other_secret).chat.completions.create(
-        model="echo-1", messages=[{"role": "user", "content": "What tea do I like?"}]
+        model="echo-1", messages=[{"role": "user", "content": "I like black tea. What tea do I like?"}]
     )
     assert all("green tea" not in str(m) for m in gateway.upstream.last["body"]["messages"])
-    gateway.wait_for(lambda: gateway.memory.extraction_queue()["pending"] == 0)
+    gateway.wait_for(lambda: len(gateway.memories(other.id)) == 1)
+    assert [m.content for m in gateway.memories(other.id)] == ["likes black tea"]
+    assert [m.content for m in gateway.memories()] == ["likes green tea"]
 
 
 @pytest.mark.parametrize("secret", ["", "mr-unknown", "revoked"])
