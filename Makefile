@@ -17,10 +17,9 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-# Until the HTTP server lands, `make run` checks the install and runs the library demo.
+# Starts the gateway and management API on 127.0.0.1:20128 (MEMROUTE_HOST/MEMROUTE_PORT).
 run: $(STAMP)
-	$(BIN)/memroute doctor
-	$(BIN)/memroute demo
+	$(BIN)/memroute serve
 
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

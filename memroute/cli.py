@@ -463,15 +463,55 @@ def doctor(ctx: click.Context) -> None:
 
 @main.command()
 @click.option(
-    "--db",
-    "demo_db",
-    type=click.Path(dir_okay=False),
+    "--keep",
+    type=click.Path(file_okay=False),
     default=None,
-    help="Keep the demo database here (default: a temporary file).",
+    help="Keep the demo's data in this folder (default: a temporary folder).",
 )
-def demo(demo_db: str | None) -> None:
-    """A short scripted conversation: facts are extracted, then recalled and injected."""
+def demo(keep: str | None) -> None:
+    """A scripted conversation through the gateway and a built-in echo upstream:
+    facts are learned, then injected into the next request."""
     from memroute.demo import run_demo
 
-    with tempfile.TemporaryDirectory() as tmp:
-        run_demo(Path(demo_db) if demo_db else Path(tmp) / "demo.db", click.echo)
+    with _errors():
+        if keep:
+            run_demo(Path(keep), click.echo)
+            return
+        with tempfile.TemporaryDirectory() as tmp:
+            run_demo(Path(tmp), click.echo)
+
+
+@main.command()
+@click.option("--host", default=None, help="Interface to bind (default 127.0.0.1, or MEMROUTE_HOST).")
+@click.option("--port", type=int, default=None, help="Port (default 20128, or MEMROUTE_PORT).")
+@click.option("--db", "serve_db", type=click.Path(dir_okay=False), default=None, help="Database file.")
+@click.pass_context
+def serve(ctx: click.Context, host: str | None, port: int | None, serve_db: str | None) -> None:
+    """Run the gateway and the management API."""
+    import uvicorn
+
+    from memroute.web.app import create_app
+
+    if serve_db:
+        ctx.obj["db"] = serve_db
+    with _errors():
+        config = _config(ctx)
+        config = config.with_overrides(host=host or config.host, port=config.port if port is None else port)
+        app = create_app(config)
+    url = f"http://{config.host}:{config.port}"
+    click.echo(f"memroute {url}  (OpenAI base URL: {url}/v1, API docs: {url}/docs)")
+    click.echo(f"database: {config.db_path}")
+    if app.state.admin_token_created:
+        click.echo(
+            f"admin token (shown once; stored in {config.data_dir}/admin_token): {app.state.admin_token}"
+        )
+    elif config.admin_token:
+        click.echo("admin token: from MEMROUTE_ADMIN_TOKEN")
+    else:
+        click.echo(f"admin token: in {config.data_dir}/admin_token")
+    click.echo(f"create a client key: memroute --db {config.db_path} keys create my-app")
+    if not config.upstream_base_url:
+        click.echo(
+            "no default upstream: set MEMROUTE_UPSTREAM_BASE_URL or `memroute providers add ... --default`"
+        )
+    uvicorn.run(app, host=config.host, port=config.port, log_level="info")

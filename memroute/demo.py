@@ -1,41 +1,71 @@
-"""`memroute demo`: a scripted conversation through the library, no API key needed.
-
-(When the gateway lands, the demo runs through it against a built-in echo upstream.)
-"""
+"""`memroute demo`: a scripted conversation through the real gateway, against a
+built-in echo upstream, with the official openai SDK as the client. No API key and
+no internet needed."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 CONVERSATION = [
     "Hi! I prefer TypeScript for new services, and I always write tests first.",
     "For this project I'll use Postgres. I don't like ORMs that hide SQL.",
-    "Actually, I hate long meetings; I love short written updates.",
 ]
 QUESTION = "Which language and database should I pick for the billing service?"
 
 
-def run_demo(path: Path, echo: Callable[[str], None]) -> None:
+def run_demo(data_dir: Path, echo: Callable[[str], None]) -> None:
+    import openai
+
+    from memroute.config import Config
+    from memroute.gateway.echo import EchoUpstream
+    from memroute.service import Memory
+    from memroute.web.app import create_app
+    from memroute.web.serve import serving
+
+    upstream = EchoUpstream()
+    with serving(upstream.app()) as upstream_url:
+        env = {"MEMROUTE_UPSTREAM_BASE_URL": upstream_url + "/v1", "MEMROUTE_ADMIN_TOKEN": "demo"}
+        config = Config.for_path(data_dir / "demo.db", environ=env)
+        with Memory.open(config=config, start_workers=False) as setup:
+            setup.update_settings(enabled=True)
+            key, secret = setup.keys.create("demo")
+        with (
+            serving(create_app(config)) as gateway_url,
+            Memory.open(config=config, start_workers=False) as mem,
+        ):
+            echo(f"memroute demo: gateway {gateway_url}, echo upstream {upstream_url}\n")
+            client = openai.OpenAI(base_url=gateway_url + "/v1", api_key=secret, max_retries=0)
+            for turn in CONVERSATION:
+                echo(f"user> {turn}")
+                reply = client.chat.completions.create(
+                    model="echo", messages=[{"role": "user", "content": turn}]
+                )
+                echo(f"  assistant> {reply.choices[0].message.content}")
+            _wait_for_extraction(mem, key.id)
+            echo("\nlearned:")
+            for memory in mem.list(api_key_id=key.id).items:
+                echo(f"   {memory.key:<36} {memory.content}  [{memory.metadata.get('polarity')}]")
+            echo(f"\nuser> {QUESTION}")
+            raw = client.chat.completions.with_raw_response.create(
+                model="echo", messages=[{"role": "user", "content": QUESTION}]
+            )
+            echo(
+                f"   injected {raw.headers['x-memroute-memory-count']} memories "
+                f"({raw.headers['x-memroute-memory-tokens']} tokens); the request the upstream received:"
+            )
+            for message in (upstream.last_request or {}).get("messages", []):
+                lines = str(message["content"]).splitlines()
+                echo(f"   {message['role']:>6}: {lines[0]}")
+                for line in lines[1:]:
+                    echo(f"           {line}")
+
+
+def _wait_for_extraction(mem: object, owner: str, timeout: float = 10.0) -> None:
     from memroute.service import Memory
 
-    with Memory.open(path) as mem:
-        owner = "demo-key"
-        echo(f"memroute demo (database: {path})\n")
-        for turn in CONVERSATION:
-            echo(f"user> {turn}")
-            for memory in mem.remember(owner, turn, session_id="demo"):
-                polarity = memory.metadata.get("polarity")
-                echo(f"   learned  {memory.key:<36} {memory.content}  [{polarity}]")
-        echo(f"\nuser> {QUESTION}")
-        items = mem.retrieve(owner, QUESTION, strategy="hybrid", max_tokens=200)
-        for item in items:
-            echo(f"   recalled [{item.tier:<6}] {item.memory.content}")
-        request = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": QUESTION}]}
-        injected = mem.inject(request, items, provider="openai")
-        echo("\nrequest sent upstream:")
-        for message in injected["messages"]:
-            lines = str(message["content"]).splitlines()
-            echo(f"   {message['role']:>6}: {lines[0]}")
-            for line in lines[1:]:
-                echo(f"           {line}")
+    assert isinstance(mem, Memory)
+    deadline = time.monotonic() + timeout
+    while mem.extraction_queue()["pending"] and time.monotonic() < deadline:
+        time.sleep(0.05)

@@ -141,11 +141,54 @@ def test_doctor_reports_sqlite_features(run) -> None:
     assert "sqlite-vec" in result.output
 
 
-def test_demo_shows_extraction_and_injection() -> None:
+def test_demo_runs_a_conversation_through_the_gateway() -> None:
     result = CliRunner().invoke(main, ["demo"])
     assert result.exit_code == 0, result.output
-    assert "learned  preference:typescript" in result.output
+    assert "preference:typescript_for_new_services" in result.output
+    assert "does not like ORMs that hide SQL  [negative]" in result.output
     assert "system: Memory context: " in result.output
+    assert "injected 4 memories" in result.output
+
+
+def test_serve_prints_the_admin_token_once_and_serves(tmp_path: Path) -> None:
+    import os
+    import signal
+    import time
+
+    import httpx
+    from servers import free_port
+
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMROUTE_")}
+    env["MEMROUTE_DATA_DIR"] = str(tmp_path)
+
+    def start() -> tuple[subprocess.Popen[str], str]:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "memroute", "serve", "--port", str(port)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/healthz").status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        proc.send_signal(signal.SIGINT)
+        output, _ = proc.communicate(timeout=20)
+        return proc, output
+
+    first, output = start()
+    token = (tmp_path / "admin_token").read_text().strip()
+    assert f"admin token (shown once; stored in {tmp_path}/admin_token): {token}" in output
+    assert f"http://127.0.0.1:{port}/v1" in output
+    assert first.returncode == 0
+    assert oct((tmp_path / "admin_token").stat().st_mode & 0o777) == "0o600"
+    _, again = start()
+    assert token not in again and "admin token: in" in again
 
 
 def test_real_process_help_and_bad_input(tmp_path: Path) -> None:
