@@ -15,7 +15,7 @@ from memroute.service import Memory
 from memroute.web import errors
 from memroute.web.auth import load_or_create_admin_token
 from memroute.web.limits import BodyLimit
-from memroute.web.metrics import standard_metrics
+from memroute.web.metrics import CountRequests, standard_metrics
 
 log = logging.getLogger("memroute.web")
 
@@ -50,6 +50,7 @@ def create_app(config: Config, *, memory: Memory | None = None) -> FastAPI:
     app.state.admin_token, app.state.admin_token_created = load_or_create_admin_token(config)
     errors.install(app)
     app.add_middleware(BodyLimit, limit=config.max_body_bytes, chat_limit=config.max_chat_body_bytes)
+    app.add_middleware(CountRequests, metrics=lambda: getattr(app.state, "metrics", None))
 
     from memroute.web.routes import register
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Any
 
 LATENCY_BUCKETS_S = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
 
@@ -92,3 +93,31 @@ def standard_metrics(queue_depth: Callable[[], float]) -> Metrics:
     metrics.histogram("memroute_retrieval_seconds", "Time spent retrieving memories for chat requests.")
     metrics.gauge("memroute_extraction_queue_depth", "Texts waiting for fact extraction.", queue_depth)
     return metrics
+
+
+class CountRequests:
+    """ASGI middleware: counts requests by route group (`v1`, `api`, `other`) and status class."""
+
+    def __init__(self, app: Any, metrics: Callable[[], Metrics | None]) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path: str = scope["path"]
+        group = "v1" if path.startswith("/v1/") else "api" if path.startswith("/api/") else "other"
+        status = [500]
+
+        async def counting_send(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                status[0] = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, counting_send)
+        finally:
+            metrics = self.metrics()
+            if metrics is not None:
+                metrics.inc("memroute_requests_total", group=group, status=f"{status[0] // 100}xx")

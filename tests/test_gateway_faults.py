@@ -1,0 +1,112 @@
+"""Memory must never break a chat; shutdown drains; /metrics counts what happened."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import apsw
+import httpx
+import openai
+from servers import LiveServer
+from test_gateway_chat import ADMIN, Gateway, _config, gateway, upstream  # noqa: F401  (fixtures)
+
+from memroute import Memory
+from memroute.web.app import create_app
+
+
+def test_a_broken_memory_store_does_not_break_the_chat(gateway: Gateway, tmp_path: Path) -> None:  # noqa: F811
+    gateway.memory.add(gateway.key_id, "prefers dark mode")
+    # Break the real database under the running server: the memories table disappears.
+    con = apsw.Connection(str(gateway.memory.config.db_path))
+    con.execute("ALTER TABLE memories RENAME TO memories_gone")
+    con.close()
+    raw = gateway.client().chat.completions.with_raw_response.create(
+        model="echo-1", messages=[{"role": "user", "content": "I prefer light mode."}]
+    )
+    assert raw.parse().choices[0].message.content == "I prefer light mode."
+    assert raw.headers["x-memroute-memory-count"] == "0"
+    assert gateway.upstream.last["body"]["messages"] == [{"role": "user", "content": "I prefer light mode."}]
+    metrics = httpx.get(gateway.url + "/metrics").text
+    assert 'memroute_memory_errors_total{stage="retrieval"} 1' in metrics
+    con = apsw.Connection(str(gateway.memory.config.db_path))
+    con.execute("ALTER TABLE memories_gone RENAME TO memories")
+    con.close()
+
+
+def test_shutdown_drains_queued_extraction_and_restart_keeps_memories(tmp_path: Path, upstream) -> None:  # noqa: F811
+    db = tmp_path / "m.db"
+    with Memory.open(db, start_workers=False) as side:
+        key, secret = side.keys.create("k")
+        side.update_settings(enabled=True)
+    config = _config(db, upstream.url)
+    with LiveServer(create_app(config)) as server:
+        client = openai.OpenAI(base_url=server.url + "/v1", api_key=secret, max_retries=0)
+        for n in range(5):
+            client.chat.completions.create(
+                model="echo-1", messages=[{"role": "user", "content": f"I like tool{n}."}]
+            )
+    with Memory.open(db, start_workers=False) as after:
+        assert after.extraction_queue() == {"pending": 0, "failed": 0}
+        assert {m.key for m in after.list(api_key_id=key.id).items} == {
+            f"preference:tool{n}" for n in range(5)
+        }
+
+
+def test_jobs_left_in_the_queue_are_processed_after_a_restart(tmp_path: Path, upstream) -> None:  # noqa: F811
+    db = tmp_path / "m.db"
+    with Memory.open(db, start_workers=False) as side:
+        key, _ = side.keys.create("k")
+        side.enqueue_extraction(key.id, "I always pin dependencies.", source="user_message")
+        assert side.extraction_queue()["pending"] == 1
+    with LiveServer(create_app(_config(db, upstream.url))) as server:
+        assert httpx.get(server.url + "/healthz").json()["status"] == "ok"
+        with Memory.open(db, start_workers=False) as check:
+            probe = Gateway(server.url, check, upstream, "", key.id)
+            probe.wait_for(lambda: check.extraction_queue()["pending"] == 0)
+            assert [m.content for m in check.list(api_key_id=key.id).items] == ["always pin dependencies"]
+
+
+def test_metrics_count_requests_and_injected_memories(gateway: Gateway) -> None:  # noqa: F811
+    gateway.memory.add(gateway.key_id, "prefers dark mode")
+    gateway.client().chat.completions.create(model="echo-1", messages=[{"role": "user", "content": "hi"}])
+    text = httpx.get(gateway.url + "/metrics").text
+    assert 'memroute_chat_requests_total{memory="on"} 1' in text
+    assert "memroute_memories_injected_total 1" in text
+    assert "memroute_retrieval_seconds_count 1" in text
+    assert "# TYPE memroute_extraction_queue_depth gauge" in text
+    assert 'memroute_requests_total{group="v1",status="2xx"} 1' in text
+
+
+def test_a_scripted_upstream_sees_exactly_the_clients_fields(gateway: Gateway) -> None:  # noqa: F811
+    gateway.memory.update_settings(enabled=False)
+    extra = {
+        "response_format": {"type": "json_object"},
+        "tools": [{"type": "function", "function": {"name": "f"}}],
+    }
+    gateway.client().chat.completions.create(
+        model="echo-1", messages=[{"role": "user", "content": "hi"}], extra_body={"vendor_flag": 3, **extra}
+    )
+    sent = gateway.upstream.last["body"]
+    assert sent["vendor_flag"] == 3
+    assert sent["response_format"] == extra["response_format"] and sent["tools"] == extra["tools"]
+
+
+def test_a_request_without_a_model_is_a_400(gateway: Gateway) -> None:  # noqa: F811
+    response = httpx.post(
+        gateway.url + "/v1/chat/completions",
+        json={"messages": []},
+        headers={"Authorization": f"Bearer {gateway.secret}"},
+    )
+    assert response.status_code == 400
+    assert response.json()["error"]["type"] == "invalid_request_error"
+    assert gateway.upstream.requests == []
+
+
+def test_admin_token_is_not_a_client_key(gateway: Gateway) -> None:  # noqa: F811
+    client = openai.OpenAI(base_url=gateway.url + "/v1", api_key=ADMIN, max_retries=0)
+    try:
+        client.chat.completions.create(model="echo-1", messages=[{"role": "user", "content": "hi"}])
+    except openai.AuthenticationError as exc:
+        assert exc.status_code == 401
+    else:
+        raise AssertionError("the admin token must not work as a client key")
