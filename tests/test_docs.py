@@ -1,4 +1,6 @@
-"""The Python examples in README.md and docs/*.md run as written."""
+"""The Python examples in README.md and docs/*.md run as written.
+
+```python blocks run here; ```py blocks talk to a running server and are only shown."""
 
 from __future__ import annotations
 

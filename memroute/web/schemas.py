@@ -1,0 +1,435 @@
+"""Pydantic models for every management API body and response; they make `/openapi.json`.
+
+Field names are the camelCase names of the wire format. Request bodies derive from
+`StrictBody`: unknown fields, wrong JSON types and explicit nulls (where a field is
+not nullable) are all a 400. The core validates again (`memroute.memory.validate`);
+these models exist so clients get precise errors and a complete schema.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MemoryTypeName = Literal["factual", "episodic", "procedural", "semantic"]
+PreviewStrategy = Literal["exact", "recent", "semantic", "hybrid"]
+SettingsStrategy = Literal["recent", "semantic", "hybrid"]
+
+Id = Annotated[str, Field(min_length=1, max_length=256)]
+OwnerId = Annotated[str, Field(max_length=256, description='API key id that owns the memory ("" = unowned)')]
+Timestamp = Annotated[str, Field(description="ISO-8601 UTC, e.g. 2026-06-01T12:00:00.000Z")]
+
+
+class StrictBody(BaseModel):
+    """A request body: no unknown fields and no type coercion ("5" is not an integer)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+def _no_default(schema: dict[str, Any]) -> None:
+    schema.pop("default", None)
+
+
+def optional(**constraints: Any) -> Any:
+    """A field that may be left out (handlers read `model_dump(exclude_unset=True)`) but,
+    when given, must have its type: null is rejected like any other wrong type."""
+    return Field(None, json_schema_extra=_no_default, **constraints)
+
+
+# -- errors ---------------------------------------------------------------------------
+
+
+class ErrorDetail(BaseModel):
+    message: str
+    type: str = Field(description="invalid_request_error, authentication_error, not_found_error, …")
+
+
+class ErrorResponse(BaseModel):
+    error: ErrorDetail
+
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorResponse, "description": "Invalid input (nothing was written)"},
+    401: {"model": ErrorResponse, "description": "Missing or wrong admin token"},
+    413: {"model": ErrorResponse, "description": "Request body over MEMROUTE_MAX_BODY_BYTES"},
+}
+NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorResponse, "description": "Not found"}}
+
+
+# -- memories ----------------------------------------------------------------------------
+
+
+class MemoryOut(BaseModel):
+    """One stored memory."""
+
+    id: str
+    apiKeyId: str
+    sessionId: str
+    type: MemoryTypeName
+    key: str
+    content: str
+    metadata: dict[str, Any]
+    createdAt: Timestamp
+    updatedAt: Timestamp
+    expiresAt: str | None
+    accessCount: int
+    lastAccessedAt: str | None
+
+
+class CacheStats(BaseModel):
+    hits: int
+    misses: int
+
+
+class ListStats(BaseModel):
+    total: int = Field(description="Memories matching the filters (all pages)")
+    byType: dict[str, int] = Field(description="Matching memories per type")
+    tokensUsed: int = Field(description="Estimated tokens of all memories of the key (or of every key)")
+    hitRate: float
+    cacheStats: CacheStats
+
+
+class MemoryList(BaseModel):
+    data: list[MemoryOut]
+    total: int
+    page: int
+    limit: int
+    totalPages: int
+    stats: ListStats
+
+
+class MemoryCreate(StrictBody):
+    """A memory to store; an existing memory with the same (apiKeyId, key) is replaced."""
+
+    content: str = Field(min_length=1)
+    key: str = Field(min_length=1, max_length=512)
+    type: MemoryTypeName = "factual"
+    sessionId: str = Field("", max_length=256)
+    apiKeyId: OwnerId = ""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    expiresAt: str | None = Field(None, description="ISO-8601 date or timestamp; null = never expires")
+
+
+class MemoryCreated(BaseModel):
+    success: Literal[True] = True
+    id: str
+    memory: MemoryOut
+
+
+class MemoryUpdate(StrictBody):
+    """The fields to change; absent fields keep their value. `expiresAt: null` removes the expiry."""
+
+    type: MemoryTypeName | NotNull = None
+    key: Annotated[str, Field(min_length=1, max_length=512)] | NotNull = None
+    content: Annotated[str, Field(min_length=1)] | NotNull = None
+    metadata: dict[str, Any] | NotNull = None
+    expiresAt: str | None = None
+    sessionId: Annotated[str, Field(max_length=256)] | NotNull = None
+
+
+class MemoryEnvelope(BaseModel):
+    memory: MemoryOut
+
+
+class MemoryUpdated(BaseModel):
+    success: Literal[True] = True
+    memory: MemoryOut
+
+
+class Success(BaseModel):
+    success: Literal[True] = True
+
+
+class HistoryEntryOut(BaseModel):
+    memoryId: str
+    event: Literal["ADD", "UPDATE", "DELETE"]
+    oldContent: str | None
+    newContent: str | None
+    oldKey: str | None
+    newKey: str | None
+    at: Timestamp
+    actor: str
+
+
+class HistoryOut(BaseModel):
+    history: list[HistoryEntryOut]
+
+
+class HealthSteps(BaseModel):
+    extract: bool
+    store: bool
+    search: bool
+    delete: bool
+
+
+class HealthOut(BaseModel):
+    working: bool
+    latencyMs: float
+    steps: HealthSteps
+    error: str | None = Field(None, description="Present only when working is false")
+
+
+# -- retrieval preview -------------------------------------------------------------------
+
+
+class PreviewRequest(StrictBody):
+    """A dry run of retrieval: nothing is written, access counts are not bumped."""
+
+    query: str = Field(min_length=1, max_length=16000)
+    strategy: PreviewStrategy = Field("hybrid", description='"recent" is an alias of "exact"')
+    maxTokens: int = Field(2000, ge=1, le=16000)
+    apiKeyId: str | None = Field(None, max_length=256, description="absent or null = every key")
+    limit: int = Field(20, ge=1, le=100)
+
+
+class PreviewItem(BaseModel):
+    id: str
+    apiKeyId: str
+    type: MemoryTypeName
+    key: str
+    content: str
+    score: float
+    tokens: int
+    tier: Literal["fts5", "vector", "hybrid-rrf", "qdrant", "recent"]
+    vecScore: float | None
+    ftsScore: float | None
+    truncated: bool
+
+
+class Resolution(BaseModel):
+    embeddingSource: str | None
+    embeddingModel: str | None
+    vectorStore: str
+    strategyUsed: str
+    rerankApplied: bool
+    fallbackReason: str | None
+
+
+class PreviewOut(BaseModel):
+    memories: list[PreviewItem]
+    resolution: Resolution
+    totalTokensUsed: int
+    budgetMaxTokens: int
+
+
+# -- engine status -------------------------------------------------------------------------
+
+
+class KeywordStatus(BaseModel):
+    available: bool
+    backend: str
+
+
+class EmbeddingCacheStats(BaseModel):
+    hits: int
+    misses: int
+    size: int
+
+
+class EmbeddingStatus(BaseModel):
+    source: str | None
+    model: str | None
+    dimensions: int | None
+    available: bool
+    reason: str
+    cacheStats: EmbeddingCacheStats
+
+
+class VectorStoreStatus(BaseModel):
+    backend: Literal["sqlite-vec", "qdrant", "none"]
+    available: bool
+    rowCount: int
+    needsReindex: int
+    reason: str
+
+
+class QdrantStatus(BaseModel):
+    enabled: bool
+    healthy: bool | None
+    latencyMs: float | None
+    error: str | None
+
+
+class RerankStatus(BaseModel):
+    enabled: bool
+    provider: str | None
+    model: str | None
+    available: bool
+    reason: str
+
+
+class ExtractionQueue(BaseModel):
+    pending: int
+    failed: int
+
+
+class EngineStatus(BaseModel):
+    keyword: KeywordStatus
+    embedding: EmbeddingStatus
+    vectorStore: VectorStoreStatus
+    qdrant: QdrantStatus
+    rerank: RerankStatus
+    extractionQueue: ExtractionQueue
+
+
+# -- summarisation, import ---------------------------------------------------------------
+
+
+class SummarizeRequest(StrictBody):
+    """Compact memories not updated for `olderThanDays` into one summary per key."""
+
+    olderThanDays: int = Field(30, ge=1, le=365)
+    apiKeyId: str | None = Field(None, max_length=256, description="the key to compact")
+    allKeys: bool = Field(False, description="compact every key (each key gets its own summary)")
+    dryRun: bool = Field(False, description="only list the candidates")
+
+
+class SummaryWritten(BaseModel):
+    apiKeyId: str
+    summaryId: str
+    count: int
+
+
+class SummarizeOut(BaseModel):
+    candidates: list[MemoryOut]
+    totalTokens: int
+    deletedCount: int
+    summaryId: str | None = Field(description="The summary's id when exactly one key was compacted")
+    summaries: list[SummaryWritten]
+    dryRun: bool
+
+
+class ImportFailure(BaseModel):
+    line: int = Field(description="1-based line (JSONL) or array position (JSON array)")
+    error: str
+
+
+class ImportReportOut(BaseModel):
+    imported: int
+    skipped: int = Field(description="Records identical to a memory already stored")
+    errors: list[ImportFailure]
+
+
+# -- settings ------------------------------------------------------------------------------
+
+EmbeddingSourceName = Literal["remote", "static", "transformers", "auto"]
+VectorStoreName = Literal["sqlite-vec", "qdrant", "auto"]
+ScopeName = Literal["apiKey", "session", "global"]
+ModelName = Annotated[str, Field(max_length=256, description='"provider/model"; null or "" = unset')]
+
+
+class MemorySettingsOut(BaseModel):
+    enabled: bool
+    maxTokens: int
+    retentionDays: int
+    strategy: SettingsStrategy
+    skillsEnabled: bool
+    embeddingSource: EmbeddingSourceName
+    embeddingProviderModel: str | None
+    transformersEnabled: bool
+    staticEnabled: bool
+    rerankEnabled: bool
+    rerankProviderModel: str | None
+    vectorStore: VectorStoreName
+    scope: ScopeName
+    extractionEnabled: bool
+    injectionEnabled: bool
+
+
+class MemorySettingsUpdate(StrictBody):
+    """Settings to change; absent fields keep their value. All or nothing: one bad value → 400."""
+
+    enabled: bool | NotNull = None
+    maxTokens: Annotated[int, Field(ge=0, le=16000)] | NotNull = None
+    retentionDays: Annotated[int, Field(ge=1, le=365)] | NotNull = None
+    strategy: SettingsStrategy | NotNull = None
+    skillsEnabled: bool | NotNull = Field(None, description="stored for compatibility; no effect")
+    embeddingSource: EmbeddingSourceName | NotNull = None
+    embeddingProviderModel: ModelName | None = None
+    transformersEnabled: bool | NotNull = None
+    staticEnabled: bool | NotNull = None
+    rerankEnabled: bool | NotNull = None
+    rerankProviderModel: ModelName | None = None
+    vectorStore: VectorStoreName | NotNull = None
+    scope: ScopeName | NotNull = None
+    extractionEnabled: bool | NotNull = None
+    injectionEnabled: bool | NotNull = None
+
+
+# -- keys and providers ---------------------------------------------------------------------
+
+
+class ApiKeyOut(BaseModel):
+    """A client key. Its secret is never stored; `prefix` is its first 8 characters."""
+
+    id: str = Field(description="Also the owner id (apiKeyId) of the key's memories")
+    name: str
+    prefix: str
+    createdAt: Timestamp
+    lastUsedAt: str | None
+    revokedAt: str | None
+    active: bool
+
+
+class ApiKeyCreate(StrictBody):
+    name: str = Field(min_length=1, max_length=100)
+
+
+class ApiKeyCreated(BaseModel):
+    key: ApiKeyOut
+    secret: str = Field(description="The client secret (Bearer token for /v1/*); shown only here, once")
+
+
+class ApiKeyEnvelope(BaseModel):
+    key: ApiKeyOut
+
+
+class ApiKeyList(BaseModel):
+    keys: list[ApiKeyOut]
+
+
+ProviderId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")]
+EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")]
+Secret = Annotated[str, Field(min_length=1, max_length=4096, description="stored; never returned")]
+
+
+class ProviderOut(BaseModel):
+    """An upstream provider; its stored secret is never returned, only masked."""
+
+    id: str
+    baseUrl: str
+    apiKeyEnv: str | None
+    hasStoredKey: bool
+    apiKeyMasked: str | None = Field(description='"***" plus the last 4 characters of a long secret')
+    default: bool
+    createdAt: Timestamp
+    updatedAt: Timestamp
+
+
+class ProviderCreate(StrictBody):
+    """Give the upstream key by environment variable name (`apiKeyEnv`) or as `apiKey`, not both."""
+
+    id: ProviderId
+    baseUrl: str = Field(max_length=2048, description="e.g. https://api.openai.com/v1")
+    apiKeyEnv: EnvName | None = None
+    apiKey: Secret | None = None
+    default: bool = False
+
+
+class ProviderUpdate(StrictBody):
+    """Absent fields keep their value. Setting `apiKey` clears `apiKeyEnv` and the
+    other way round; `null` removes it."""
+
+    baseUrl: Annotated[str, Field(max_length=2048)] | NotNull = None
+    apiKeyEnv: EnvName | None = None
+    apiKey: Secret | None = None
+    default: bool | NotNull = None
+
+
+class ProviderEnvelope(BaseModel):
+    provider: ProviderOut
+
+
+class ProviderList(BaseModel):
+    providers: list[ProviderOut]
