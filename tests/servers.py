@@ -58,6 +58,7 @@ class Scripted:
     status: int = 200
     body: Any = None
     chunk_delay: float = 0.0
+    delay: float = 0.0  # before answering at all
 
 
 @dataclass
@@ -73,6 +74,9 @@ class ScriptedUpstream:
 
     def fail(self, status: int, body: Any) -> None:
         self.script.append(Scripted(status=status, body=body))
+
+    def stall(self, seconds: float) -> None:
+        self.script.append(Scripted(text="late", delay=seconds))
 
     @property
     def last(self) -> dict[str, Any]:
@@ -90,6 +94,8 @@ class ScriptedUpstream:
         body = await request.json()
         self.requests.append({"body": body, "headers": dict(request.headers), "path": request.url.path})
         step = self._next(body)
+        if step.delay:
+            await asyncio.sleep(step.delay)
         if step.status != 200:
             return JSONResponse(step.body, status_code=step.status)
         if body.get("stream"):

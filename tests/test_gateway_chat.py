@@ -247,3 +247,78 @@ def test_embeddings_pass_through(gateway: Gateway) -> None:
     result = gateway.client().embeddings.create(model="default/text-embed", input=["a", "b"])
     assert len(result.data) == 2
     assert gateway.upstream.last["body"]["model"] == "text-embed"
+
+
+def test_a_slow_upstream_is_a_504(tmp_path: Path, upstream: ScriptedUpstream) -> None:
+    db = tmp_path / "m.db"
+    with Memory.open(db, start_workers=False) as side:
+        _, secret = side.keys.create("k")
+    upstream.stall(1.2)
+    config = _config(db, upstream.url, MEMROUTE_UPSTREAM_TIMEOUT="0.3")  # type: ignore[attr-defined]
+    with LiveServer(create_app(config)) as server:
+        client = openai.OpenAI(base_url=server.url + "/v1", api_key=secret, max_retries=0)
+        with pytest.raises(openai.APIStatusError) as caught:
+            client.chat.completions.create(model="echo-1", messages=[{"role": "user", "content": "hi"}])
+    assert caught.value.status_code == 504
+    assert "timed out" in caught.value.body["message"]
+
+
+def test_memory_disabled_means_no_injection_and_no_learning(gateway: Gateway) -> None:
+    gateway.memory.update_settings(enabled=False)
+    gateway.memory.add(gateway.key_id, "prefers tea")
+    gateway.client().chat.completions.create(
+        model="echo-1", messages=[{"role": "user", "content": "I love jazz."}]
+    )
+    assert gateway.upstream.last["body"]["messages"] == [{"role": "user", "content": "I love jazz."}]
+    time.sleep(0.3)
+    assert [m.content for m in gateway.memories()] == ["prefers tea"]
+
+
+def test_extraction_and_injection_switches_are_separate(gateway: Gateway) -> None:
+    gateway.memory.add(gateway.key_id, "prefers tea")
+    gateway.memory.update_settings(injectionEnabled=False)
+    gateway.client().chat.completions.create(
+        model="echo-1", messages=[{"role": "user", "content": "I love jazz."}]
+    )
+    assert gateway.upstream.last["body"]["messages"] == [{"role": "user", "content": "I love jazz."}]
+    gateway.wait_for(lambda: "loves jazz" in [m.content for m in gateway.memories()])
+    gateway.memory.update_settings(injectionEnabled=True, extractionEnabled=False)
+    gateway.client().chat.completions.create(
+        model="echo-1", messages=[{"role": "user", "content": "I love blues."}]
+    )
+    assert gateway.upstream.last["body"]["messages"][0]["role"] == "system"
+    time.sleep(0.3)
+    assert "loves blues" not in [m.content for m in gateway.memories()]
+
+
+def test_session_scope_keeps_sessions_apart(gateway: Gateway) -> None:
+    gateway.memory.update_settings(scope="session")
+    gateway.client(**{"x-memroute-session-id": "a"}).chat.completions.create(
+        model="echo-1", messages=[{"role": "user", "content": "I like tea."}]
+    )
+    gateway.client(**{"x-memroute-session-id": "b"}).chat.completions.create(
+        model="echo-1", messages=[{"role": "user", "content": "I like coffee."}]
+    )
+    gateway.wait_for(lambda: len(gateway.memories()) == 2)
+    gateway.client(**{"x-memroute-session-id": "a"}).chat.completions.create(
+        model="echo-1", messages=[{"role": "user", "content": "What do I drink?"}]
+    )
+    injected = gateway.upstream.last["body"]["messages"][0]["content"]
+    assert "likes tea" in injected and "coffee" not in injected
+
+
+def test_the_budget_limits_what_is_injected(gateway: Gateway) -> None:
+    gateway.memory.add(
+        gateway.key_id, "An older and much longer preference that cannot fit in twenty tokens at all."
+    )
+    time.sleep(0.01)
+    gateway.memory.add(gateway.key_id, "Newest preference should fit first.")
+    gateway.memory.update_settings(maxTokens=20)
+    raw = gateway.client().chat.completions.with_raw_response.create(
+        model="echo-1", messages=[{"role": "user", "content": "Hello"}]
+    )
+    assert (
+        gateway.upstream.last["body"]["messages"][0]["content"]
+        == "Memory context: Newest preference should fit first."
+    )
+    assert int(raw.headers["x-memroute-memory-tokens"]) <= 20

@@ -120,12 +120,12 @@ class MemoryCreated(BaseModel):
 class MemoryUpdate(StrictBody):
     """The fields to change; absent fields keep their value. `expiresAt: null` removes the expiry."""
 
-    type: MemoryTypeName | NotNull = None
-    key: Annotated[str, Field(min_length=1, max_length=512)] | NotNull = None
-    content: Annotated[str, Field(min_length=1)] | NotNull = None
-    metadata: dict[str, Any] | NotNull = None
+    type: MemoryTypeName = optional()
+    key: str = optional(min_length=1, max_length=512)
+    content: str = optional(min_length=1)
+    metadata: dict[str, Any] = optional()
     expiresAt: str | None = None
-    sessionId: Annotated[str, Field(max_length=256)] | NotNull = None
+    sessionId: str = optional(max_length=256)
 
 
 class MemoryEnvelope(BaseModel):
@@ -300,6 +300,22 @@ class SummarizeOut(BaseModel):
     dryRun: bool
 
 
+class ImportRecord(BaseModel):
+    """One record to import: the export shape, where only `content` is required. A record
+    whose `id` is already this owner's updates that memory; otherwise it upserts by key."""
+
+    id: str | None = None
+    apiKeyId: str | None = Field(None, description="the ?apiKeyId= query parameter overrides it")
+    sessionId: str = ""
+    type: MemoryTypeName = "factual"
+    key: str = ""
+    content: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    createdAt: str | None = None
+    updatedAt: str | None = None
+    expiresAt: str | None = None
+
+
 class ImportFailure(BaseModel):
     line: int = Field(description="1-based line (JSONL) or array position (JSON array)")
     error: str
@@ -340,21 +356,21 @@ class MemorySettingsOut(BaseModel):
 class MemorySettingsUpdate(StrictBody):
     """Settings to change; absent fields keep their value. All or nothing: one bad value → 400."""
 
-    enabled: bool | NotNull = None
-    maxTokens: Annotated[int, Field(ge=0, le=16000)] | NotNull = None
-    retentionDays: Annotated[int, Field(ge=1, le=365)] | NotNull = None
-    strategy: SettingsStrategy | NotNull = None
-    skillsEnabled: bool | NotNull = Field(None, description="stored for compatibility; no effect")
-    embeddingSource: EmbeddingSourceName | NotNull = None
+    enabled: bool = optional()
+    maxTokens: int = optional(ge=0, le=16000)
+    retentionDays: int = optional(ge=1, le=365)
+    strategy: SettingsStrategy = optional()
+    skillsEnabled: bool = optional(description="stored for compatibility; has no effect")
+    embeddingSource: EmbeddingSourceName = optional()
     embeddingProviderModel: ModelName | None = None
-    transformersEnabled: bool | NotNull = None
-    staticEnabled: bool | NotNull = None
-    rerankEnabled: bool | NotNull = None
+    transformersEnabled: bool = optional()
+    staticEnabled: bool = optional()
+    rerankEnabled: bool = optional()
     rerankProviderModel: ModelName | None = None
-    vectorStore: VectorStoreName | NotNull = None
-    scope: ScopeName | NotNull = None
-    extractionEnabled: bool | NotNull = None
-    injectionEnabled: bool | NotNull = None
+    vectorStore: VectorStoreName = optional()
+    scope: ScopeName = optional()
+    extractionEnabled: bool = optional()
+    injectionEnabled: bool = optional()
 
 
 # -- keys and providers ---------------------------------------------------------------------
@@ -421,10 +437,10 @@ class ProviderUpdate(StrictBody):
     """Absent fields keep their value. Setting `apiKey` clears `apiKeyEnv` and the
     other way round; `null` removes it."""
 
-    baseUrl: Annotated[str, Field(max_length=2048)] | NotNull = None
+    baseUrl: str = optional(max_length=2048)
     apiKeyEnv: EnvName | None = None
     apiKey: Secret | None = None
-    default: bool | NotNull = None
+    default: bool = optional()
 
 
 class ProviderEnvelope(BaseModel):

@@ -1,0 +1,276 @@
+"""Management API for memories: `/api/memory` (admin token required).
+
+Handlers are plain `def`: FastAPI runs them in its threadpool, which suits the
+synchronous core. They only translate HTTP to `Memory` calls; the core validates.
+The routes with fixed paths (`/health`, `/export`, …) are declared before the
+`/{memory_id}` ones, so they are never taken for a memory id.
+"""
+
+from __future__ import annotations
+
+import json
+from itertools import chain
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi.responses import StreamingResponse
+
+from memroute.errors import InvalidInput, NotFound
+from memroute.service import Memory
+from memroute.web.auth import require_admin
+from memroute.web.schemas import (
+    ERROR_RESPONSES,
+    NOT_FOUND,
+    EngineStatus,
+    HealthOut,
+    HistoryOut,
+    ImportRecord,
+    ImportReportOut,
+    MemoryCreate,
+    MemoryCreated,
+    MemoryEnvelope,
+    MemoryList,
+    MemoryTypeName,
+    MemoryUpdate,
+    MemoryUpdated,
+    PreviewOut,
+    PreviewRequest,
+    Success,
+    SummarizeOut,
+    SummarizeRequest,
+)
+
+router = APIRouter(
+    prefix="/api/memory", tags=["memory"], dependencies=[Depends(require_admin)], responses=ERROR_RESPONSES
+)
+
+MemoryId = Annotated[str, Path(min_length=1, max_length=256, description="The memory's id")]
+OwnerQuery = Annotated[
+    str | None,
+    Query(alias="apiKeyId", max_length=256, description='Only this key\'s memories ("" = unowned); absent = all'),
+]
+
+
+def memory_of(request: Request) -> Memory:
+    """The service the app opened in its lifespan."""
+    return request.app.state.memory  # type: ignore[no-any-return]
+
+
+@router.get("", response_model=MemoryList)
+def list_memories(
+    request: Request,
+    api_key_id: OwnerQuery = None,
+    type: Annotated[MemoryTypeName | Literal[""] | None, Query(description='"" = any type')] = None,
+    session_id: Annotated[str | None, Query(alias="sessionId", max_length=256)] = None,
+    q: Annotated[str | None, Query(max_length=2000, description="Case-insensitive text in content or key")] = None,
+    page: Annotated[int, Query(ge=1, le=10**9)] = 1,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    offset: Annotated[int | None, Query(ge=0, le=10**12, description="Wins over page when given")] = None,
+) -> dict[str, Any]:
+    """List memories newest first (by creation), with filters and paging.
+
+    `stats.total` and `stats.byType` count the memories matching the filters (before
+    paging); `stats.tokensUsed` covers every memory of the key (or of all keys)."""
+    memory = memory_of(request)
+    result = memory.list(api_key_id, type or None, session_id, q, limit, page, offset=offset)
+    stats = memory.stats(api_key_id).to_dict()
+    stats.update(total=result.total, byType=result.by_type)
+    return {
+        "data": [m.to_dict() for m in result.items],
+        "total": result.total,
+        "page": result.page,
+        "limit": result.limit,
+        "totalPages": result.total_pages,
+        "stats": stats,
+    }
+
+
+@router.post("", response_model=MemoryCreated)
+def create_memory(request: Request, body: MemoryCreate) -> dict[str, Any]:
+    """Store a memory. An existing memory of the same key (apiKeyId, key) is replaced
+    (the old version stays in its history) and keeps its id."""
+    record = memory_of(request).add(
+        body.apiKeyId,
+        body.content,
+        key=body.key,
+        type=body.type,
+        session_id=body.sessionId,
+        metadata=body.metadata,
+        expires_at=body.expiresAt,
+    )
+    return {"success": True, "id": record.id, "memory": record.to_dict()}
+
+
+@router.get("/health", response_model=HealthOut, response_model_exclude_none=True)
+def memory_health(request: Request) -> dict[str, Any]:
+    """Run the real pipeline (extract → store → keyword search → delete) on a private
+    owner id and leave nothing behind. Always 200: `working: false` names the failed steps."""
+    return memory_of(request).verify()
+
+
+@router.post("/retrieve-preview", response_model=PreviewOut)
+def retrieve_preview(request: Request, body: PreviewRequest) -> dict[str, Any]:
+    """What retrieval would return for `query` (the Playground): ranked items with tier,
+    scores and tokens, and how the query was resolved. Writes nothing."""
+    if not body.query.strip():
+        raise InvalidInput("must not be empty", "query")
+    result = memory_of(request).retrieve_preview(
+        body.apiKeyId, body.query, strategy=body.strategy, max_tokens=body.maxTokens, limit=body.limit
+    )
+    return result.to_dict()
+
+
+@router.get("/engine-status", response_model=EngineStatus)
+def engine_status(request: Request) -> dict[str, Any]:
+    """Which search tiers are active. Today only the keyword tier (SQLite FTS5) exists;
+    embeddings, vector stores, Qdrant and rerank report themselves unavailable."""
+    memory = memory_of(request)
+    settings = memory.settings()
+    rerank = settings.rerank_provider_model
+    provider, _, model = (rerank or "").partition("/")
+    return {
+        "keyword": {"available": True, "backend": "FTS5"},
+        "embedding": {
+            "source": None,
+            "model": None,
+            "dimensions": None,
+            "available": False,
+            "reason": "no embedding source configured (keyword search only)",
+            "cacheStats": {"hits": 0, "misses": 0, "size": 0},
+        },
+        "vectorStore": {
+            "backend": "none",
+            "available": False,
+            "rowCount": 0,
+            "needsReindex": 0,
+            "reason": "vector tiers are not installed yet — keyword search (FTS5) only",
+        },
+        "qdrant": {"enabled": False, "healthy": None, "latencyMs": None, "error": None},
+        "rerank": {
+            "enabled": settings.rerank_enabled,
+            "provider": provider if model else None,
+            "model": (model or provider) or None,
+            "available": False,
+            "reason": "rerank enabled but not available yet (no rerank tier is installed)"
+            if settings.rerank_enabled
+            else "rerank disabled",
+        },
+        "extractionQueue": memory.extraction_queue(),
+    }
+
+
+@router.post("/summarize", response_model=SummarizeOut)
+def summarize(request: Request, body: SummarizeRequest) -> dict[str, Any]:
+    """Compact memories not updated for `olderThanDays` days into one English summary
+    memory per key, owned by that key; the originals are deleted (kept in history).
+    Needs `apiKeyId`, or `allKeys: true`. `dryRun` only lists the candidates."""
+    if body.apiKeyId is not None and body.allKeys:
+        raise InvalidInput("give apiKeyId or allKeys: true, not both")
+    return memory_of(request).summarize(
+        body.olderThanDays, body.apiKeyId, all_keys=body.allKeys, dry_run=body.dryRun
+    )
+
+
+class JsonLines(StreamingResponse):
+    media_type = "application/x-ndjson"
+
+
+EXPORT_DOC: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "One memory per line (JSON Lines), oldest first",
+        "content": {"application/x-ndjson": {"schema": {"$ref": "#/components/schemas/MemoryOut"}}},
+    }
+}
+
+
+@router.get("/export", response_class=JsonLines, responses=EXPORT_DOC)
+def export_memories(request: Request, api_key_id: OwnerQuery = None) -> JsonLines:
+    """Stream every memory of one key (or of every key) as JSON Lines, with metadata and
+    timestamps; `POST /api/memory/import` reads it back."""
+    records = memory_of(request).export(api_key_id)
+    first = next(records, None)  # validates the owner now, while an error can still be a 400
+    lines = (json.dumps(r, ensure_ascii=False) + "\n" for r in chain([first] if first else [], records))
+    filename = "memroute-export.jsonl"
+    return JsonLines(lines, headers={"content-disposition": f'attachment; filename="{filename}"'})
+
+
+async def _raw_body(request: Request) -> bytes:
+    return await request.body()
+
+
+IMPORT_DOC = {
+    "requestBody": {
+        "required": True,
+        "description": "JSON Lines (one record per line, as exported) or a JSON array of records",
+        "content": {
+            "application/x-ndjson": {"schema": {"type": "string"}},
+            "application/json": {"schema": {"type": "array", "items": ImportRecord.model_json_schema()}},
+        },
+    }
+}
+
+
+def _records(body: bytes) -> list[Any]:
+    try:
+        text = body.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise InvalidInput("the body must be UTF-8 text") from None
+    if not text.strip():
+        raise InvalidInput("the body is empty: send JSON Lines (one memory per line) or a JSON array")
+    if not text.lstrip().startswith("["):
+        return text.splitlines()
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"Invalid JSON body: {exc.msg} (line {exc.lineno} column {exc.colno})") from None
+    return parsed if isinstance(parsed, list) else [parsed]
+
+
+@router.post("/import", response_model=ImportReportOut, openapi_extra=IMPORT_DOC)
+def import_memories(
+    request: Request,
+    body: Annotated[bytes, Depends(_raw_body)],
+    api_key_id: Annotated[
+        str | None, Query(alias="apiKeyId", max_length=256, description="Owner for every record")
+    ] = None,
+) -> dict[str, Any]:
+    """Upsert memories from JSON Lines or a JSON array. A bad record is reported with its
+    line (or array position) and skipped; every good record is kept. Records identical to
+    a stored memory count as skipped, so importing an export twice changes nothing."""
+    report = memory_of(request).import_(_records(body), api_key_id=api_key_id)
+    return report.to_dict()
+
+
+@router.get("/{memory_id}", response_model=MemoryEnvelope, responses=NOT_FOUND)
+def get_memory(request: Request, memory_id: MemoryId) -> dict[str, Any]:
+    """One memory by id."""
+    record = memory_of(request).get(memory_id)
+    if record is None:
+        raise NotFound(f"memory {memory_id} not found")
+    return {"memory": record.to_dict()}
+
+
+@router.put("/{memory_id}", response_model=MemoryUpdated, responses=NOT_FOUND)
+def update_memory(request: Request, memory_id: MemoryId, body: MemoryUpdate) -> dict[str, Any]:
+    """Change some fields of a memory; absent fields keep their value."""
+    changes = body.model_dump(exclude_unset=True)
+    names = {"expiresAt": "expires_at", "sessionId": "session_id"}
+    record = memory_of(request).update(memory_id, **{names.get(k, k): v for k, v in changes.items()})
+    return {"success": True, "memory": record.to_dict()}
+
+
+@router.delete("/{memory_id}", response_model=Success, responses=NOT_FOUND)
+def delete_memory(request: Request, memory_id: MemoryId) -> dict[str, Any]:
+    """Delete a memory (its history is kept)."""
+    if not memory_of(request).delete(memory_id):
+        raise NotFound(f"memory {memory_id} not found")
+    return {"success": True}
+
+
+@router.get("/{memory_id}/history", response_model=HistoryOut, responses=NOT_FOUND)
+def memory_history(request: Request, memory_id: MemoryId) -> dict[str, Any]:
+    """Every change of a memory, oldest first (also after it was deleted)."""
+    entries = memory_of(request).history(memory_id)
+    if not entries:
+        raise NotFound(f"memory {memory_id} not found (no history)")
+    return {"history": [e.to_dict() for e in entries]}
