@@ -152,11 +152,11 @@ class ChatPipeline:
     # -- the request ---------------------------------------------------------------
 
     async def complete(self, request: Request) -> Response:
+        key = await self.authenticate(request)  # first: nothing is read for unknown clients
         body = parse_body(await request.body())
         model = body.get("model")
         if not isinstance(model, str) or not model.strip():
             raise InvalidInput("must be a non-empty string", "model")
-        key = await self.authenticate(request)
         ctx = self.context(request, key)
         route = await anyio.to_thread.run_sync(self.memory.providers.route, model)
         outgoing = await self.recall(ctx, body, route)

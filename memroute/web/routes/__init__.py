@@ -6,7 +6,11 @@ from fastapi import FastAPI
 
 
 def register(app: FastAPI) -> None:
-    from memroute.web.routes import gateway, health
+    from memroute.web.routes import admin, gateway, health, memory, settings
 
     app.include_router(health.router)
     app.include_router(gateway.router)
+    app.include_router(memory.router)
+    app.include_router(settings.router)
+    app.include_router(admin.keys)
+    app.include_router(admin.providers)

@@ -79,8 +79,8 @@ async def list_models(request: Request) -> JSONResponse:
 async def embeddings(request: Request) -> Response:
     """Passed through to the provider of `model` (prefix stripped)."""
     pipeline = _pipeline(request)
-    body = parse_body(await request.body())
     await pipeline.authenticate(request)
+    body = parse_body(await request.body())
     route: Route = await anyio.to_thread.run_sync(pipeline.memory.providers.route, str(body.get("model", "")))
     payload = json.dumps({**body, "model": route.model}).encode()
     async with open_stream(pipeline.client, "POST", route, "/embeddings", payload) as upstream:

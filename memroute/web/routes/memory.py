@@ -47,7 +47,7 @@ router = APIRouter(
 MemoryId = Annotated[str, Path(min_length=1, max_length=256, description="The memory's id")]
 OwnerQuery = Annotated[
     str | None,
-    Query(alias="apiKeyId", max_length=256, description='Only this key\'s memories ("" = unowned); absent = all'),
+    Query(alias="apiKeyId", max_length=256, description='One key\'s memories ("" = unowned); absent = all'),
 ]
 
 
@@ -62,7 +62,7 @@ def list_memories(
     api_key_id: OwnerQuery = None,
     type: Annotated[MemoryTypeName | Literal[""] | None, Query(description='"" = any type')] = None,
     session_id: Annotated[str | None, Query(alias="sessionId", max_length=256)] = None,
-    q: Annotated[str | None, Query(max_length=2000, description="Case-insensitive text in content or key")] = None,
+    q: Annotated[str | None, Query(max_length=2000, description="Text in content or key (any case)")] = None,
     page: Annotated[int, Query(ge=1, le=10**9)] = 1,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     offset: Annotated[int | None, Query(ge=0, le=10**12, description="Wins over page when given")] = None,

@@ -13,7 +13,10 @@ from memroute.web.routes.memory import memory_of
 from memroute.web.schemas import ERROR_RESPONSES, MemorySettingsOut, MemorySettingsUpdate
 
 router = APIRouter(
-    prefix="/api/settings", tags=["settings"], dependencies=[Depends(require_admin)], responses=ERROR_RESPONSES
+    prefix="/api/settings",
+    tags=["settings"],
+    dependencies=[Depends(require_admin)],
+    responses=ERROR_RESPONSES,
 )
 
 

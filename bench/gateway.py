@@ -1,0 +1,704 @@
+"""Gateway overhead: the official `openai` SDK against the local echo upstream, directly and
+through memroute, all in one run.
+
+Servers: the echo upstream (`memroute.gateway.echo.EchoUpstream`) and memroute
+(`create_app(config)`), each under its own uvicorn in its own process (as `memroute serve`
+runs; `--in-process` runs both in threads of the benchmark process instead, as
+`memroute demo` does). The client is `openai.OpenAI` (sync, `max_retries=0`).
+
+Cases (the same realistic 5–15-word questions in every case):
+
+- direct: client → echo upstream;
+- off: client → memroute → upstream, memory settings `enabled=false`
+  (authentication, routing, forwarding only);
+- on: `enabled=true`, N memories stored for the key; the full pipeline: retrieval (hybrid,
+  2,000-token budget), injection, forwarding, 2 extraction jobs queued per request
+  (the question and the echoed reply; the worker extracts them in the background), the
+  access-count bump after the response;
+- on, no extraction: `enabled=true, extractionEnabled=false` (retrieval + injection only);
+- busy: a first-person statement before each question ("I prefer Go for CLI tools. …");
+  the echo reply restates it, so each request stores facts in the background; off vs on.
+
+Sequential requests are timed in rounds, the cases interleaved (order rotated every round)
+so drift of the shared VM hits every case alike; the extraction queue is drained before
+each block. Streaming: time to the first content chunk. Concurrent: a pool of 8 threads
+sharing one client.
+
+    python -m bench.gateway                     # 1000 sequential requests per case, 1000 memories
+    python -m bench.gateway --requests 500 --memories 5000
+    python -m bench.gateway --in-process
+    python -m bench.gateway --quick
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import multiprocessing
+import os
+import socket
+import statistics
+import time
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import openai
+
+from bench.common import Latency, Report, emit, log, ms, parser, table, verdict, work_dir
+from bench.corpus import _STATEMENTS, MemoryGenerator, Picker, _fill, queries
+from memroute import Memory
+from memroute.config import Config
+
+HOST = "127.0.0.1"
+MODEL = "echo-1"
+ADMIN_TOKEN = "bench-admin-token"
+TARGET_ON_MINUS_OFF_MS = 3.0  # memory on minus memory off, p50
+TARGET_TTFT_MS = 5.0  # streaming time to first token, memory on minus direct, p50
+THREADS = 8
+
+DIRECT, OFF, ON, ON_NO_EXTRACTION = "direct", "off", "on", "on, no extraction"
+BUSY_OFF, BUSY_ON = "off, statements", "on, extraction busy"
+SEQUENTIAL_CASES = (DIRECT, OFF, ON, ON_NO_EXTRACTION)
+STREAM_CASES = (DIRECT, OFF, ON)
+CONCURRENT_CASES = (DIRECT, OFF, ON)
+# Memory settings of each case (None: the client talks to the upstream directly).
+SETTINGS: dict[str, dict[str, bool] | None] = {
+    DIRECT: None,
+    OFF: {"enabled": False, "extraction_enabled": True},
+    ON: {"enabled": True, "extraction_enabled": True},
+    ON_NO_EXTRACTION: {"enabled": True, "extraction_enabled": False},
+    BUSY_OFF: {"enabled": False, "extraction_enabled": True},
+    BUSY_ON: {"enabled": True, "extraction_enabled": True},
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    requests: int = 1000  # timed sequential requests per case (split over the rounds)
+    stream: int = 500  # timed streaming requests per case
+    concurrent: int = 800  # timed requests per case through the 8-thread pool
+    busy: int = 500  # timed sequential requests per case of the busy phase
+    rounds: int = 5
+    warmup: int = 50  # untimed requests per case before the first round (and 5 per block)
+    memories: int = 1000
+
+
+FULL = Plan()
+MODERATE = Plan(requests=300, stream=200, concurrent=400, busy=300, rounds=3, warmup=30)
+QUICK = Plan(requests=40, stream=20, concurrent=80, busy=20, rounds=2, warmup=5, memories=200)
+
+
+# -- servers ---------------------------------------------------------------------------
+
+
+def gateway_config(db: Path, upstream_url: str) -> Config:
+    env = {"MEMROUTE_UPSTREAM_BASE_URL": upstream_url + "/v1", "MEMROUTE_ADMIN_TOKEN": ADMIN_TOKEN}
+    return Config.for_path(db, environ=env)
+
+
+def _app(kind: str, db: str | None, upstream_url: str | None) -> Any:
+    if kind == "echo":
+        from memroute.gateway.echo import EchoUpstream
+
+        return EchoUpstream().app()
+    from memroute.web.app import create_app
+
+    assert db is not None and upstream_url is not None
+    return create_app(gateway_config(Path(db), upstream_url))
+
+
+def _serve(kind: str, port: int, db: str | None, upstream_url: str | None) -> None:
+    """Entry point of a server process."""
+    import uvicorn
+
+    uvicorn.run(_app(kind, db, upstream_url), host=HOST, port=port, log_level="warning")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Server:
+    url: str
+    pid: int | None  # None when it runs in a thread of this process
+
+    def cpu_s(self) -> float | None:
+        """User + system CPU time of the server process so far."""
+        if self.pid is None:
+            return None
+        with open(f"/proc/{self.pid}/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@contextlib.contextmanager
+def launch(kind: str, *, in_process: bool, db: Path | None = None, upstream_url: str | None = None) -> Iterator[Server]:
+    """Start the echo upstream or memroute under uvicorn; stops it (running the app's shutdown) on exit."""
+    db_text = None if db is None else str(db)
+    if in_process:
+        from memroute.web.serve import serving
+
+        with serving(_app(kind, db_text, upstream_url), host=HOST) as url:
+            yield Server(url, None)
+        return
+    port = _free_port()
+    proc = multiprocessing.get_context("spawn").Process(
+        target=_serve, args=(kind, port, db_text, upstream_url), name=f"bench-{kind}", daemon=True
+    )
+    proc.start()
+    deadline = time.monotonic() + 60
+    while True:  # uvicorn binds the port after the lifespan startup, so a connection means ready
+        try:
+            socket.create_connection((HOST, port), timeout=1).close()
+            break
+        except OSError:
+            if not proc.is_alive() or time.monotonic() > deadline:
+                proc.kill()
+                raise RuntimeError(f"the {kind} server did not start") from None
+            time.sleep(0.05)
+    try:
+        yield Server(f"http://{HOST}:{port}", proc.pid)
+    finally:
+        proc.terminate()  # SIGTERM: uvicorn shuts down gracefully (memroute drains its queue)
+        proc.join(60)
+        if proc.is_alive():
+            proc.kill()
+            proc.join(5)
+
+
+# -- the client --------------------------------------------------------------------------
+
+
+def client(url: str, secret: str) -> openai.OpenAI:
+    return openai.OpenAI(base_url=url + "/v1", api_key=secret, max_retries=0, timeout=60)
+
+
+def messages(text: str) -> list[Any]:
+    return [{"role": "user", "content": text}]
+
+
+def ask(c: openai.OpenAI, text: str) -> None:
+    reply = c.chat.completions.create(model=MODEL, messages=messages(text))
+    if reply.choices[0].message.content != "You said: " + text:
+        raise AssertionError(f"unexpected reply {reply.choices[0].message.content!r}")
+
+
+def ask_raw(c: openai.OpenAI, text: str) -> tuple[int, int]:
+    """One untimed request; (memories injected, their tokens) from memroute's headers."""
+    raw = c.chat.completions.with_raw_response.create(model=MODEL, messages=messages(text))
+    if raw.parse().choices[0].message.content != "You said: " + text:
+        raise AssertionError("unexpected reply")
+    return int(raw.headers.get("x-memroute-memory-count", 0)), int(raw.headers.get("x-memroute-memory-tokens", 0))
+
+
+def ask_stream(c: openai.OpenAI, text: str) -> tuple[int, int]:
+    """(ns to the first content chunk, ns to the end of the stream)."""
+    clock = time.perf_counter_ns
+    start = clock()
+    first = 0
+    parts = []
+    with c.chat.completions.create(model=MODEL, messages=messages(text), stream=True) as stream:
+        for chunk in stream:
+            if chunk.choices and chunk.choices[0].delta.content:
+                if not first:
+                    first = clock()
+                parts.append(chunk.choices[0].delta.content)
+    end = clock()
+    if "".join(parts) != "You said: " + text:
+        raise AssertionError("unexpected streamed reply")
+    return first - start, end - start
+
+
+# -- measurement -------------------------------------------------------------------------
+
+
+@dataclass
+class CpuMeter:
+    """CPU seconds of the client (this process) and of each server process over a block."""
+
+    servers: dict[str, Server]
+    used: dict[str, float] = field(default_factory=dict)
+
+    def snapshot(self) -> dict[str, float | None]:
+        return {"client": time.process_time(), **{name: s.cpu_s() for name, s in self.servers.items()}}
+
+    @contextlib.contextmanager
+    def block(self, case: str) -> Iterator[None]:
+        before = self.snapshot()
+        yield
+        after = self.snapshot()
+        for name, value in after.items():
+            start = before[name]
+            if value is not None and start is not None:
+                self.used[f"{case}/{name}"] = self.used.get(f"{case}/{name}", 0.0) + value - start
+
+
+@dataclass
+class CaseResult:
+    latency: Latency
+    wall_ns: int = 0
+    per_round_p50: list[float] = field(default_factory=list)
+    injected: list[tuple[int, int]] = field(default_factory=list)
+
+    @property
+    def per_s(self) -> float:
+        return self.latency.n / (self.wall_ns / 1e9)
+
+
+class Bench:
+    def __init__(self, side: Memory, key_id: str, secret: str, upstream: Server, gateway: Server) -> None:
+        self.side = side
+        self.key_id = key_id
+        self.clients = {
+            "direct": client(upstream.url, "unused"),
+            "gateway": client(gateway.url, secret),
+        }
+        self.meter = CpuMeter({"upstream": upstream, "gateway": gateway})
+        self.drains: list[tuple[str, int, float]] = []  # (case, pending after the block, drain seconds)
+
+    def prepare(self, case: str) -> openai.OpenAI:
+        """Apply the case's settings (read by the gateway on every request); its client."""
+        settings = SETTINGS[case]
+        if settings is None:
+            return self.clients["direct"]
+        self.side.update_settings(**settings)
+        return self.clients["gateway"]
+
+    def drain(self, case: str, timeout: float = 120.0) -> None:
+        """Wait until the gateway's extraction worker has processed everything queued."""
+        started = time.perf_counter()
+        pending = first = self.side.extraction_queue()["pending"]
+        while pending:
+            if time.perf_counter() - started > timeout:
+                raise RuntimeError(f"the extraction queue did not drain ({pending} pending)")
+            time.sleep(0.01)
+            pending = self.side.extraction_queue()["pending"]
+        settings = SETTINGS[case]
+        if settings is not None and settings["enabled"]:
+            self.drains.append((case, first, time.perf_counter() - started))
+
+    def sequential(self, cases: Sequence[str], texts: list[str], *, rounds: int, warmup: int) -> dict[str, CaseResult]:
+        """Each case times the same texts, in `rounds` interleaved blocks."""
+        results = {case: CaseResult(Latency([])) for case in cases}
+        warm, texts = texts[:warmup], texts[warmup:]
+        for case in cases:
+            c = self.prepare(case)
+            for text in warm:
+                results[case].injected.append(ask_raw(c, text))
+            self.drain(case)
+        per_round = -(-len(texts) // rounds)
+        clock = time.perf_counter_ns
+        for r in range(rounds):
+            chunk = texts[r * per_round : (r + 1) * per_round]
+            order = list(cases[r % len(cases) :]) + list(cases[: r % len(cases)])
+            for case in order:
+                c = self.prepare(case)
+                for text in warm[-5:]:  # re-warm the connection and caches after the switch
+                    results[case].injected.append(ask_raw(c, text))
+                self.drain(case)
+                gc.collect()
+                samples = []
+                with self.meter.block(case):
+                    started = clock()
+                    for text in chunk:
+                        t = clock()
+                        ask(c, text)
+                        samples.append(clock() - t)
+                    results[case].wall_ns += clock() - started
+                results[case].latency.samples.extend(samples)
+                results[case].per_round_p50.append(Latency(samples).p50)
+                self.drain(case)
+            log(f"sequential round {r + 1}/{rounds} done")
+        return results
+
+    def streaming(
+        self, cases: Sequence[str], texts: list[str], *, rounds: int, warmup: int
+    ) -> dict[str, tuple[Latency, Latency]]:
+        ttft: dict[str, list[int]] = {case: [] for case in cases}
+        total: dict[str, list[int]] = {case: [] for case in cases}
+        warm, texts = texts[:warmup], texts[warmup:]
+        for case in cases:
+            c = self.prepare(case)
+            for text in warm:
+                ask_stream(c, text)
+            self.drain(case)
+        per_round = -(-len(texts) // rounds)
+        for r in range(rounds):
+            chunk = texts[r * per_round : (r + 1) * per_round]
+            for case in list(cases[r % len(cases) :]) + list(cases[: r % len(cases)]):
+                c = self.prepare(case)
+                for text in warm[-5:]:
+                    ask_stream(c, text)
+                self.drain(case)
+                gc.collect()
+                for text in chunk:
+                    first, end = ask_stream(c, text)
+                    ttft[case].append(first)
+                    total[case].append(end)
+                self.drain(case)
+        log("streaming done")
+        return {case: (Latency(ttft[case]), Latency(total[case])) for case in cases}
+
+    def concurrent(self, cases: Sequence[str], texts: list[str]) -> dict[str, CaseResult]:
+        out = {}
+        clock = time.perf_counter_ns
+
+        def timed(c: openai.OpenAI, text: str) -> int:
+            t = clock()
+            ask(c, text)
+            return clock() - t
+
+        for case in cases:
+            c = self.prepare(case)
+            with ThreadPoolExecutor(THREADS) as pool:
+                list(pool.map(lambda t, c=c: timed(c, t), texts[: THREADS * 4]))  # open the connections
+                self.drain(case)
+                gc.collect()
+                with self.meter.block(f"{case} ×{THREADS}"):
+                    started = clock()
+                    samples = list(pool.map(lambda t, c=c: timed(c, t), texts))
+                    wall = clock() - started
+            out[case] = CaseResult(Latency(samples), wall)
+            self.drain(case)
+            log(f"concurrent {case}: {len(texts) / (wall / 1e9):.0f} req/s")
+        return out
+
+
+def statements(seed: int, texts: Sequence[str]) -> list[str]:
+    """Each question behind a first-person statement ("I prefer Go for CLI tools. …")."""
+    p = Picker(seed)
+    return [f"{_fill(p, p.uniform(_STATEMENTS))} {text}" for text in texts]
+
+
+def store_memories(side: Memory, key_id: str, n: int, seed: int) -> None:
+    for g in MemoryGenerator(seed).for_owner(n):
+        side.add(
+            key_id,
+            g.content,
+            key=g.key,
+            type=g.type,
+            session_id=g.session_id,
+            metadata=g.metadata,
+            expires_at=g.expires_at,
+        )
+
+
+def run(plan: Plan, *, seed: int, data_dir: Path | None, in_process: bool = False) -> Report:
+    with work_dir(data_dir) as directory:
+        db = directory / "gateway-bench.db"
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{db}{suffix}").unlink(missing_ok=True)
+        side = Memory.open(db, start_workers=False)  # setup and settings; the gateway has its own
+        try:
+            key, secret = side.keys.create("bench")
+            side.update_settings(enabled=False)
+            started = time.perf_counter()
+            store_memories(side, key.id, plan.memories, seed)
+            stored = side.stats(key.id).total
+            log(f"{stored} memories stored in {time.perf_counter() - started:.1f} s")
+            qs = queries(seed + 1, max(plan.requests, plan.stream, plan.concurrent, plan.busy) + plan.warmup)
+            busy_texts = statements(seed + 2, qs[: plan.busy + plan.warmup])
+            with (
+                launch("echo", in_process=in_process) as upstream,
+                launch("gateway", in_process=in_process, db=db, upstream_url=upstream.url) as gateway,
+            ):
+                bench = Bench(side, key.id, secret, upstream, gateway)
+                log(f"sequential: {plan.requests} requests per case, cases {', '.join(SEQUENTIAL_CASES)}")
+                seq = bench.sequential(
+                    SEQUENTIAL_CASES, qs[: plan.requests + plan.warmup], rounds=plan.rounds, warmup=plan.warmup
+                )
+                log(f"streaming: {plan.stream} requests per case")
+                stream = bench.streaming(
+                    STREAM_CASES, qs[: plan.stream + plan.warmup], rounds=plan.rounds, warmup=plan.warmup
+                )
+                log(f"concurrent: {plan.concurrent} requests per case, {THREADS} threads")
+                conc = bench.concurrent(CONCURRENT_CASES, qs[: plan.concurrent])
+                before_busy = side.stats(key.id).total
+                log(f"busy extraction: {plan.busy} requests per case")
+                busy = bench.sequential(
+                    (BUSY_OFF, BUSY_ON), busy_texts, rounds=plan.rounds, warmup=plan.warmup
+                )
+                after_busy = side.stats(key.id).total
+            context = {
+                "memories": stored,
+                "busy_memories": (before_busy, after_busy),
+                "in_process": in_process,
+                "cpu": bench.meter.used,
+                "drains": bench.drains,
+                "cores": os.cpu_count(),
+            }
+        finally:
+            side.close()
+    return report(plan, seq, stream, conc, busy, context)
+
+
+# -- the report --------------------------------------------------------------------------
+
+
+def _cpu_per_request(context: dict[str, Any], case: str, n: int) -> str:
+    cpu = context["cpu"]
+    parts = []
+    for proc in ("client", "upstream", "gateway"):
+        value = cpu.get(f"{case}/{proc}")
+        if value is not None:
+            parts.append(f"{value / n * 1e3:.2f}")
+        else:
+            parts.append("—")
+    return " / ".join(parts)
+
+
+def _injected(res: CaseResult) -> str:
+    counts = [n for n, _ in res.injected]
+    tokens = [t for _, t in res.injected]
+    if not counts or not any(counts):
+        return "0"
+    return f"{statistics.mean(counts):.0f} ({statistics.mean(tokens):,.0f} tokens)"
+
+
+def report(
+    plan: Plan,
+    seq: dict[str, CaseResult],
+    stream: dict[str, tuple[Latency, Latency]],
+    conc: dict[str, CaseResult],
+    busy: dict[str, CaseResult],
+    context: dict[str, Any],
+) -> Report:
+    rep = Report("Gateway overhead")
+    data: dict[str, Any] = {"memories": context["memories"], "in_process": context["in_process"]}
+    where = (
+        "both servers in threads of the benchmark process (one GIL shared with the client)"
+        if context["in_process"]
+        else "each server in its own uvicorn process, the client in a third"
+    )
+    rep.add(
+        f"`openai.OpenAI` (sync) → echo upstream, directly or through memroute; {where}; "
+        f"{context['cores']} CPUs shared by client, gateway and upstream, so every latency includes "
+        "the client SDK's and the echo server's own work, and the gateway competes with them for CPU. "
+        f"{context['memories']:,} memories stored for the key. Times in ms."
+    )
+    direct = seq[DIRECT].latency
+    rows = []
+    for case in SEQUENTIAL_CASES:
+        res = seq[case]
+        lat = res.latency
+        rows.append(
+            [
+                case,
+                lat.n,
+                f"{res.per_s:,.0f}",
+                ms(lat.p50),
+                ms(lat.p99),
+                ms(lat.mean),
+                ms(lat.max),
+                "—" if case == DIRECT else f"+{ms(lat.p50 - direct.p50)} (×{lat.p50 / direct.p50:.2f})",
+                _injected(res),
+                _cpu_per_request(context, case, lat.n),
+            ]
+        )
+        data[f"sequential/{case}"] = {**lat.to_dict(), "per_s": res.per_s, "per_round_p50_ms": res.per_round_p50}
+    rep.add(
+        f"**Sequential** ({plan.rounds} interleaved rounds; a request = `chat.completions.create` "
+        "with one user message):\n\n"
+        + table(
+            [
+                "case",
+                "n",
+                "req/s",
+                "p50",
+                "p99",
+                "mean",
+                "max",
+                "p50 vs direct",
+                "memories injected",
+                "CPU ms/request: client / upstream / gateway",
+            ],
+            rows,
+        )
+    )
+    on, off = seq[ON].latency, seq[OFF].latency
+    diff = on.p50 - off.p50
+    round_diffs = [a - b for a, b in zip(seq[ON].per_round_p50, seq[OFF].per_round_p50, strict=True)]
+    noext = seq[ON_NO_EXTRACTION].latency
+    s_rows = []
+    for case in STREAM_CASES:
+        ttft, total = stream[case]
+        s_rows.append(
+            [
+                case,
+                ttft.n,
+                ms(ttft.p50),
+                ms(ttft.p99),
+                "—" if case == DIRECT else f"+{ms(ttft.p50 - stream[DIRECT][0].p50)}",
+                ms(total.p50),
+                ms(total.p99),
+            ]
+        )
+        data[f"stream/{case}"] = {"ttft": ttft.to_dict(), "total": total.to_dict()}
+    ttft_diff = stream[ON][0].p50 - stream[DIRECT][0].p50
+    rep.add(
+        "**Streaming** (`stream=True`; time to the first chunk with content, and to the end of the stream; "
+        "the echo upstream sends one chunk per word, ~10–25 chunks):\n\n"
+        + table(["case", "n", "TTFT p50", "TTFT p99", "TTFT p50 vs direct", "total p50", "total p99"], s_rows)
+    )
+    c_rows = []
+    for case in CONCURRENT_CASES:
+        res = conc[case]
+        c_rows.append(
+            [
+                case,
+                res.latency.n,
+                f"{res.per_s:,.0f}",
+                f"{res.per_s / conc[DIRECT].per_s:.2f}",
+                ms(res.latency.p50),
+                ms(res.latency.p99),
+                _cpu_per_request(context, f"{case} ×{THREADS}", res.latency.n),
+            ]
+        )
+        data[f"concurrent/{case}"] = {**res.latency.to_dict(), "per_s": res.per_s}
+    rep.add(
+        f"**Concurrent** ({THREADS} threads sharing one client):\n\n"
+        + table(
+            ["case", "n", "req/s", "vs direct", "p50", "p99", "CPU ms/request: client / upstream / gateway"], c_rows
+        )
+    )
+    b_off, b_on = busy[BUSY_OFF], busy[BUSY_ON]
+    busy_diff = b_on.latency.p50 - b_off.latency.p50
+    before, after = context["busy_memories"]
+    b_drains = [(p, s) for case, p, s in context["drains"] if case == BUSY_ON]
+    b_rows = []
+    for case in (BUSY_OFF, BUSY_ON):
+        res = busy[case]
+        b_rows.append(
+            [
+                case,
+                res.latency.n,
+                f"{res.per_s:,.0f}",
+                ms(res.latency.p50),
+                ms(res.latency.p99),
+                ms(res.latency.max),
+                _injected(res),
+                _cpu_per_request(context, case, res.latency.n),
+            ]
+        )
+        data[f"busy/{case}"] = {**res.latency.to_dict(), "per_s": res.per_s}
+    rep.add(
+        "**Extraction worker busy**: every question behind a first-person statement (“I prefer Go "
+        "for CLI tools. Which database …?”), which the echo reply restates, so each request queues "
+        "2 extraction jobs that store facts while the next requests run; "
+        f"the key grew from {before:,} to {after:,} memories during this phase"
+        + (
+            f"; after a block, {max(p for p, _ in b_drains)} jobs at most were still queued "
+            f"(drained in ≤ {max(s for _, s in b_drains) * 1e3:.0f} ms)"
+            if b_drains
+            else ""
+        )
+        + ":\n\n"
+        + table(
+            [
+                "case",
+                "n",
+                "req/s",
+                "p50",
+                "p99",
+                "max",
+                "memories injected",
+                "CPU ms/request: client / upstream / gateway",
+            ],
+            b_rows,
+        )
+    )
+    t_rows = [
+        [
+            "memory on − memory off, p50 (sequential)",
+            f"≤ {TARGET_ON_MINUS_OFF_MS:g} ms",
+            f"{ms(diff)} ms (per round {ms(min(round_diffs))}–{ms(max(round_diffs))})",
+            verdict(diff <= TARGET_ON_MINUS_OFF_MS),
+        ],
+        [
+            "streaming TTFT, memory on − direct, p50",
+            f"≤ {TARGET_TTFT_MS:g} ms",
+            f"{ms(ttft_diff)} ms",
+            verdict(ttft_diff <= TARGET_TTFT_MS),
+        ],
+        [
+            "memory on with the extraction worker busy − memory off, p50",
+            "—",
+            f"{ms(busy_diff)} ms",
+            "—",
+        ],
+        [
+            "memory on without extraction − memory off, p50",
+            "—",
+            f"{ms(noext.p50 - off.p50)} ms",
+            "—",
+        ],
+        ["memory off − direct, p50", "—", f"{ms(off.p50 - direct.p50)} ms", "—"],
+    ]
+    rep.add(table(["figure", "target", "result", "verdict"], t_rows))
+    data["targets"] = {
+        "on_minus_off_p50_ms": diff,
+        "on_minus_off_per_round_ms": round_diffs,
+        "ttft_on_minus_direct_p50_ms": ttft_diff,
+        "busy_on_minus_off_p50_ms": busy_diff,
+        "on_no_extraction_minus_off_p50_ms": noext.p50 - off.p50,
+        "off_minus_direct_p50_ms": off.p50 - direct.p50,
+    }
+    data["cpu_s"] = context["cpu"]
+    rep.data = data
+    return rep
+
+
+def summary_rows(rep: Report) -> list[list[str]]:
+    """Rows for run_all's summary table."""
+    t = rep.data["targets"]
+    return [
+        [
+            "gateway: memory on − memory off, p50 (1,000 memories)",
+            f"≤ {TARGET_ON_MINUS_OFF_MS:g} ms",
+            f"{ms(t['on_minus_off_p50_ms'])} ms",
+            verdict(t["on_minus_off_p50_ms"] <= TARGET_ON_MINUS_OFF_MS),
+        ],
+        [
+            "gateway: streaming TTFT, memory on − direct, p50",
+            f"≤ {TARGET_TTFT_MS:g} ms",
+            f"{ms(t['ttft_on_minus_direct_p50_ms'])} ms",
+            verdict(t["ttft_on_minus_direct_p50_ms"] <= TARGET_TTFT_MS),
+        ],
+    ]
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    ap = parser(__doc__.splitlines()[0])
+    ap.add_argument("--requests", type=int, default=FULL.requests, help=f"timed sequential requests per case ({FULL.requests})")
+    ap.add_argument("--stream", type=int, default=FULL.stream, help=f"timed streaming requests per case ({FULL.stream})")
+    ap.add_argument("--concurrent", type=int, default=FULL.concurrent, help=f"timed requests per case, {THREADS} threads ({FULL.concurrent})")
+    ap.add_argument("--busy", type=int, default=FULL.busy, help=f"timed requests per case, busy extraction ({FULL.busy})")
+    ap.add_argument("--rounds", type=int, default=FULL.rounds, help=f"interleaved rounds ({FULL.rounds})")
+    ap.add_argument("--warmup", type=int, default=FULL.warmup, help=f"untimed requests per case first ({FULL.warmup})")
+    ap.add_argument("--memories", type=int, default=FULL.memories, help=f"memories stored for the key ({FULL.memories})")
+    ap.add_argument("--in-process", action="store_true", help="run both servers in threads of this process")
+    args = ap.parse_args(argv)
+    plan = (
+        QUICK
+        if args.quick
+        else Plan(
+            requests=args.requests,
+            stream=args.stream,
+            concurrent=args.concurrent,
+            busy=args.busy,
+            rounds=args.rounds,
+            warmup=args.warmup,
+            memories=args.memories,
+        )
+    )
+    emit(run(plan, seed=args.seed, data_dir=args.data_dir, in_process=args.in_process), args.json)
+
+
+if __name__ == "__main__":
+    main()
