@@ -138,7 +138,9 @@ class Server:
 
 
 @contextlib.contextmanager
-def launch(kind: str, *, in_process: bool, db: Path | None = None, upstream_url: str | None = None) -> Iterator[Server]:
+def launch(
+    kind: str, *, in_process: bool, db: Path | None = None, upstream_url: str | None = None
+) -> Iterator[Server]:
     """Start the echo upstream or memroute under uvicorn; stops it (running the app's shutdown) on exit."""
     db_text = None if db is None else str(db)
     if in_process:
@@ -194,7 +196,9 @@ def ask_raw(c: openai.OpenAI, text: str) -> tuple[int, int]:
     raw = c.chat.completions.with_raw_response.create(model=MODEL, messages=messages(text))
     if raw.parse().choices[0].message.content != "You said: " + text:
         raise AssertionError("unexpected reply")
-    return int(raw.headers.get("x-memroute-memory-count", 0)), int(raw.headers.get("x-memroute-memory-tokens", 0))
+    return int(raw.headers.get("x-memroute-memory-count", 0)), int(
+        raw.headers.get("x-memroute-memory-tokens", 0)
+    )
 
 
 def ask_stream(c: openai.OpenAI, text: str) -> tuple[int, int]:
@@ -237,6 +241,36 @@ class CpuMeter:
             start = before[name]
             if value is not None and start is not None:
                 self.used[f"{case}/{name}"] = self.used.get(f"{case}/{name}", 0.0) + value - start
+
+
+def machine_busy_s() -> float:
+    """CPU seconds the whole machine has spent busy (all processes, all CPUs) since boot."""
+    with open("/proc/stat", encoding="ascii") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class Load:
+    """How much CPU other processes of the machine used during the run (they distort the figures)."""
+
+    meter: CpuMeter
+    started: float = 0.0
+    machine: float = 0.0
+    ours: float = 0.0
+
+    def _ours(self) -> float:
+        return sum(v for v in self.meter.snapshot().values() if v is not None)
+
+    def start(self) -> None:
+        self.started, self.machine, self.ours = time.perf_counter(), machine_busy_s(), self._ours()
+
+    def stop(self) -> dict[str, float]:
+        wall = time.perf_counter() - self.started
+        machine = machine_busy_s() - self.machine
+        ours = self._ours() - self.ours
+        return {"wall_s": wall, "machine_busy_s": machine, "ours_s": ours, "others_s": max(0.0, machine - ours)}
 
 
 @dataclass
@@ -283,7 +317,9 @@ class Bench:
         if settings is not None and settings["enabled"]:
             self.drains.append((case, first, time.perf_counter() - started))
 
-    def sequential(self, cases: Sequence[str], texts: list[str], *, rounds: int, warmup: int) -> dict[str, CaseResult]:
+    def sequential(
+        self, cases: Sequence[str], texts: list[str], *, rounds: int, warmup: int
+    ) -> dict[str, CaseResult]:
         """Each case times the same texts, in `rounds` interleaved blocks."""
         results = {case: CaseResult(Latency([])) for case in cases}
         warm, texts = texts[:warmup], texts[warmup:]
@@ -409,9 +445,15 @@ def run(plan: Plan, *, seed: int, data_dir: Path | None, in_process: bool = Fals
                 launch("gateway", in_process=in_process, db=db, upstream_url=upstream.url) as gateway,
             ):
                 bench = Bench(side, key.id, secret, upstream, gateway)
+                load = Load(bench.meter)
+                load.start()
+                load_start = os.getloadavg()[0]
                 log(f"sequential: {plan.requests} requests per case, cases {', '.join(SEQUENTIAL_CASES)}")
                 seq = bench.sequential(
-                    SEQUENTIAL_CASES, qs[: plan.requests + plan.warmup], rounds=plan.rounds, warmup=plan.warmup
+                    SEQUENTIAL_CASES,
+                    qs[: plan.requests + plan.warmup],
+                    rounds=plan.rounds,
+                    warmup=plan.warmup,
                 )
                 log(f"streaming: {plan.stream} requests per case")
                 stream = bench.streaming(
@@ -425,7 +467,10 @@ def run(plan: Plan, *, seed: int, data_dir: Path | None, in_process: bool = Fals
                     (BUSY_OFF, BUSY_ON), busy_texts, rounds=plan.rounds, warmup=plan.warmup
                 )
                 after_busy = side.stats(key.id).total
+                cpu_load = load.stop()
+                cpu_load["loadavg_1min_start"], cpu_load["loadavg_1min_end"] = load_start, os.getloadavg()[0]
             context = {
+                "load": cpu_load,
                 "memories": stored,
                 "busy_memories": (before_busy, after_busy),
                 "in_process": in_process,
@@ -501,7 +546,11 @@ def report(
                 _cpu_per_request(context, case, lat.n),
             ]
         )
-        data[f"sequential/{case}"] = {**lat.to_dict(), "per_s": res.per_s, "per_round_p50_ms": res.per_round_p50}
+        data[f"sequential/{case}"] = {
+            **lat.to_dict(),
+            "per_s": res.per_s,
+            "per_round_p50_ms": res.per_round_p50,
+        }
     rep.add(
         f"**Sequential** ({plan.rounds} interleaved rounds; a request = `chat.completions.create` "
         "with one user message):\n\n"
@@ -564,7 +613,8 @@ def report(
     rep.add(
         f"**Concurrent** ({THREADS} threads sharing one client):\n\n"
         + table(
-            ["case", "n", "req/s", "vs direct", "p50", "p99", "CPU ms/request: client / upstream / gateway"], c_rows
+            ["case", "n", "req/s", "vs direct", "p50", "p99", "CPU ms/request: client / upstream / gateway"],
+            c_rows,
         )
     )
     b_off, b_on = busy[BUSY_OFF], busy[BUSY_ON]
@@ -593,7 +643,7 @@ def report(
         "2 extraction jobs that store facts while the next requests run; "
         f"the key grew from {before:,} to {after:,} memories during this phase"
         + (
-            f"; after a block, {max(p for p, _ in b_drains)} jobs at most were still queued "
+            f"; at most {max(p for p, _ in b_drains)} job(s) were still queued after a block "
             f"(drained in ≤ {max(s for _, s in b_drains) * 1e3:.0f} ms)"
             if b_drains
             else ""
@@ -675,13 +725,31 @@ def summary_rows(rep: Report) -> list[list[str]]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     ap = parser(__doc__.splitlines()[0])
-    ap.add_argument("--requests", type=int, default=FULL.requests, help=f"timed sequential requests per case ({FULL.requests})")
-    ap.add_argument("--stream", type=int, default=FULL.stream, help=f"timed streaming requests per case ({FULL.stream})")
-    ap.add_argument("--concurrent", type=int, default=FULL.concurrent, help=f"timed requests per case, {THREADS} threads ({FULL.concurrent})")
-    ap.add_argument("--busy", type=int, default=FULL.busy, help=f"timed requests per case, busy extraction ({FULL.busy})")
+    ap.add_argument(
+        "--requests",
+        type=int,
+        default=FULL.requests,
+        help=f"timed sequential requests per case ({FULL.requests})",
+    )
+    ap.add_argument(
+        "--stream", type=int, default=FULL.stream, help=f"timed streaming requests per case ({FULL.stream})"
+    )
+    ap.add_argument(
+        "--concurrent",
+        type=int,
+        default=FULL.concurrent,
+        help=f"timed requests per case, {THREADS} threads ({FULL.concurrent})",
+    )
+    ap.add_argument(
+        "--busy", type=int, default=FULL.busy, help=f"timed requests per case, busy extraction ({FULL.busy})"
+    )
     ap.add_argument("--rounds", type=int, default=FULL.rounds, help=f"interleaved rounds ({FULL.rounds})")
-    ap.add_argument("--warmup", type=int, default=FULL.warmup, help=f"untimed requests per case first ({FULL.warmup})")
-    ap.add_argument("--memories", type=int, default=FULL.memories, help=f"memories stored for the key ({FULL.memories})")
+    ap.add_argument(
+        "--warmup", type=int, default=FULL.warmup, help=f"untimed requests per case first ({FULL.warmup})"
+    )
+    ap.add_argument(
+        "--memories", type=int, default=FULL.memories, help=f"memories stored for the key ({FULL.memories})"
+    )
     ap.add_argument("--in-process", action="store_true", help="run both servers in threads of this process")
     args = ap.parse_args(argv)
     plan = (

@@ -430,6 +430,10 @@ class Memory:
         """Block until everything queued so far has been processed (useful in tests and scripts)."""
         return self._extraction.wait_idle(timeout)
 
+    def reindex_pending(self) -> int:
+        """Memories whose vector is missing or stale (embedded by the vector tier)."""
+        return self.store.memories.count_needs_reindex()
+
     def extraction_queue(self) -> dict[str, int]:
         pending, failed = self.store.jobs.counts(max_attempts=self.config.extraction_max_attempts)
         return {"pending": pending, "failed": failed}

@@ -484,6 +484,10 @@ class MemoryRepository:
         )
         return [row_to_memory(r) for r in rows]
 
+    def count_needs_reindex(self) -> int:
+        row = self.db.read().execute("SELECT COUNT(*) FROM memories WHERE needs_reindex = 1").fetchone()
+        return int(row[0]) if row else 0
+
     def count_owner(self, api_key_id: str) -> int:
         return int(
             self.db.read()

@@ -47,6 +47,9 @@ def error_response(request: Request, status: int, message: str, kind: str) -> JS
 def _validation_message(exc: RequestValidationError) -> str:
     parts = []
     for err in exc.errors()[:5]:
+        if err.get("type") == "json_invalid":
+            parts.append(f"invalid JSON body: {err.get('ctx', {}).get('error', 'malformed')}")
+            continue
         where = ".".join(str(p) for p in err.get("loc", ()) if p not in ("body", "query", "path"))
         parts.append(f"{where}: {err.get('msg')}" if where else str(err.get("msg")))
     return "; ".join(parts) or "invalid request"

@@ -1,8 +1,8 @@
 """Pydantic models for every management API body and response; they make `/openapi.json`.
 
 Field names are the camelCase names of the wire format. Request bodies derive from
-`StrictBody`: unknown fields, wrong JSON types and explicit nulls (where a field is
-not nullable) are all a 400. The core validates again (`memroute.memory.validate`);
+`StrictBody`: unknown fields, wrong JSON types and nulls where a field is not
+nullable are all a 400. The core validates again (`memroute.memory.validate`);
 these models exist so clients get precise errors and a complete schema.
 """
 
@@ -16,7 +16,6 @@ MemoryTypeName = Literal["factual", "episodic", "procedural", "semantic"]
 PreviewStrategy = Literal["exact", "recent", "semantic", "hybrid"]
 SettingsStrategy = Literal["recent", "semantic", "hybrid"]
 
-Id = Annotated[str, Field(min_length=1, max_length=256)]
 OwnerId = Annotated[str, Field(max_length=256, description='API key id that owns the memory ("" = unowned)')]
 Timestamp = Annotated[str, Field(description="ISO-8601 UTC, e.g. 2026-06-01T12:00:00.000Z")]
 
@@ -53,8 +52,14 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorResponse, "description": "Invalid input (nothing was written)"},
     401: {"model": ErrorResponse, "description": "Missing or wrong admin token"},
     413: {"model": ErrorResponse, "description": "Request body over MEMROUTE_MAX_BODY_BYTES"},
+    # Every error has this shape; declaring it also keeps FastAPI from documenting a 422,
+    # which memroute never sends (validation errors are 400).
+    "default": {"model": ErrorResponse, "description": "Any other error, same shape"},
 }
 NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorResponse, "description": "Not found"}}
+CONFLICT: dict[int | str, dict[str, Any]] = {
+    409: {"model": ErrorResponse, "description": "Conflicts with what is stored (e.g. a key already in use)"}
+}
 
 
 # -- memories ----------------------------------------------------------------------------

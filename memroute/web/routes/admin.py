@@ -16,13 +16,13 @@ from memroute.service import Memory
 from memroute.web.auth import require_admin
 from memroute.web.routes.memory import memory_of
 from memroute.web.schemas import (
+    CONFLICT,
     ERROR_RESPONSES,
     NOT_FOUND,
     ApiKeyCreate,
     ApiKeyCreated,
     ApiKeyEnvelope,
     ApiKeyList,
-    ErrorResponse,
     ProviderCreate,
     ProviderEnvelope,
     ProviderList,
@@ -40,11 +40,8 @@ providers = APIRouter(
     responses=ERROR_RESPONSES,
 )
 
-KeyId = Annotated[str, Path(min_length=1, max_length=256)]
-ProviderId = Annotated[str, Path(min_length=1, max_length=64)]
-CONFLICT: dict[int | str, dict[str, Any]] = {
-    409: {"model": ErrorResponse, "description": "A provider with this id exists (use PUT)"}
-}
+KeyId = Annotated[str, Path(alias="id", min_length=1, max_length=256)]
+ProviderId = Annotated[str, Path(alias="id", min_length=1, max_length=64)]
 
 
 # -- keys ---------------------------------------------------------------------------------
@@ -64,7 +61,7 @@ def create_key(request: Request, body: ApiKeyCreate) -> dict[str, Any]:
     return {"key": key.to_dict(), "secret": secret}
 
 
-@keys.delete("/{key_id}", response_model=ApiKeyEnvelope, responses=NOT_FOUND)
+@keys.delete("/{id}", response_model=ApiKeyEnvelope, responses=NOT_FOUND)
 def revoke_key(request: Request, key_id: KeyId) -> dict[str, Any]:
     """Revoke a key (idempotent). Its memories stay; the gateway stops accepting it."""
     return {"key": memory_of(request).keys.revoke(key_id).to_dict()}
@@ -96,7 +93,7 @@ def create_provider(request: Request, body: ProviderCreate) -> dict[str, Any]:
     return {"provider": record.to_dict()}
 
 
-@providers.put("/{provider_id}", response_model=ProviderEnvelope, responses=NOT_FOUND)
+@providers.put("/{id}", response_model=ProviderEnvelope, responses=NOT_FOUND)
 def update_provider(request: Request, provider_id: ProviderId, body: ProviderUpdate) -> dict[str, Any]:
     """Change a provider; absent fields keep their value. Setting `apiKey` clears
     `apiKeyEnv` and the other way round; `null` removes either."""
@@ -124,7 +121,7 @@ def update_provider(request: Request, provider_id: ProviderId, body: ProviderUpd
     return {"provider": record.to_dict()}
 
 
-@providers.delete("/{provider_id}", response_model=Success, responses=NOT_FOUND)
+@providers.delete("/{id}", response_model=Success, responses=NOT_FOUND)
 def delete_provider(request: Request, provider_id: ProviderId) -> dict[str, Any]:
     """Remove a provider."""
     memory_of(request).providers.remove(provider_id)

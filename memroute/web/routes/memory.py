@@ -3,12 +3,13 @@
 Handlers are plain `def`: FastAPI runs them in its threadpool, which suits the
 synchronous core. They only translate HTTP to `Memory` calls; the core validates.
 The routes with fixed paths (`/health`, `/export`, …) are declared before the
-`/{memory_id}` ones, so they are never taken for a memory id.
+`/{id}` ones, so they are never taken for a memory id.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from itertools import chain
 from typing import Annotated, Any, Literal
 
@@ -19,6 +20,7 @@ from memroute.errors import InvalidInput, NotFound
 from memroute.service import Memory
 from memroute.web.auth import require_admin
 from memroute.web.schemas import (
+    CONFLICT,
     ERROR_RESPONSES,
     NOT_FOUND,
     EngineStatus,
@@ -30,7 +32,6 @@ from memroute.web.schemas import (
     MemoryCreated,
     MemoryEnvelope,
     MemoryList,
-    MemoryTypeName,
     MemoryUpdate,
     MemoryUpdated,
     PreviewOut,
@@ -40,11 +41,13 @@ from memroute.web.schemas import (
     SummarizeRequest,
 )
 
+log = logging.getLogger("memroute.web")
 router = APIRouter(
     prefix="/api/memory", tags=["memory"], dependencies=[Depends(require_admin)], responses=ERROR_RESPONSES
 )
 
-MemoryId = Annotated[str, Path(min_length=1, max_length=256, description="The memory's id")]
+MemoryId = Annotated[str, Path(alias="id", min_length=1, max_length=256, description="The memory's id")]
+TypeFilter = Literal["", "factual", "episodic", "procedural", "semantic"]
 OwnerQuery = Annotated[
     str | None,
     Query(alias="apiKeyId", max_length=256, description='One key\'s memories ("" = unowned); absent = all'),
@@ -60,7 +63,7 @@ def memory_of(request: Request) -> Memory:
 def list_memories(
     request: Request,
     api_key_id: OwnerQuery = None,
-    type: Annotated[MemoryTypeName | Literal[""] | None, Query(description='"" = any type')] = None,
+    type: Annotated[TypeFilter | None, Query(description='"" = any type')] = None,
     session_id: Annotated[str | None, Query(alias="sessionId", max_length=256)] = None,
     q: Annotated[str | None, Query(max_length=2000, description="Text in content or key (any case)")] = None,
     page: Annotated[int, Query(ge=1, le=10**9)] = 1,
@@ -105,7 +108,12 @@ def create_memory(request: Request, body: MemoryCreate) -> dict[str, Any]:
 def memory_health(request: Request) -> dict[str, Any]:
     """Run the real pipeline (extract → store → keyword search → delete) on a private
     owner id and leave nothing behind. Always 200: `working: false` names the failed steps."""
-    return memory_of(request).verify()
+    try:
+        return memory_of(request).verify()
+    except Exception as exc:  # the probe reports a broken pipeline, it does not fail with it
+        log.exception("memory.health.failed")
+        steps = {"extract": False, "store": False, "search": False, "delete": False}
+        return {"working": False, "latencyMs": 0.0, "steps": steps, "error": f"{type(exc).__name__}: {exc}"}
 
 
 @router.post("/retrieve-preview", response_model=PreviewOut)
@@ -142,7 +150,7 @@ def engine_status(request: Request) -> dict[str, Any]:
             "backend": "none",
             "available": False,
             "rowCount": 0,
-            "needsReindex": 0,
+            "needsReindex": memory.reindex_pending(),
             "reason": "vector tiers are not installed yet — keyword search (FTS5) only",
         },
         "qdrant": {"enabled": False, "healthy": None, "latencyMs": None, "error": None},
@@ -177,7 +185,7 @@ class JsonLines(StreamingResponse):
 
 EXPORT_DOC: dict[int | str, dict[str, Any]] = {
     200: {
-        "description": "One memory per line (JSON Lines), oldest first",
+        "description": "One memory per line (JSON Lines), in the order they were stored",
         "content": {"application/x-ndjson": {"schema": {"$ref": "#/components/schemas/MemoryOut"}}},
     }
 }
@@ -189,7 +197,10 @@ def export_memories(request: Request, api_key_id: OwnerQuery = None) -> JsonLine
     timestamps; `POST /api/memory/import` reads it back."""
     records = memory_of(request).export(api_key_id)
     first = next(records, None)  # validates the owner now, while an error can still be a 400
-    lines = (json.dumps(r, ensure_ascii=False) + "\n" for r in chain([first] if first else [], records))
+    lines = (
+        json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n"
+        for r in chain([] if first is None else [first], records)
+    )
     filename = "memroute-export.jsonl"
     return JsonLines(lines, headers={"content-disposition": f'attachment; filename="{filename}"'})
 
@@ -223,7 +234,9 @@ def _records(body: bytes) -> list[Any]:
         parsed = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"Invalid JSON body: {exc.msg} (line {exc.lineno} column {exc.colno})") from None
-    return parsed if isinstance(parsed, list) else [parsed]
+    # A string in an array is a wrong record, not JSON text to parse again: wrap it so the
+    # importer reports it as "must be a JSON object".
+    return [(item,) if isinstance(item, str) else item for item in parsed]
 
 
 @router.post("/import", response_model=ImportReportOut, openapi_extra=IMPORT_DOC)
@@ -241,7 +254,7 @@ def import_memories(
     return report.to_dict()
 
 
-@router.get("/{memory_id}", response_model=MemoryEnvelope, responses=NOT_FOUND)
+@router.get("/{id}", response_model=MemoryEnvelope, responses=NOT_FOUND)
 def get_memory(request: Request, memory_id: MemoryId) -> dict[str, Any]:
     """One memory by id."""
     record = memory_of(request).get(memory_id)
@@ -250,16 +263,17 @@ def get_memory(request: Request, memory_id: MemoryId) -> dict[str, Any]:
     return {"memory": record.to_dict()}
 
 
-@router.put("/{memory_id}", response_model=MemoryUpdated, responses=NOT_FOUND)
+@router.put("/{id}", response_model=MemoryUpdated, responses={**NOT_FOUND, **CONFLICT})
 def update_memory(request: Request, memory_id: MemoryId, body: MemoryUpdate) -> dict[str, Any]:
-    """Change some fields of a memory; absent fields keep their value."""
+    """Change some fields of a memory; absent fields keep their value. A `key` that
+    another memory of the same owner already uses is a 409."""
     changes = body.model_dump(exclude_unset=True)
     names = {"expiresAt": "expires_at", "sessionId": "session_id"}
     record = memory_of(request).update(memory_id, **{names.get(k, k): v for k, v in changes.items()})
     return {"success": True, "memory": record.to_dict()}
 
 
-@router.delete("/{memory_id}", response_model=Success, responses=NOT_FOUND)
+@router.delete("/{id}", response_model=Success, responses=NOT_FOUND)
 def delete_memory(request: Request, memory_id: MemoryId) -> dict[str, Any]:
     """Delete a memory (its history is kept)."""
     if not memory_of(request).delete(memory_id):
@@ -267,7 +281,7 @@ def delete_memory(request: Request, memory_id: MemoryId) -> dict[str, Any]:
     return {"success": True}
 
 
-@router.get("/{memory_id}/history", response_model=HistoryOut, responses=NOT_FOUND)
+@router.get("/{id}/history", response_model=HistoryOut, responses=NOT_FOUND)
 def memory_history(request: Request, memory_id: MemoryId) -> dict[str, Any]:
     """Every change of a memory, oldest first (also after it was deleted)."""
     entries = memory_of(request).history(memory_id)
