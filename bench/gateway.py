@@ -270,7 +270,12 @@ class Load:
         wall = time.perf_counter() - self.started
         machine = machine_busy_s() - self.machine
         ours = self._ours() - self.ours
-        return {"wall_s": wall, "machine_busy_s": machine, "ours_s": ours, "others_s": max(0.0, machine - ours)}
+        return {
+            "wall_s": wall,
+            "machine_busy_s": machine,
+            "ours_s": ours,
+            "others_s": max(0.0, machine - ours),
+        }
 
 
 @dataclass
@@ -527,6 +532,14 @@ def report(
         "the client SDK's and the echo server's own work, and the gateway competes with them for CPU. "
         f"{context['memories']:,} memories stored for the key. Times in ms."
     )
+    load = context["load"]
+    rep.add(
+        f"During the {load['wall_s']:.0f} s of measurement the benchmark's processes used "
+        f"{load['ours_s']:.0f} CPU-s and other processes of the machine {load['others_s']:.1f} CPU-s "
+        f"({load['others_s'] / load['wall_s'] * 100:.0f} % of one CPU; 1-minute load average "
+        f"{load['loadavg_1min_start']:.2f} → {load['loadavg_1min_end']:.2f})."
+    )
+    data["load"] = load
     direct = seq[DIRECT].latency
     rows = []
     for case in SEQUENTIAL_CASES:
