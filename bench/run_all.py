@@ -12,7 +12,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from bench import db_size, extraction, insert, retrieval
+from bench import db_size, extraction, gateway, insert, retrieval
 from bench.common import (
     Report,
     cpu_reference,
@@ -32,6 +32,7 @@ MODERATE = {
     "warmup": 50,
     "insert": {"n": 10_000, "keys": 100, "one_key_n": 5_000, "base": 100_000},
     "extraction": {"n_texts": 30, "repeats": 3, "n_messages": 2_000, "n_big": 50},
+    "gateway": gateway.MODERATE,
 }
 QUICK = {
     "sizes": retrieval.QUICK_SIZES,
@@ -39,6 +40,7 @@ QUICK = {
     "warmup": 10,
     "insert": {"n": 1_000, "keys": 10, "one_key_n": 1_000, "base": 5_000, "repeats": 1},
     "extraction": {"n_texts": 5, "repeats": 1, "n_messages": 100, "n_big": 5},
+    "gateway": gateway.QUICK,
 }
 FULL = {
     "sizes": retrieval.DEFAULT_SIZES,
@@ -46,10 +48,11 @@ FULL = {
     "warmup": 50,
     "insert": {"n": 20_000, "keys": 100, "one_key_n": 10_000, "base": 1_000_000},
     "extraction": {"n_texts": 30, "repeats": 3, "n_messages": 2_000, "n_big": 50},
+    "gateway": gateway.FULL,
 }
 
 
-def summary(ret: Report, ins: Report, ext: Report, size: Report) -> str:
+def summary(ret: Report, ins: Report, ext: Report, size: Report, gw: Report | None = None) -> str:
     rows: list[list[Any]] = []
     for name, figures in ret.data.items():
         size_label, _, case = name.partition("/")
@@ -95,6 +98,8 @@ def summary(ret: Report, ins: Report, ext: Report, size: Report) -> str:
                 "—",
             ]
         )
+    if gw is not None:
+        rows.extend(gateway.summary_rows(gw))
     return table(["benchmark", "target", "result", "verdict"], rows)
 
 
@@ -112,6 +117,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         size = db_size.run(plan["sizes"], seed=args.seed, data_dir=data_dir)
         ins = insert.run(**plan["insert"], seed=args.seed, data_dir=data_dir)
         ext = extraction.run(seed=args.seed, **plan["extraction"])
+        gw = gateway.run(plan["gateway"], seed=args.seed, data_dir=data_dir)
     log(f"all benchmarks done in {time.perf_counter() - started:.0f} s")
     print("# memroute benchmarks\n")
     end = cpu_reference()
@@ -120,13 +126,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"(CPU reference again at the end of the run: best {end['best_ms']:.0f} ms, "
         f"median {end['median_ms']:.0f} ms.)\n"
     )
-    print(summary(ret, ins, ext, size) + "\n")
-    for rep in (ret, ins, ext, size):
+    print(summary(ret, ins, ext, size, gw) + "\n")
+    for rep in (ret, ins, ext, size, gw):
         print(rep.markdown(level=2) + "\n")
     if args.json is not None:
         args.json.write_text(
             json.dumps(
-                {"machine": machine(), **{r.title: r.data for r in (ret, ins, ext, size)}},
+                {"machine": machine(), **{r.title: r.data for r in (ret, ins, ext, size, gw)}},
                 indent=2,
                 default=str,
             )

@@ -410,15 +410,28 @@ class Memory:
         self, api_key_id: str, text: str, session_id: str = "", source: str = "user_message"
     ) -> int | None:
         """Queue `text` for background extraction (durable: survives a crash or restart)."""
+        job_ids = self.enqueue_extractions(api_key_id, [(text, source)], session_id)
+        return job_ids[0] if job_ids else None
+
+    def enqueue_extractions(
+        self, api_key_id: str, texts: Sequence[tuple[str, str]], session_id: str = ""
+    ) -> builtins.list[int]:
+        """Queue several (text, source) pairs in one transaction (a chat turn's user
+        message and reply); empty texts are skipped."""
         owner = validate.owner(api_key_id)
-        if source not in SOURCES:
-            raise InvalidInput(f"must be one of {', '.join(SOURCES)}", "source")
-        if not isinstance(text, str) or not text.strip():
-            return None
-        tail = text[-self.config.max_content_bytes :]
-        job_id = self.store.jobs.enqueue(owner, validate.session(session_id), source, tail, now=self._now())
-        self._extraction.notify()
-        return job_id
+        session = validate.session(session_id)
+        now = self._now()
+        job_ids = []
+        with self.store.db.write():
+            for text, source in texts:
+                if source not in SOURCES:
+                    raise InvalidInput(f"must be one of {', '.join(SOURCES)}", "source")
+                if isinstance(text, str) and text.strip():
+                    tail = text[-self.config.max_content_bytes :]
+                    job_ids.append(self.store.jobs.enqueue(owner, session, source, tail, now=now))
+        if job_ids:
+            self._extraction.notify()
+        return job_ids
 
     def _process_job(self, job: ExtractionJob) -> None:
         facts = extract_facts_from_text(job.text)  # outside the write lock: API writes never wait on regexes

@@ -94,44 +94,39 @@ class ChatPipeline:
         owner = None if key is None or header_truthy(request.headers, NO_MEMORY_HEADERS) else key.id
         return ChatContext(owner=owner, session_id=first_header(request.headers, SESSION_HEADERS))
 
-    async def recall(self, ctx: ChatContext, body: dict[str, Any], route: Route) -> dict[str, Any]:
-        """Retrieve and inject; on any failure, the request goes on unchanged."""
+    def prepare(self, ctx: ChatContext, body: dict[str, Any], model: str) -> tuple[Route, dict[str, Any]]:
+        """Route the model, then retrieve and inject — one trip to the worker thread.
+
+        A routing error is the client's or the operator's and is raised; any memory
+        failure is logged and the request goes on unchanged."""
+        route = self.memory.providers.route(model)
         if ctx.owner is None:
-            return body
+            return route, body
         try:
-            settings = await anyio.to_thread.run_sync(self.memory.settings)
+            settings = self.memory.settings()
             ctx.extracts = settings.extracts
             if not settings.injects or not should_inject(body):
-                return body
+                return route, body
             started = time.perf_counter()
-            ctx.items = await anyio.to_thread.run_sync(
-                self._retrieve, ctx, last_user_text(body), settings.scope
+            query = last_user_text(body) or None
+            ctx.items = self.memory.retrieve(
+                ctx.owner, query, scope=settings.scope, session_id=ctx.session_id, record_access=False
             )
             self.metrics.observe("memroute_retrieval_seconds", time.perf_counter() - started)
-            return inject(body, ctx.items, route.provider_id, route.model)
+            return route, inject(body, ctx.items, route.provider_id, route.model)
         except Exception as exc:
             log.warning("memory.retrieval.failed error=%s", type(exc).__name__)
             self.metrics.inc("memroute_memory_errors_total", stage="retrieval")
             ctx.items = []
-            return body
-
-    def _retrieve(self, ctx: ChatContext, query: str, scope: str) -> list[RetrievedItem]:
-        assert ctx.owner is not None
-        return self.memory.retrieve(
-            ctx.owner, query or None, scope=scope, session_id=ctx.session_id, record_access=False
-        )
+            return route, body
 
     async def queue_extraction(self, ctx: ChatContext, body: dict[str, Any], reply: str) -> None:
         if ctx.owner is None or not ctx.extracts:
             return
-        owner = ctx.owner
+        texts = [(last_user_text(body), "user_message"), (reply, "llm_response")]
+        enqueue = functools.partial(self.memory.enqueue_extractions, ctx.owner, texts, ctx.session_id)
         try:
-            for text, source in ((last_user_text(body), "user_message"), (reply, "llm_response")):
-                if text:
-                    enqueue = functools.partial(
-                        self.memory.enqueue_extraction, owner, text, ctx.session_id, source
-                    )
-                    await anyio.to_thread.run_sync(enqueue)
+            await anyio.to_thread.run_sync(enqueue)
         except Exception as exc:
             log.warning("memory.extraction.enqueue_failed error=%s", type(exc).__name__)
             self.metrics.inc("memroute_memory_errors_total", stage="extraction")
@@ -158,8 +153,7 @@ class ChatPipeline:
         if not isinstance(model, str) or not model.strip():
             raise InvalidInput("must be a non-empty string", "model")
         ctx = self.context(request, key)
-        route = await anyio.to_thread.run_sync(self.memory.providers.route, model)
-        outgoing = await self.recall(ctx, body, route)
+        route, outgoing = await anyio.to_thread.run_sync(self.prepare, ctx, body, model)
         payload = json.dumps({**outgoing, "model": route.model}).encode()
         debug = header_truthy(request.headers, (DEBUG_HEADER,))
         self.metrics.inc("memroute_chat_requests_total", memory="on" if ctx.items else "off")

@@ -11,6 +11,7 @@ kept in metadata.
 
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -143,12 +144,30 @@ def fact_key(category: str, obj: str) -> str:
     return f"{category}:{slugify(obj)}"
 
 
-def _capture(text: str, start: int, stop: int) -> str | None:
-    """The object after a lead (never past `stop`, the next lead), or None for a question."""
+class _Questions:
+    """Whether the sentence after a position ends with "?". One pass over the text finds
+    every boundary, so each lead costs a binary search, however crafted the text."""
+
+    def __init__(self, text: str) -> None:
+        self._starts: list[int] = []
+        self._marks: list[bool] = []
+        for match in _BOUNDARY.finditer(text):
+            self._starts.append(match.start())
+            self._marks.append(match.group() == "?")
+
+    def after(self, position: int) -> bool:
+        index = bisect.bisect_left(self._starts, position)
+        return (
+            index < len(self._starts)
+            and self._marks[index]
+            and self._starts[index] - position <= _CAPTURE_WINDOW
+        )
+
+
+def _capture(text: str, start: int, stop: int) -> str:
+    """The object after a lead, never past `stop` (the next lead)."""
     window = text[start : min(start + _CAPTURE_WINDOW, stop)].lstrip(_OPENERS)
     end = _BOUNDARY.search(window)
-    if end and end.group() == "?":
-        return None
     raw = window[: end.start()] if end else window
     words = raw.split()
     # Cut short by the next statement ("I prefer tea when I work"): drop the dangling joiner.
@@ -180,10 +199,13 @@ def extract_facts_from_text(text: object) -> list[Fact]:
     # key -> (sort order, pattern index, lead match, object); later statements overwrite.
     winners: dict[str, tuple[tuple[int, int, int], int, re.Match[str], str]] = {}
     matches = _lead_matches(text)
+    questions = _Questions(text) if matches else None
     for number, match in enumerate(matches):
+        if questions is not None and questions.after(match.end()):
+            continue  # "Do I like Python?" is a question, not a fact
         stop = matches[number + 1].start() if number + 1 < len(matches) else len(text)
         obj = _capture(text, match.end(), max(stop, match.end()))
-        if obj is None or len(obj) < MIN_FACT_LENGTH:
+        if len(obj) < MIN_FACT_LENGTH:
             continue
         slug = slugify(obj)
         if not slug:

@@ -233,3 +233,8 @@ def test_crafted_repetitions_give_one_fact_per_statement() -> None:
     assert len(facts) == 3500
     assert facts[0].content == "prefers thing0"
     assert extract_facts_from_text("I prefer " * 7000) == []
+
+
+def test_a_question_that_names_another_statement_is_still_a_question() -> None:
+    assert extract_facts_from_text("Do I like Go or should I avoid it here?") == []
+    assert _shape("I like tea. Do I like coffee?") == [("preference:tea", "likes tea", "factual", P)]
