@@ -38,7 +38,7 @@ from memroute.models import (
 from memroute.portability import import_records
 from memroute.providers import ProviderRegistry
 from memroute.store import ExtractionJob, NewMemory, SqliteStore
-from memroute.worker import ExtractionWorker, PeriodicTask
+from memroute.worker import AccessRecorder, ExtractionWorker, PeriodicTask
 
 log = logging.getLogger("memroute.memory")
 
@@ -77,7 +77,11 @@ class Memory:
         self._decay_sweep = PeriodicTask(
             "decay", config.decay_sweep_interval_s if config.decay_enabled else 0, self.decay
         )
+        self._access = AccessRecorder(
+            lambda counts: store.memories.record_access_counts(counts, now=self._now())
+        )
         if start_workers:
+            self._access.start()
             self._extraction.start()
             self._extraction.notify()  # resume what an earlier run left queued
             self._decay_sweep.start()
@@ -110,6 +114,7 @@ class Memory:
     def close(self, drain_timeout: float = 30.0) -> None:
         """Drain the extraction queue, stop workers and close the database."""
         self._decay_sweep.stop()
+        self._access.stop()
         self._extraction.stop(drain_timeout)
         self.store.close()
 
@@ -290,6 +295,11 @@ class Memory:
         The gateway retrieves with `record_access=False` and calls this after the
         response, so the write stays off the request path."""
         self.store.memories.record_access(ids, now=self._now())
+
+    def record_access_later(self, ids: Iterable[str]) -> None:
+        """Count a use of these memories within about a second, in one batched write
+        (what the gateway calls after answering; immediate when workers are off)."""
+        self._access.add([i for i in ids if i])
 
     def retrieve_preview(
         self,

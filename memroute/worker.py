@@ -133,3 +133,38 @@ class PeriodicTask:
         if self._thread is not None:
             self._thread.join(10)
             self._thread = None
+
+
+class AccessRecorder:
+    """Collects memory uses from the chat path and writes them about once a second in one
+    transaction, so a chat request never waits for (or competes with) a 100-row update.
+    Uses not yet written when the process is killed are lost; counts are statistics."""
+
+    def __init__(self, flush: Callable[[dict[str, int]], None], interval: float = 1.0) -> None:
+        self._flush = flush
+        self._pending: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._task = PeriodicTask("access", interval, self.flush)
+        self._running = False
+
+    def start(self) -> None:
+        self._running = True
+        self._task.start()
+
+    def add(self, ids: list[str]) -> None:
+        with self._lock:
+            for memory_id in ids:
+                self._pending[memory_id] = self._pending.get(memory_id, 0) + 1
+        if not self._running:
+            self.flush()
+
+    def flush(self) -> None:
+        with self._lock:
+            pending, self._pending = self._pending, {}
+        if pending:
+            self._flush(pending)
+
+    def stop(self) -> None:
+        self._task.stop()
+        self._running = False
+        self.flush()

@@ -229,3 +229,16 @@ def test_close_drains_a_job_queued_while_the_last_pass_finishes() -> None:
     release.set()
     stopper.join(10)
     assert processed == [1], "close() returned with a queued job left unprocessed"
+
+
+def test_batched_access_counts_are_written_and_flushed_on_close(tmp_path: Path) -> None:
+    path = tmp_path / "access.db"
+    with Memory.open(path) as mem:
+        first = mem.add("k", "prefers tea")
+        second = mem.add("k", "prefers jazz")
+        mem.record_access_later([first.id, second.id])
+        mem.record_access_later([first.id])
+    with Memory.open(path, start_workers=False) as reopened:
+        assert reopened.get(first.id).access_count == 2
+        assert reopened.get(second.id).access_count == 1
+        assert reopened.get(first.id).last_accessed_at is not None

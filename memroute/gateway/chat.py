@@ -21,7 +21,6 @@ from typing import Any
 
 import anyio
 import httpx
-from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
@@ -131,16 +130,14 @@ class ChatPipeline:
             log.warning("memory.extraction.enqueue_failed error=%s", type(exc).__name__)
             self.metrics.inc("memroute_memory_errors_total", stage="extraction")
 
-    def record_use(self, ctx: ChatContext) -> BackgroundTask | None:
+    def record_use(self, ctx: ChatContext) -> None:
+        """Count the injection; the access counts are written in the background, batched."""
         if not ctx.items:
-            return None
+            return
         self.metrics.inc("memroute_memories_injected_total", len(ctx.items))
         self.metrics.inc("memroute_memory_tokens_injected_total", sum(i.tokens for i in ctx.items))
-        return BackgroundTask(self._record_access, [i.memory.id for i in ctx.items])
-
-    def _record_access(self, ids: list[str]) -> None:
         try:
-            self.memory.record_access(ids)
+            self.memory.record_access_later([i.memory.id for i in ctx.items])
         except Exception as exc:
             log.warning("memory.access.failed error=%s", type(exc).__name__)
 
@@ -172,12 +169,9 @@ class ChatPipeline:
             except ValueError:
                 reply = ""
             await self.queue_extraction(ctx, body, reply)
-        return Response(
-            content,
-            status_code=upstream.status_code,
-            headers={**_passed(upstream), **headers},
-            background=self.record_use(ctx) if upstream.status_code == 200 else None,
-        )
+        if upstream.status_code == 200:
+            self.record_use(ctx)
+        return Response(content, status_code=upstream.status_code, headers={**_passed(upstream), **headers})
 
     async def _stream(
         self, ctx: ChatContext, body: dict[str, Any], route: Route, payload: bytes, headers: dict[str, str]
@@ -214,6 +208,7 @@ class ChatPipeline:
                     yield chunk
                 if not queued:
                     await self.queue_extraction(ctx, body, assembler.text)
+                self.record_use(ctx)
             except httpx.HTTPError as exc:
                 log.warning(
                     "gateway.stream.upstream_error provider=%s error=%s",
@@ -229,7 +224,6 @@ class ChatPipeline:
             status_code=200,
             media_type="text/event-stream",
             headers={"cache-control": "no-cache", "x-accel-buffering": "no", **headers},
-            background=self.record_use(ctx),
         )
 
 

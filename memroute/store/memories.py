@@ -5,7 +5,7 @@ from __future__ import annotations
 import builtins
 import json
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -260,18 +260,19 @@ class MemoryRepository:
         return old
 
     def record_access(self, ids: Iterable[str], *, now: str) -> None:
-        """Bump access counters; FTS is untouched because content and key do not change."""
-        unique = sorted({i for i in ids if i})
-        if not unique:
+        """Bump access counters by one; FTS is untouched (content and key do not change)."""
+        self.record_access_counts({i: 1 for i in ids if i}, now=now)
+
+    def record_access_counts(self, counts: Mapping[str, int], *, now: str) -> None:
+        """Add `counts[id]` uses to each memory (batched bumps from the gateway)."""
+        if not counts:
             return
-        marks = ",".join("?" * len(unique))
         with self.db.write() as con:
-            con.execute(
-                "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ?"
-                f" WHERE id IN ({marks})",
-                (now, *unique),
+            con.executemany(
+                "UPDATE memories SET access_count = access_count + ?, last_accessed_at = ? WHERE id = ?",
+                [(n, now, memory_id) for memory_id, n in sorted(counts.items())],
             )
-            self._invalidate_after_commit(*unique)
+            self._invalidate_after_commit(*counts)
 
     def purge_history(self, memory_id: str) -> None:
         with self.db.write() as con:
