@@ -49,6 +49,7 @@ import openai
 
 from bench.common import Latency, Report, emit, log, ms, parser, table, verdict, work_dir
 from bench.corpus import _STATEMENTS, MemoryGenerator, Picker, _fill, queries
+from bench.insert import add_generated
 from memroute import Memory
 from memroute.config import Config
 
@@ -419,15 +420,7 @@ def statements(seed: int, texts: Sequence[str]) -> list[str]:
 
 def store_memories(side: Memory, key_id: str, n: int, seed: int) -> None:
     for g in MemoryGenerator(seed).for_owner(n):
-        side.add(
-            key_id,
-            g.content,
-            key=g.key,
-            type=g.type,
-            session_id=g.session_id,
-            metadata=g.metadata,
-            expires_at=g.expires_at,
-        )
+        add_generated(side, key_id, g)
 
 
 def run(plan: Plan, *, seed: int, data_dir: Path | None, in_process: bool = False) -> Report:

@@ -60,7 +60,8 @@ def workload(seed: int, owners: Sequence[str], n: int) -> list[tuple[str, Genera
     return out
 
 
-def _add(mem: Memory, owner: str, g: GeneratedMemory) -> None:
+def add_generated(mem: Memory, owner: str, g: GeneratedMemory) -> None:
+    """`mem.add` of one generated memory, as the API would store it."""
     mem.add(
         owner,
         g.content,
@@ -78,7 +79,7 @@ def autocommit(mem: Memory, work: list[tuple[str, GeneratedMemory]], label: str,
     start = clock()
     for owner, g in work:
         t = clock()
-        _add(mem, owner, g)
+        add_generated(mem, owner, g)
         samples.append(clock() - t)
     return Case(label, len(work), (clock() - start) / 1e9, Latency(samples), note)
 
@@ -92,7 +93,7 @@ def batched(mem: Memory, work: list[tuple[str, GeneratedMemory]], label: str) ->
         t = clock()
         with mem.store.db.write():
             for owner, g in work[i : i + BATCH]:
-                _add(mem, owner, g)
+                add_generated(mem, owner, g)
         samples.append(clock() - t)
     return Case(label, len(work), (clock() - start) / 1e9, Latency(samples), f"{BATCH} adds per transaction")
 
