@@ -265,24 +265,22 @@ class Memory:
 
         Unset strategy, budget and retention come from the settings. Every memory
         returned has its access count bumped (unless `record_access=False`)."""
-        settings = self.settings()
-        budget = (
-            settings.max_tokens
-            if max_tokens is None
-            else validate.integer(max_tokens, "maxTokens", minimum=0)
-        )
+        if not strategy or max_tokens is None or retention_days is None:
+            settings = self.settings()  # only for what the caller left unset (the gateway sets all)
+            strategy = strategy or settings.retrieval_strategy
+            max_tokens = settings.max_tokens if max_tokens is None else max_tokens
+            retention_days = settings.retention_days if retention_days is None else retention_days
+        budget = validate.integer(max_tokens, "maxTokens", minimum=0)
         if budget <= 0:
             return []
         result = self._retrieve(
             api_key_id,
             query,
-            strategy=validate.strategy(strategy or settings.retrieval_strategy),
+            strategy=validate.strategy(strategy),
             max_tokens=budget,
             scope=validate.scope(scope),
             session_id=session_id,
-            retention_days=settings.retention_days
-            if retention_days is None
-            else validate.integer(retention_days, "retentionDays", minimum=1),
+            retention_days=validate.integer(retention_days, "retentionDays", minimum=1),
             limit=validate.integer(limit, "limit", minimum=1, maximum=1000),
         )
         if record_access and result.items:
@@ -350,13 +348,29 @@ class Memory:
         return retrieve(self.store.memories, flt, params)
 
     def recall(
-        self, api_key_id: str, query: str | None, session_id: str | None = None
+        self,
+        api_key_id: str,
+        query: str | None,
+        session_id: str | None = None,
+        *,
+        settings: MemorySettings | None = None,
+        record_access: bool = True,
     ) -> builtins.list[RetrievedItem]:
-        """What the gateway injects: retrieval as the settings say, or nothing when off."""
-        settings = self.settings()
+        """What the gateway injects: retrieval as the settings say (pass them if already
+        read), or nothing when memory or injection is off."""
+        settings = settings or self.settings()
         if not settings.injects:
             return []
-        return self.retrieve(api_key_id, query, scope=settings.scope, session_id=session_id)
+        return self.retrieve(
+            api_key_id,
+            query,
+            strategy=settings.retrieval_strategy,
+            max_tokens=settings.max_tokens,
+            scope=settings.scope,
+            session_id=session_id,
+            retention_days=settings.retention_days,
+            record_access=record_access,
+        )
 
     def inject(
         self,

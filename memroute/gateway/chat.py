@@ -107,9 +107,12 @@ class ChatPipeline:
             if not settings.injects or not should_inject(body):
                 return route, body
             started = time.perf_counter()
-            query = last_user_text(body) or None
-            ctx.items = self.memory.retrieve(
-                ctx.owner, query, scope=settings.scope, session_id=ctx.session_id, record_access=False
+            ctx.items = self.memory.recall(
+                ctx.owner,
+                last_user_text(body) or None,
+                ctx.session_id,
+                settings=settings,
+                record_access=False,
             )
             self.metrics.observe("memroute_retrieval_seconds", time.perf_counter() - started)
             return route, inject(body, ctx.items, route.provider_id, route.model)
