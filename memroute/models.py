@@ -4,22 +4,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-MemoryType = Literal["factual", "episodic", "procedural", "semantic"]
 MEMORY_TYPES: tuple[str, ...] = ("factual", "episodic", "procedural", "semantic")
 
-Strategy = Literal["exact", "semantic", "hybrid"]
 STRATEGIES: tuple[str, ...] = ("exact", "semantic", "hybrid")
 
-Scope = Literal["apiKey", "session", "global"]
 SCOPES: tuple[str, ...] = ("apiKey", "session", "global")
-
-Tier = Literal["fts5", "vector", "hybrid-rrf", "qdrant", "recent"]
-
-Polarity = Literal["positive", "negative"]
-
-HISTORY_ACTORS: tuple[str, ...] = ("extraction", "api", "mcp", "cli", "summarize", "decay", "import")
 
 
 def estimate_tokens(text: str | None) -> int:

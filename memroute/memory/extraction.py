@@ -140,10 +140,6 @@ def slugify(value: str) -> str:
     return slug[:SLUG_LENGTH].rstrip("_")
 
 
-def fact_key(category: str, obj: str) -> str:
-    return f"{category}:{slugify(obj)}"
-
-
 class _Questions:
     """Whether the sentence after a position ends with "?". One pass over the text finds
     every boundary, so each lead costs a binary search, however crafted the text."""

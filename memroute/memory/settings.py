@@ -5,7 +5,7 @@ clamped, unknown → default); updates are validated strictly."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -144,6 +144,3 @@ def validate_update(changes: Mapping[str, Any]) -> dict[str, Any]:
             raise InvalidInput(f"unknown setting {given!r}; known settings: {known}")
         out[field.db_key] = _strict(name, field, raw)
     return out
-
-
-SettingsReader = Callable[[], MemorySettings]

@@ -34,16 +34,6 @@ def available_migrations() -> list[Migration]:
     return sorted(found, key=lambda m: m.version)
 
 
-def applied_versions(db: Database) -> set[int]:
-    con = db.read()
-    exists = con.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
-    ).fetchone()
-    if not exists:
-        return set()
-    return {row[0] for row in con.execute("SELECT version FROM schema_migrations")}
-
-
 def migrate(db: Database) -> list[int]:
     """Apply pending migrations; returns the versions applied. Refuses a newer schema."""
     migrations = available_migrations()
