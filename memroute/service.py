@@ -67,7 +67,7 @@ class Memory:
         )
         self._extraction = ExtractionWorker(
             fetch=lambda n: store.jobs.next_batch(max_attempts=config.extraction_max_attempts, limit=n),
-            process=self._process_job,
+            process=self._process_jobs,
             fail=lambda job, exc: store.jobs.fail(job.id, f"{type(exc).__name__}: {exc}"),
         )
         self.keys = KeyRing(store, clock)
@@ -457,11 +457,14 @@ class Memory:
             self._extraction.notify()
         return job_ids
 
-    def _process_job(self, job: ExtractionJob) -> None:
-        facts = extract_facts_from_text(job.text)  # outside the write lock: API writes never wait on regexes
+    def _process_jobs(self, jobs: Sequence[ExtractionJob]) -> None:
+        """Store the facts of `jobs` and delete the jobs, all in one transaction."""
+        # Extract outside the write lock: API writes never wait on regexes.
+        found = [(job, extract_facts_from_text(job.text)) for job in jobs]
         with self.store.db.write():
-            self._store_facts(job.api_key_id, job.session_id, job.source, facts, actor="extraction")
-            self.store.jobs.finish(job.id)
+            for job, facts in found:
+                self._store_facts(job.api_key_id, job.session_id, job.source, facts, actor="extraction")
+                self.store.jobs.finish(job.id)
 
     def wait_for_extraction(self, timeout: float = 30.0) -> bool:
         """Block until everything queued so far has been processed (useful in tests and scripts)."""

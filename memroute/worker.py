@@ -21,12 +21,16 @@ class ExtractionWorker:
     their facts also deletes them, so a crash never loses a queued text and the
     worker resumes where it stopped. It polls too, so jobs queued by another
     process (a second gateway worker, the CLI) are picked up.
+
+    `process` stores a fetched batch in one transaction (one commit for many chat
+    turns under load). When a batch fails, its jobs are retried one by one, so one
+    bad job is marked failed and never holds up the others.
     """
 
     def __init__(
         self,
         fetch: Callable[[int], list[ExtractionJob]],
-        process: Callable[[ExtractionJob], None],
+        process: Callable[[list[ExtractionJob]], None],
         fail: Callable[[ExtractionJob, Exception], None],
     ) -> None:
         self._fetch = fetch
@@ -57,13 +61,19 @@ class ExtractionWorker:
             jobs = self._fetch(BATCH)
             if not jobs:
                 return handled
-            for job in jobs:
-                try:
-                    self._process(job)
-                except Exception as exc:  # one bad job must not stop the queue
-                    log.warning("memory.extraction.job_failed job=%s error=%s", job.id, type(exc).__name__)
-                    self._fail(job, exc)
-                handled += 1
+            try:
+                self._process(jobs)
+            except Exception:
+                self._one_by_one(jobs)
+            handled += len(jobs)
+
+    def _one_by_one(self, jobs: list[ExtractionJob]) -> None:
+        for job in jobs:
+            try:
+                self._process([job])
+            except Exception as exc:  # one bad job must not stop the queue
+                log.warning("memory.extraction.job_failed job=%s error=%s", job.id, type(exc).__name__)
+                self._fail(job, exc)
 
     def _run(self) -> None:
         while True:

@@ -171,6 +171,42 @@ def test_a_job_queued_by_another_process_is_picked_up(db_path: Path, mem: Memory
         writer.close()
 
 
+def test_a_job_that_cannot_be_stored_fails_alone_and_the_rest_of_its_batch_is_stored(
+    db_path: Path, clock: Any
+) -> None:
+    # The jobs are fetched and stored as one batch; a trigger in the database refuses one
+    # job's fact, as a constraint or a full disk would.
+    offline = Memory.open(db_path, clock=clock, start_workers=False)
+    try:
+        offline.store.db.read()  # the file exists and is migrated
+        con = apsw.Connection(str(db_path))
+        try:
+            con.set_busy_timeout(5000)
+            con.execute(
+                "CREATE TRIGGER refuse_poison BEFORE INSERT ON memories WHEN NEW.content LIKE '%poison%'"
+                " BEGIN SELECT RAISE(ABORT, 'poisoned fact'); END"
+            )
+        finally:
+            con.close()
+        offline.enqueue_extraction("k", "I prefer tabs.")
+        offline.enqueue_extraction("k", "I like poison ivy.")
+        offline.enqueue_extraction("k", "I like tea.")
+        assert offline.wait_for_extraction(10)
+        assert {m.content for m in offline.list("k").items} == {"prefers tabs", "likes tea"}
+        # the refused job was retried up to its attempts and is kept, failed, with the reason
+        assert offline.extraction_queue() == {"pending": 0, "failed": 1}
+        row = (
+            offline.store.db.read()
+            .execute("SELECT text, attempts, last_error FROM extraction_jobs")
+            .fetchone()
+        )
+        assert row is not None
+        assert row[0] == "I like poison ivy."
+        assert row[1] == offline.config.extraction_max_attempts and "poisoned fact" in row[2]
+    finally:
+        offline.close()
+
+
 def test_extraction_queue_counts_pending_and_failed(db_path: Path, clock: Any) -> None:
     offline = Memory.open(db_path, clock=clock, start_workers=False)
     try:
@@ -215,7 +251,7 @@ def test_close_drains_a_job_queued_while_the_last_pass_finishes() -> None:
             release.wait(5)  # ... and returns only after the job below was committed
         return []
 
-    worker = ExtractionWorker(fetch, lambda job: processed.append(job.id), lambda job, exc: None)
+    worker = ExtractionWorker(fetch, lambda jobs: processed.extend(j.id for j in jobs), lambda job, exc: None)
     worker.start()
     worker.notify()
     assert reached_empty.wait(5)

@@ -82,16 +82,31 @@ class ChatPipeline:
 
     # -- steps ------------------------------------------------------------------
 
-    async def authenticate(self, request: Request) -> ApiKey | None:
-        secret = bearer_token(request)
-        key = await anyio.to_thread.run_sync(self.memory.keys.authenticate, secret) if secret else None
+    def authenticate(self, secret: str | None) -> ApiKey | None:
+        key = self.memory.keys.authenticate(secret) if secret else None
         if key is None and self.require_api_key:
             raise Unauthorized("missing, unknown or revoked API key (Authorization: Bearer <memroute key>)")
         return key
 
-    def context(self, request: Request, key: ApiKey | None) -> ChatContext:
-        owner = None if key is None or header_truthy(request.headers, NO_MEMORY_HEADERS) else key.id
-        return ChatContext(owner=owner, session_id=first_header(request.headers, SESSION_HEADERS))
+    @staticmethod
+    def context(headers: Mapping[str, str], key: ApiKey | None) -> ChatContext:
+        owner = None if key is None or header_truthy(headers, NO_MEMORY_HEADERS) else key.id
+        return ChatContext(owner=owner, session_id=first_header(headers, SESSION_HEADERS))
+
+    def admit(
+        self, secret: str | None, headers: Mapping[str, str], raw: bytes
+    ) -> tuple[ChatContext, dict[str, Any], Route, dict[str, Any]]:
+        """Everything before forwarding, in one trip to a worker thread: authenticate (first,
+        so an unknown client learns nothing about its body), parse, route, then recall and
+        inject. Returns the context, the client's body, the route and the outgoing body."""
+        key = self.authenticate(secret)
+        body = parse_body(raw)
+        model = body.get("model")
+        if not isinstance(model, str) or not model.strip():
+            raise InvalidInput("must be a non-empty string", "model")
+        ctx = self.context(headers, key)
+        route, outgoing = self.prepare(ctx, body, model)
+        return ctx, body, route, outgoing
 
     def prepare(self, ctx: ChatContext, body: dict[str, Any], model: str) -> tuple[Route, dict[str, Any]]:
         """Route the model, then retrieve and inject — one trip to the worker thread.
@@ -147,13 +162,10 @@ class ChatPipeline:
     # -- the request ---------------------------------------------------------------
 
     async def complete(self, request: Request) -> Response:
-        key = await self.authenticate(request)  # first: nothing is read for unknown clients
-        body = parse_body(await request.body())
-        model = body.get("model")
-        if not isinstance(model, str) or not model.strip():
-            raise InvalidInput("must be a non-empty string", "model")
-        ctx = self.context(request, key)
-        route, outgoing = await anyio.to_thread.run_sync(self.prepare, ctx, body, model)
+        raw = await request.body()  # bounded by the body limit
+        ctx, body, route, outgoing = await anyio.to_thread.run_sync(
+            self.admit, bearer_token(request), request.headers, raw
+        )
         payload = json.dumps({**outgoing, "model": route.model}).encode()
         debug = header_truthy(request.headers, (DEBUG_HEADER,))
         self.metrics.inc("memroute_chat_requests_total", memory="on" if ctx.items else "off")

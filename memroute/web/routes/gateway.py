@@ -15,6 +15,7 @@ from memroute.errors import UpstreamError
 from memroute.gateway.chat import ChatPipeline, parse_body
 from memroute.gateway.upstream import open_stream, read_json
 from memroute.providers import Route
+from memroute.web.auth import bearer_token
 
 router = APIRouter(prefix="/v1", tags=["gateway"])
 log = logging.getLogger("memroute.gateway")
@@ -58,7 +59,7 @@ async def chat_completions(request: Request) -> Response:
 async def list_models(request: Request) -> JSONResponse:
     """Every provider's models, as `provider/model` (the default provider's also bare)."""
     pipeline = _pipeline(request)
-    await pipeline.authenticate(request)
+    await anyio.to_thread.run_sync(pipeline.authenticate, bearer_token(request))
     routes = await anyio.to_thread.run_sync(pipeline.memory.providers.all_routes)
     data: list[dict[str, Any]] = []
     for route, is_default in routes:
@@ -79,7 +80,7 @@ async def list_models(request: Request) -> JSONResponse:
 async def embeddings(request: Request) -> Response:
     """Passed through to the provider of `model` (prefix stripped)."""
     pipeline = _pipeline(request)
-    await pipeline.authenticate(request)
+    await anyio.to_thread.run_sync(pipeline.authenticate, bearer_token(request))
     body = parse_body(await request.body())
     route: Route = await anyio.to_thread.run_sync(pipeline.memory.providers.route, str(body.get("model", "")))
     payload = json.dumps({**body, "model": route.model}).encode()
