@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from memroute.clock import to_iso
-from memroute.memory.extraction import fact_key
+from memroute.memory.extraction import slugify
 
 LANGS = (
     "Python",
@@ -697,7 +697,7 @@ class MemoryGenerator:
             if rng.random() < 0.6:
                 for _attempt in range(4):  # a repeated subject would overwrite; pick another
                     category, kind, polarity, content, obj = _extracted(self.p)
-                    key = fact_key(category, obj)
+                    key = f"{category}:{slugify(obj)}"
                     if key not in used:
                         break
                 if key not in used:
