@@ -20,7 +20,7 @@ from memroute.errors import InvalidInput, NotFound
 from memroute.keys import KeyRing
 from memroute.memory import injection, validate
 from memroute.memory.decay import DecayPolicy
-from memroute.memory.extraction import extract_facts_from_text
+from memroute.memory.extraction import extract_facts_from_text, may_state_facts
 from memroute.memory.retrieval import RetrieveParams, retrieve
 from memroute.memory.settings import MemorySettings, normalize, validate_update
 from memroute.memory.verify import verify_pipeline
@@ -441,18 +441,26 @@ class Memory:
         self, api_key_id: str, texts: Sequence[tuple[str, str]], session_id: str = ""
     ) -> builtins.list[int]:
         """Queue several (text, source) pairs in one transaction (a chat turn's user
-        message and reply); empty texts are skipped."""
+        message and reply). Texts that cannot state a fact (empty, or without any
+        statement lead such as "I prefer" or "my …") are skipped: most chat turns
+        are questions, and they then cost no write and no worker time."""
         owner = validate.owner(api_key_id)
         session = validate.session(session_id)
+        for _, source in texts:
+            if source not in SOURCES:
+                raise InvalidInput(f"must be one of {', '.join(SOURCES)}", "source")
+        queued = [
+            (tail, source)
+            for text, source in texts
+            if isinstance(text, str) and may_state_facts(tail := text[-self.config.max_content_bytes :])
+        ]
+        if not queued:
+            return []
         now = self._now()
         job_ids = []
         with self.store.db.write():
-            for text, source in texts:
-                if source not in SOURCES:
-                    raise InvalidInput(f"must be one of {', '.join(SOURCES)}", "source")
-                if isinstance(text, str) and text.strip():
-                    tail = text[-self.config.max_content_bytes :]
-                    job_ids.append(self.store.jobs.enqueue(owner, session, source, tail, now=now))
+            for tail, source in queued:
+                job_ids.append(self.store.jobs.enqueue(owner, session, source, tail, now=now))
         if job_ids:
             self._extraction.notify()
         return job_ids

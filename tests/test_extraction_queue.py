@@ -76,10 +76,20 @@ def test_bad_source_is_refused_and_empty_text_queues_nothing(mem: Memory) -> Non
 
 
 def test_text_without_facts_stores_nothing_and_empties_the_queue(mem: Memory) -> None:
-    mem.enqueue_extraction("k", "What is the weather like today?")
+    # a question has a lead ("Do I like"), so it is queued, and extraction finds nothing
+    assert mem.enqueue_extraction("k", "Do I like Go or should I avoid it here?") is not None
     assert mem.wait_for_extraction(10)
     assert mem.list("k").total == 0
     assert mem.extraction_queue()["pending"] == 0
+
+
+def test_a_chat_turn_without_any_statement_lead_is_not_queued(mem: Memory) -> None:
+    turn = [("Which database should I use?", "user_message"), ("Use SQLite for a start.", "llm_response")]
+    assert mem.enqueue_extractions("k", turn) == []
+    mixed = [("Which database should I use?", "user_message"), ("I prefer SQLite here.", "llm_response")]
+    assert len(mem.enqueue_extractions("k", mixed)) == 1
+    assert mem.wait_for_extraction(10)
+    assert [m.content for m in mem.list("k").items] == ["prefers SQLite here"]
 
 
 def test_a_later_contradiction_replaces_the_fact_and_keeps_history(mem: Memory, clock: Any) -> None:

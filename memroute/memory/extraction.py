@@ -181,6 +181,15 @@ def _lead_matches(text: str) -> list[re.Match[str]]:
     return matches
 
 
+def may_state_facts(text: str) -> bool:
+    """False when `text` holds no statement lead at all ("I prefer", "my …", "I decided" …),
+    so extracting it cannot find a fact. Cheap: used to skip queueing such texts."""
+    if not text.strip():
+        return False
+    text = normalize_text(text)
+    return any(_LEADS.match(text, c.start()) for c in _CANDIDATE.finditer(text))
+
+
 def extract_facts_from_text(text: object) -> list[Fact]:
     """Facts stated in `text`, without storing them.
 

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memroute import extract_facts_from_text
-from memroute.memory.extraction import MAX_EXTRACTION_TEXT_LENGTH, slugify
+from memroute.memory.extraction import MAX_EXTRACTION_TEXT_LENGTH, may_state_facts, slugify
 
 P, N = "positive", "negative"
 
@@ -238,3 +238,59 @@ def test_crafted_repetitions_give_one_fact_per_statement() -> None:
 def test_a_question_that_names_another_statement_is_still_a_question() -> None:
     assert extract_facts_from_text("Do I like Go or should I avoid it here?") == []
     assert _shape("I like tea. Do I like coffee?") == [("preference:tea", "likes tea", "factual", P)]
+
+
+_FRAGMENTS = st.sampled_from(
+    [
+        "I prefer ",
+        "I like ",
+        "I don't like ",
+        "I\u2019m using ",
+        "I usually ",
+        "I will ",
+        "my favorite is ",
+        "My ",
+        "We decided to ",
+        "I decided not to ",
+        "I always ",
+        "I'd rather ",
+        "tea",
+        "Next.js",
+        "Go for CLI tools",
+        " and ",
+        ". ",
+        "? ",
+        "!",
+        "\n",
+        "Do ",
+        "AI ",
+        "Wi ",
+        "i ",
+        "im ",
+        "myself ",
+        "mY ",
+        "I",
+        "'",
+        "\u00e9",
+        "caf\u00e9 au lait",
+    ]
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(_FRAGMENTS, st.text(max_size=12)), max_size=12).map("".join))
+def test_a_text_skipped_as_factless_never_has_a_fact(text: str) -> None:
+    # The gateway does not queue texts that may_state_facts() rejects; none may hold a fact.
+    if extract_facts_from_text(text):
+        assert may_state_facts(text)
+
+
+def test_questions_and_small_talk_are_factless_statements_are_not() -> None:
+    assert not may_state_facts("Which database should we use for a small web app?")
+    assert not may_state_facts("You said: thanks, that helps a lot.")
+    assert not may_state_facts("   ")
+    assert may_state_facts("I prefer tea.")
+    assert may_state_facts("My favourite is Vim.")
+    assert extract_facts_from_text("We decided to use Postgres.") == []  # not a lead: no fact, no job
+    assert not may_state_facts("We decided to use Postgres.")
+    assert may_state_facts("I\u2019m going to use Next.js 14.")
