@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, overload
 
 MEMORY_TYPES: tuple[str, ...] = ("factual", "episodic", "procedural", "semantic")
 
@@ -20,9 +21,46 @@ def estimate_tokens(text: str | None) -> int:
     return math.ceil(len(text) / 4)
 
 
-@dataclass(slots=True)
+def decode_metadata(raw: str) -> dict[str, Any]:
+    """Stored metadata JSON as a dict; anything unreadable or not an object reads as {}."""
+    if not raw:
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+class _JsonObjectField:
+    """A dataclass field that accepts a dict or its stored JSON text and decodes the text
+    on first read. Retrieval reads hundreds of memories per chat request and injection
+    never looks at their metadata, so decoding them all would be wasted work."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._attr = "_" + name
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> str: ...
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> dict[str, Any]: ...
+    def __get__(self, obj: object, owner: type | None = None) -> dict[str, Any] | str:
+        if obj is None:
+            return "{}"  # the default, as text: every record decodes its own dict
+        value = obj.__dict__[self._attr]
+        if isinstance(value, str):
+            value = obj.__dict__[self._attr] = decode_metadata(value)
+        return value  # type: ignore[no-any-return]
+
+    def __set__(self, obj: object, value: dict[str, Any] | str) -> None:
+        obj.__dict__[self._attr] = value
+
+
+@dataclass
 class MemoryRecord:
-    """One stored memory. `to_dict()` gives the camelCase API shape."""
+    """One stored memory. `to_dict()` gives the camelCase API shape.
+
+    `metadata` may be given as its stored JSON text; it is decoded when first read."""
 
     id: str
     api_key_id: str
@@ -30,12 +68,12 @@ class MemoryRecord:
     type: str
     key: str
     content: str
-    metadata: dict[str, Any]
     created_at: str
     updated_at: str
     expires_at: str | None = None
     access_count: int = 0
     last_accessed_at: str | None = None
+    metadata: _JsonObjectField = _JsonObjectField()
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -282,6 +282,26 @@ def test_unparsable_metadata_reads_as_empty_object(mem: Memory, db_path: Path, r
     assert got.content == "metadata will be damaged"
     assert mem.list("k1").items[0].metadata == {}
     assert next(mem.export("k1"))["metadata"] == {}
+    assert mem.retrieve("k1", "damaged")[0].memory.metadata == {}
+
+
+def test_metadata_read_back_through_every_path_is_what_was_stored(mem: Memory) -> None:
+    # Rows carry their metadata as JSON text until it is first read; each record gets its own dict.
+    stored = {"source": "api", "tags": ["a", "b"], "nested": {"n": 1, "ok": True}, "note": "café"}
+    m = mem.add("k1", "prefers tea with lemon", metadata=stored)
+    other = mem.add("k1", "prefers jazz at work")
+    found = mem.retrieve("k1", "tea")[0].memory
+    assert found.id == m.id and found.metadata == stored
+    assert mem.list("k1").items[1].metadata == stored
+    found.metadata["nested"]["n"] = 2  # a caller changing its copy changes nothing stored
+    for _ in range(2):  # the first read fills the cache, the second is served from it
+        got = mem.get(m.id)
+        assert got is not None and got.metadata == stored
+        got.metadata["nested"]["n"] = 3
+        got.metadata["tags"].append("c")
+    assert mem.get(m.id).metadata == stored  # type: ignore[union-attr]  # the cached copy is untouched
+    assert mem.get(other.id).metadata == {}  # type: ignore[union-attr]
+    assert mem.retrieve("k1", "tea")[0].memory.to_dict()["metadata"] == stored
 
 
 # -- atomicity --------------------------------------------------------------------------------

@@ -9,11 +9,11 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
+from typing import Any
 
 import apsw
 
 from memroute.lru import LruTtlCache
-from memroute.models import MemoryRecord
 from memroute.store.db import Database
 from memroute.store.jobs import ExtractionJob, JobRepository
 from memroute.store.keys import KeyRepository
@@ -28,11 +28,11 @@ __all__ = ["Database", "ExtractionJob", "NewMemory", "SqliteStore", "sqlite_info
 READ_CACHE_SIZE = 500
 READ_CACHE_TTL_S = 60.0
 
-_caches: dict[str, LruTtlCache[MemoryRecord]] = {}
+_caches: dict[str, LruTtlCache[tuple[Any, ...]]] = {}
 _caches_lock = threading.Lock()
 
 
-def _shared_cache(path: str) -> LruTtlCache[MemoryRecord]:
+def _shared_cache(path: str) -> LruTtlCache[tuple[Any, ...]]:
     """One read cache per database file per process, so every `Memory` object on the
     same file sees the invalidations of the others."""
     key = path if path == ":memory:" else os.path.realpath(path)

@@ -6,7 +6,7 @@ import builtins
 import json
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import apsw
@@ -27,16 +27,6 @@ COLUMNS = (
 M_COLUMNS = ", ".join(f"m.{c.strip()}" for c in COLUMNS.split(","))
 
 
-def _metadata(raw: object) -> dict[str, Any]:
-    if not isinstance(raw, str) or not raw:
-        return {}
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
 def row_to_memory(row: Sequence[Any]) -> MemoryRecord:
     return MemoryRecord(
         id=row[0],
@@ -45,7 +35,7 @@ def row_to_memory(row: Sequence[Any]) -> MemoryRecord:
         type=row[3],
         key=row[4] or "",
         content=row[5],
-        metadata=_metadata(row[6]),
+        metadata=row[6] if isinstance(row[6], str) else {},  # decoded when first read
         created_at=row[7],
         updated_at=row[8],
         expires_at=row[9],
@@ -95,7 +85,7 @@ class MemoryRepository:
     """Memories, their FTS index and history. `get` goes through a shared LRU+TTL cache
     that every write through this process invalidates once it commits."""
 
-    def __init__(self, db: Database, cache: LruTtlCache[MemoryRecord]) -> None:
+    def __init__(self, db: Database, cache: LruTtlCache[tuple[Any, ...]]) -> None:
         self.db = db
         self.cache = cache
 
@@ -305,18 +295,21 @@ class MemoryRepository:
         return row_to_memory(row) if row else None
 
     def get(self, memory_id: str) -> MemoryRecord | None:
+        # The cache holds rows, not records: every caller gets its own record (and metadata).
         in_transaction = self.db.in_write_transaction()
         cached = None if in_transaction else self.cache.get(memory_id)
         if cached is not None:
-            return replace(cached, metadata=dict(cached.metadata))
+            return row_to_memory(cached)
         version = self.cache.version
-        found = self._one(self.db.read(), f"SELECT {COLUMNS} FROM memories WHERE id = ?", (memory_id,))
+        row = self.db.read().execute(f"SELECT {COLUMNS} FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        if row is None:
+            return None
         # Misses are not cached (a row another process adds shows at once), nor rows read
         # inside an open write transaction (it may still roll back).
         # A write that committed while we read has invalidated: then do not cache the old row.
-        if found is not None and not in_transaction:
-            self.cache.set(memory_id, replace(found, metadata=dict(found.metadata)), if_version=version)
-        return found
+        if not in_transaction:
+            self.cache.set(memory_id, tuple(row), if_version=version)
+        return row_to_memory(row)
 
     def get_by_key(self, api_key_id: str, key: str) -> MemoryRecord | None:
         return self._one(
