@@ -113,6 +113,35 @@ def test_facts_in_the_user_message_and_the_reply_are_learned(gateway: Gateway) -
     assert {m.session_id for m in by_key.values()} == {"session-extract"}
 
 
+def _jobs_ever_queued(gateway: Gateway) -> int:
+    row = (
+        gateway.memory.store.db.read()
+        .execute("SELECT seq FROM sqlite_sequence WHERE name = 'extraction_jobs'")
+        .fetchone()
+    )
+    return int(row[0]) if row else 0
+
+
+def test_a_turn_that_states_nothing_queues_no_extraction_work(gateway: Gateway) -> None:
+    # Most chat turns are questions: they cost no write and no worker time.
+    gateway.upstream.reply("Use SQLite to start; move to Postgres when you need replicas.")
+    gateway.client().chat.completions.create(
+        model="echo-1", messages=[{"role": "user", "content": "Which database should we use?"}]
+    )
+    long_question = "Which of these is faster? " + "Compare option A with option B. " * 200
+    with gateway.client().chat.completions.create(
+        model="echo-1", messages=[{"role": "user", "content": long_question}], stream=True
+    ) as stream:
+        assert any(chunk.choices for chunk in stream)
+    assert _jobs_ever_queued(gateway) == 0
+    gateway.upstream.reply("Sure.")
+    gateway.client().chat.completions.create(
+        model="echo-1", messages=[{"role": "user", "content": "Which database? I prefer Postgres."}]
+    )
+    assert _jobs_ever_queued(gateway) == 1  # the statement, not the factless reply
+    gateway.wait_for(lambda: [m.content for m in gateway.memories()] == ["prefers Postgres"])
+
+
 def test_streaming_relays_chunks_in_order_and_learns_the_full_reply(gateway: Gateway) -> None:
     text = "Noted. I will use Postgres for the billing service and I never deploy on Fridays."
     gateway.upstream.reply(text, chunk_delay=0.01)

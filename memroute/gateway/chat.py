@@ -27,6 +27,7 @@ from starlette.responses import Response, StreamingResponse
 from memroute.errors import InvalidInput, UpstreamError
 from memroute.gateway.sse import DONE_EVENT, ReplyAssembler, reply_text
 from memroute.gateway.upstream import open_stream
+from memroute.memory.extraction import may_state_facts
 from memroute.memory.injection import inject, last_user_text, should_inject
 from memroute.models import ApiKey, RetrievedItem
 from memroute.providers import Route
@@ -39,6 +40,7 @@ log = logging.getLogger("memroute.gateway")
 NO_MEMORY_HEADERS = ("x-memroute-no-memory", "x-omniroute-no-memory")
 SESSION_HEADERS = ("x-memroute-session-id", "x-omniroute-session-id")
 DEBUG_HEADER = "x-memroute-debug"
+INLINE_CHECK_CHARS = 4096  # texts up to this long are checked for statements on the event loop
 _PASSED_RESPONSE_HEADERS = ("content-type", "x-request-id", "openai-processing-ms", "retry-after")
 
 
@@ -141,6 +143,11 @@ class ChatPipeline:
         if ctx.owner is None or not ctx.extracts:
             return
         texts = [(last_user_text(body), "user_message"), (reply, "llm_response")]
+        # Most turns state no fact: skip the thread trip then. Long texts are checked in the
+        # thread (enqueue_extractions checks every text), so the event loop never scans them.
+        texts = [(t, source) for t, source in texts if len(t) > INLINE_CHECK_CHARS or may_state_facts(t)]
+        if not texts:
+            return
         enqueue = functools.partial(self.memory.enqueue_extractions, ctx.owner, texts, ctx.session_id)
         try:
             await anyio.to_thread.run_sync(enqueue)
