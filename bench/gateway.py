@@ -12,9 +12,9 @@ Cases (the same realistic 5–15-word questions in every case):
 - off: client → memroute → upstream, memory settings `enabled=false`
   (authentication, routing, forwarding only);
 - on: `enabled=true`, N memories stored for the key; the full pipeline: retrieval (hybrid,
-  2,000-token budget), injection, forwarding, 2 extraction jobs queued per request
-  (the question and the echoed reply; the worker extracts them in the background), the
-  access-count bump after the response;
+  2,000-token budget), injection, forwarding, the question and the echoed reply queued
+  for extraction when they hold a statement lead ("Do I like X …?"; plain questions are
+  skipped), the access-count bump after the response;
 - on, no extraction: `enabled=true, extractionEnabled=false` (retrieval + injection only);
 - busy: a first-person statement before each question ("I prefer Go for CLI tools. …");
   the echo reply restates it, so each request stores facts in the background; off vs on.
@@ -530,9 +530,10 @@ def report(
     rep.add(
         "Cases: *direct* — the client talks to the echo upstream; *off* — through memroute with memory "
         "settings `enabled=false` (authentication, routing, forwarding); *on* — `enabled=true`: hybrid "
-        "retrieval (2,000-token budget), injection, 2 extraction jobs queued per request (the question and "
-        "the echoed reply; the worker extracts them in the background during the run) and the access-count "
-        "bump after the response; *on, no extraction* — the same with `extractionEnabled=false`."
+        "retrieval (2,000-token budget), injection, the question and the echoed reply queued for "
+        "extraction when they hold a statement lead (“Do I like X …?”; plain questions are skipped; the "
+        "worker extracts in the background during the run) and the access-count bump after the "
+        "response; *on, no extraction* — the same with `extractionEnabled=false`."
     )
     load = context["load"]
     rep.add(
