@@ -439,6 +439,44 @@ def decay(ctx: click.Context, dry_run: bool, api_key_id: str | None) -> None:
 
 
 @main.command()
+@click.option("--force", is_flag=True, help="Re-embed every memory, not only those waiting for a vector.")
+@click.pass_context
+def reindex(ctx: click.Context, force: bool) -> None:
+    """Embed memories waiting for a vector with the configured embedding source, to the end."""
+    with _memory(ctx) as mem:
+        result = mem.reindex(force=force, wait=True)
+        _json(result)
+        if not result["started"] or result["errors"]:
+            ctx.exit(1)
+
+
+@main.group()
+def embeddings() -> None:
+    """Local embedding models."""
+
+
+@embeddings.command("build-static")
+@click.option(
+    "--dir",
+    "target",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Where to write the model (default: the static model cache dir).",
+)
+@click.pass_context
+def embeddings_build_static(ctx: click.Context, target: str | None) -> None:
+    """Distil a static (Model2Vec) model from the bundled MiniLM, offline (~20 s)."""
+    from memroute.embeddings import DISTILLED_STATIC_NAME, build_static_model, static_cache_dir
+
+    config = _config(ctx)
+    folder = Path(target) if target else static_cache_dir(config) / DISTILLED_STATIC_NAME
+    with _errors():
+        path = build_static_model(folder)
+    click.echo(f"static model written to {path}")
+    click.echo(f"use it with MEMORY_STATIC_MODEL={path} (or leave the default: it is found there)")
+
+
+@main.command()
 @click.pass_context
 def health(ctx: click.Context) -> None:
     """Run the memory pipeline on a private owner id; exit 1 if it is broken."""

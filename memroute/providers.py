@@ -106,6 +106,13 @@ class ProviderRegistry:
         if not self._store.providers.delete(provider_id):
             raise NotFound(f"provider {provider_id} not found")
 
+    def configured(self, provider_id: str) -> bool:
+        """Whether `provider_id` names a provider requests can be sent to (a stored one, or
+        the environment's default)."""
+        if self._store.providers.get(provider_id) is not None:
+            return True
+        return provider_id == ENV_PROVIDER_ID and self._env_default() is not None
+
     def _env_default(self) -> Route | None:
         if not self._default_base_url:
             return None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from memroute.keys import KeyRing
 from memroute.memory import injection, validate
 from memroute.memory.decay import DecayPolicy
 from memroute.memory.extraction import extract_facts_from_text, may_state_facts
-from memroute.memory.retrieval import RetrieveParams, retrieve
+from memroute.memory.retrieval import NO_VECTOR_REASON, RetrieveParams, retrieve
 from memroute.memory.settings import MemorySettings, normalize, validate_update
 from memroute.memory.verify import verify_pipeline
 from memroute.models import (
@@ -37,6 +38,7 @@ from memroute.models import (
 )
 from memroute.portability import import_records
 from memroute.providers import ProviderRegistry
+from memroute.semantic import SemanticEngine
 from memroute.store import ExtractionJob, NewMemory, SqliteStore
 from memroute.worker import AccessRecorder, ExtractionWorker, PeriodicTask
 
@@ -80,7 +82,9 @@ class Memory:
         self._access = AccessRecorder(
             lambda counts: store.memories.record_access_counts(counts, now=self._now())
         )
+        self.semantic = SemanticEngine(store, config, self.providers, self.settings, self._now)
         if start_workers:
+            self.semantic.start()
             self._access.start()
             self._extraction.start()
             self._extraction.notify()  # resume what an earlier run left queued
@@ -114,6 +118,7 @@ class Memory:
     def close(self, drain_timeout: float = 30.0) -> None:
         """Drain the extraction queue, stop workers and close the database."""
         self._decay_sweep.stop()
+        self.semantic.stop()
         self._access.stop()
         self._extraction.stop(drain_timeout)
         self.store.close()
@@ -146,6 +151,7 @@ class Memory:
             expires_at=validate.expires_at(expires_at),
         )
         memory, created = self.store.memories.upsert(new, now=self._now(), actor=actor)
+        self.semantic.notify()
         log.info(
             "memory.%s apiKeyId=%s type=%s id=%s",
             "stored" if created else "updated",
@@ -190,6 +196,8 @@ class Memory:
         if memory is None:
             raise NotFound(f"memory {id} not found")
         log.info("memory.updated id=%s fields=%s", memory.id, ",".join(sorted(changes)))
+        if "content" in changes:
+            self.semantic.notify()
         return memory
 
     def delete(self, id: str, *, actor: str = "api") -> bool:
@@ -260,13 +268,15 @@ class Memory:
         retention_days: int | None = None,
         limit: int = 100,
         record_access: bool = True,
+        settings: MemorySettings | None = None,
     ) -> builtins.list[RetrievedItem]:
         """The memories to inject for `query`, best first, within `max_tokens`.
 
-        Unset strategy, budget and retention come from the settings. Every memory
-        returned has its access count bumped (unless `record_access=False`)."""
+        Unset strategy, budget and retention come from the settings (pass them if already
+        read), as does the embedding source. Every memory returned has its access count
+        bumped (unless `record_access=False`)."""
+        settings = settings or self.settings()
         if not strategy or max_tokens is None or retention_days is None:
-            settings = self.settings()  # only for what the caller left unset (the gateway sets all)
             strategy = strategy or settings.retrieval_strategy
             max_tokens = settings.max_tokens if max_tokens is None else max_tokens
             retention_days = settings.retention_days if retention_days is None else retention_days
@@ -282,6 +292,7 @@ class Memory:
             session_id=session_id,
             retention_days=validate.integer(retention_days, "retentionDays", minimum=1),
             limit=validate.integer(limit, "limit", minimum=1, maximum=1000),
+            settings=settings,
         )
         if record_access and result.items:
             self.record_access(i.memory.id for i in result.items)
@@ -320,6 +331,7 @@ class Memory:
             session_id=None,
             retention_days=settings.retention_days,
             limit=validate.integer(limit, "limit", minimum=1, maximum=100),
+            settings=settings,
         )
 
     def _retrieve(
@@ -333,6 +345,7 @@ class Memory:
         session_id: str | None,
         retention_days: int,
         limit: int,
+        settings: MemorySettings | None = None,
     ) -> Retrieval:
         if query is not None and not isinstance(query, str):
             raise InvalidInput("must be a string", "query")
@@ -345,7 +358,25 @@ class Memory:
             min_score=self.config.min_score,
             rrf_k=self.config.rrf_k,
         )
-        return retrieve(self.store.memories, flt, params)
+        if strategy == "exact" or params.query is None:
+            return retrieve(self.store.memories, flt, params)
+        chosen = self.semantic.tier(settings or self.settings())
+        result = retrieve(
+            self.store.memories,
+            flt,
+            params,
+            vector_tier=chosen.tier,
+            vector_unavailable_reason=chosen.reason or NO_VECTOR_REASON,
+        )
+        resolution = replace(
+            result.resolution,
+            embedding_source=chosen.source.source,
+            embedding_model=chosen.source.model,
+            fallback_reason=_join_reasons(
+                chosen.reason if chosen.tier else None, result.resolution.fallback_reason
+            ),
+        )
+        return replace(result, resolution=resolution)
 
     def recall(
         self,
@@ -370,6 +401,7 @@ class Memory:
             session_id=session_id,
             retention_days=settings.retention_days,
             record_access=record_access,
+            settings=settings,
         )
 
     def inject(
@@ -428,6 +460,8 @@ class Memory:
                 )
                 stored.append(self.store.memories.upsert(new, now=now, actor=actor)[0])
         log.info("memory.extraction.complete apiKeyId=%s factCount=%d", owner, len(stored))
+        if stored:
+            self.semantic.notify()
         return stored
 
     def enqueue_extraction(
@@ -477,6 +511,16 @@ class Memory:
     def wait_for_extraction(self, timeout: float = 30.0) -> bool:
         """Block until everything queued so far has been processed (useful in tests and scripts)."""
         return self._extraction.wait_idle(timeout)
+
+    def reindex(self, *, force: bool = False, wait: bool = False) -> dict[str, Any]:
+        """Embed memories still waiting for a vector (every memory with `force`) with the
+        configured source. In the background by default; `wait=True` runs it to the end
+        here. Returns `{started, pending, processed, errors, reason}`."""
+        return self.semantic.reindex(force=force, wait=wait)
+
+    def engine_status(self) -> dict[str, Any]:
+        """Which search tiers are active and why (REF §8.4 shape)."""
+        return self.semantic.engine_status()
 
     def reindex_pending(self) -> int:
         """Memories whose vector is missing or stale (embedded by the vector tier)."""
@@ -557,7 +601,7 @@ class Memory:
     ) -> ImportReport:
         """Upsert memories from JSONL lines or dicts. A bad record is reported with its
         line number and skipped; every good record is kept. `api_key_id` overrides owners."""
-        return import_records(
+        report = import_records(
             self.store,
             records,
             now=self._now,
@@ -565,6 +609,8 @@ class Memory:
             api_key_id=api_key_id,
             max_bytes=self.config.max_content_bytes,
         )
+        self.semantic.notify()
+        return report
 
 
 class _VerifyAdapter:
@@ -591,3 +637,9 @@ class _VerifyAdapter:
 
     def count_owner(self, api_key_id: str) -> int:
         return self.memory.store.memories.count_owner(api_key_id)
+
+
+def _join_reasons(first: str | None, second: str | None) -> str | None:
+    if first and second:
+        return f"{first}; {second}"
+    return first or second

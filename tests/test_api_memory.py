@@ -4,6 +4,7 @@ SQLite file, httpx as the client. Nothing is mocked."""
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -436,16 +437,17 @@ def test_health_runs_the_pipeline_and_leaves_nothing(api: httpx.Client) -> None:
     assert api.get("/api/memory").json()["total"] == 0
 
 
-def test_engine_status_is_honest_about_keyword_only(api: httpx.Client) -> None:
+def test_engine_status_is_honest_about_each_tier(api: httpx.Client) -> None:
     body = api.get("/api/memory/engine-status").json()
     assert body["keyword"] == {"available": True, "backend": "FTS5"}
     assert body["embedding"]["available"] is False and body["embedding"]["source"] is None
+    assert "no embedding source" in body["embedding"]["reason"]
     assert body["embedding"]["cacheStats"] == {"hits": 0, "misses": 0, "size": 0}
-    assert body["vectorStore"]["backend"] == "none" and body["vectorStore"]["available"] is False
+    assert body["vectorStore"]["backend"] == "sqlite-vec" and body["vectorStore"]["available"] is True
     assert body["vectorStore"]["needsReindex"] == 0 and body["vectorStore"]["rowCount"] == 0
     api.post("/api/memory", json={"content": "prefers vim", "key": "preference:vim", "apiKeyId": "k1"})
     after = api.get("/api/memory/engine-status").json()
-    assert after["vectorStore"]["needsReindex"] == 1  # no vector yet: waiting for the vector tier
+    assert after["vectorStore"]["needsReindex"] == 1  # no source: the memory waits for a vector
     assert body["qdrant"] == {"enabled": False, "healthy": None, "latencyMs": None, "error": None}
     assert body["rerank"] == {
         "enabled": False,
@@ -460,6 +462,46 @@ def test_engine_status_is_honest_about_keyword_only(api: httpx.Client) -> None:
     rerank = api.get("/api/memory/engine-status").json()["rerank"]
     assert (rerank["enabled"], rerank["available"]) == (True, False)
     assert (rerank["provider"], rerank["model"]) == ("cohere", "rerank-v3")
+
+
+def test_switching_on_an_embedding_source_at_runtime_gives_vector_retrieval(api: httpx.Client) -> None:
+    add(api, "has a dog named Biscuit who loves the beach", "fact:dog", apiKeyId="k1")
+    add(api, "is allergic to peanuts", "fact:allergy", apiKeyId="k1")
+    nothing = api.post("/api/memory/reindex", json={}).json()
+    assert nothing["started"] is False and "no embedding source" in nothing["reason"]
+    assert api.put("/api/settings/memory", json={"embeddingSource": "hashing"}).status_code == 200
+    started = api.post("/api/memory/reindex", json={"force": True}).json()
+    assert started["started"] is True and started["pending"] == 2
+    deadline = time.monotonic() + 20
+    while api.get("/api/memory/engine-status").json()["vectorStore"]["rowCount"] < 2:
+        assert time.monotonic() < deadline, "the re-index worker did not finish"
+        time.sleep(0.05)
+    status = api.get("/api/memory/engine-status").json()
+    assert status["embedding"]["source"] == "hashing" and status["embedding"]["available"] is True
+    assert status["vectorStore"]["needsReindex"] == 0 and "dim=256" in status["vectorStore"]["reason"]
+    preview = api.post(
+        "/api/memory/retrieve-preview", json={"query": "dog beach", "apiKeyId": "k1", "strategy": "hybrid"}
+    ).json()
+    assert preview["memories"][0]["key"] == "fact:dog"
+    assert preview["memories"][0]["tier"] == "hybrid-rrf" and preview["memories"][0]["vecScore"] > 0
+    assert preview["resolution"]["embeddingSource"] == "hashing"
+    assert preview["resolution"]["vectorStore"] == "sqlite-vec"
+    assert_error(api.post("/api/memory/reindex", json={"force": "yes"}), 400)
+
+
+def test_embedding_providers_lists_providers_without_secrets_and_local_sources(api: httpx.Client) -> None:
+    created = api.post(
+        "/api/providers", json={"id": "emb", "baseUrl": "http://127.0.0.1:9/v1", "apiKey": "sk-secret-value"}
+    )
+    assert created.status_code in (200, 201), created.text
+    response = api.get("/api/memory/embedding-providers")
+    assert response.status_code == 200
+    assert "sk-secret-value" not in response.text
+    by_id = {p["id"]: p for p in response.json()["providers"]}
+    assert by_id["emb"]["kind"] == "provider" and by_id["emb"]["hasKey"] is True
+    assert by_id["transformers"]["kind"] == "local" and by_id["transformers"]["available"] is True
+    assert by_id["transformers"]["dimensions"] == 384
+    assert "static" in by_id
 
 
 # -- summarise -------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from typing import Any
 
 import apsw
 import pytest
-from conftest import ManualClock
+from clocks import ManualClock
 
 from memroute import Conflict, InvalidInput, Memory, NotFound
 from memroute.config import Config

@@ -16,7 +16,7 @@ from typing import Any
 
 import apsw
 import pytest
-from conftest import ManualClock
+from clocks import ManualClock
 
 from memroute import Memory, StoreError
 from memroute.store.migrate import available_migrations, migrate

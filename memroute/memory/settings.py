@@ -72,7 +72,7 @@ FIELDS: dict[str, _Field] = {
     "strategy": _Field("memoryStrategy", "choice", choices=("recent", "semantic", "hybrid")),
     "skills_enabled": _Field("skillsEnabled", "bool"),
     "embedding_source": _Field(
-        "memoryEmbeddingSource", "choice", choices=("remote", "static", "transformers", "auto")
+        "memoryEmbeddingSource", "choice", choices=("remote", "static", "transformers", "auto", "hashing")
     ),
     "embedding_provider_model": _Field("memoryEmbeddingProviderModel", "model"),
     "transformers_enabled": _Field("memoryTransformersEnabled", "bool"),

@@ -21,8 +21,18 @@ from memroute.store.memories import MemoryRepository, NewMemory
 from memroute.store.migrate import migrate
 from memroute.store.providers import ProviderRepository
 from memroute.store.settings import SettingsRepository
+from memroute.store.vectors import PendingMemory, VecMeta, VectorRepository
 
-__all__ = ["Database", "ExtractionJob", "NewMemory", "SqliteStore", "sqlite_info"]
+__all__ = [
+    "Database",
+    "ExtractionJob",
+    "NewMemory",
+    "PendingMemory",
+    "SqliteStore",
+    "VecMeta",
+    "VectorRepository",
+    "sqlite_info",
+]
 
 # REF §1.7: the read cache of `get` holds 500 entries for 60 s.
 READ_CACHE_SIZE = 500
@@ -46,7 +56,8 @@ def _shared_cache(path: str) -> LruTtlCache[tuple[Any, ...]]:
 class SqliteStore:
     def __init__(self, db: Database) -> None:
         self.db = db
-        self.memories = MemoryRepository(db, _shared_cache(db.path))
+        self.vectors = VectorRepository(db)
+        self.memories = MemoryRepository(db, _shared_cache(db.path), delete_vector=self.vectors.delete_in)
         self.settings = SettingsRepository(db)
         self.jobs = JobRepository(db)
         self.keys = KeyRepository(db)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import builtins
 import json
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,7 +64,7 @@ class NewMemory:
     updated_at: str | None = None
 
 
-def _filter_sql(flt: MemoryFilter, alias: str = "") -> tuple[str, list[Any]]:
+def filter_sql(flt: MemoryFilter, alias: str = "") -> tuple[str, list[Any]]:
     p = f"{alias}." if alias else ""
     # `+` keeps the planner on the owner/updated_at indexes instead of an OR over expires_at.
     clauses = [f"(+{p}expires_at IS NULL OR +{p}expires_at > ?)"]
@@ -85,9 +85,16 @@ class MemoryRepository:
     """Memories, their FTS index and history. `get` goes through a shared LRU+TTL cache
     that every write through this process invalidates once it commits."""
 
-    def __init__(self, db: Database, cache: LruTtlCache[tuple[Any, ...]]) -> None:
+    def __init__(
+        self,
+        db: Database,
+        cache: LruTtlCache[tuple[Any, ...]],
+        *,
+        delete_vector: Callable[[apsw.Connection, int], None] | None = None,
+    ) -> None:
         self.db = db
         self.cache = cache
+        self._delete_vector = delete_vector
 
     def _invalidate_after_commit(self, *ids: str) -> None:
         def invalidate() -> None:
@@ -237,12 +244,16 @@ class MemoryRepository:
             return self._one(con, f"SELECT {COLUMNS} FROM memories WHERE id = ?", (memory_id,))
 
     def delete(self, memory_id: str, *, now: str, actor: str) -> MemoryRecord | None:
-        """Delete one memory (its FTS row goes with it, by trigger). Returns what was deleted."""
+        """Delete one memory; its FTS row (by trigger) and its vector go with it.
+        Returns what was deleted."""
         with self.db.write() as con:
-            old = self._one(con, f"SELECT {COLUMNS} FROM memories WHERE id = ?", (memory_id,))
-            if old is None:
+            row = con.execute(f"SELECT rowid, {COLUMNS} FROM memories WHERE id = ?", (memory_id,)).fetchone()
+            if row is None:
                 return None
-            con.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
+            old = row_to_memory(row[1:])
+            con.execute("DELETE FROM memories WHERE rowid = ?", (row[0],))
+            if self._delete_vector is not None:
+                self._delete_vector(con, row[0])
             self._history(
                 con, memory_id, old.api_key_id, "DELETE", old.content, None, old.key, None, now, actor
             )
@@ -374,7 +385,7 @@ class MemoryRepository:
 
     def recent(self, flt: MemoryFilter, *, limit: int, offset: int = 0) -> builtins.list[MemoryRecord]:
         """Newest first (by last update) among the memories `flt` lets through."""
-        where, params = _filter_sql(flt)
+        where, params = filter_sql(flt)
         rows = (
             self.db.read()
             .execute(
@@ -399,7 +410,7 @@ class MemoryRepository:
         if expression is None:
             return []
         con = self.db.read()
-        where, params = _filter_sql(flt)
+        where, params = filter_sql(flt)
         batch = limit + limit // 4 + 5
         found: builtins.list[tuple[MemoryRecord, float]] = []
         for offset in range(0, KEYWORD_SCAN_CAP, batch):

@@ -269,6 +269,12 @@ class ExtractionQueue(BaseModel):
     failed: int
 
 
+class ReindexProgress(BaseModel):
+    running: bool
+    processed: int = Field(description="memories embedded by the background worker since start")
+    errors: int
+
+
 class EngineStatus(BaseModel):
     keyword: KeywordStatus
     embedding: EmbeddingStatus
@@ -276,6 +282,32 @@ class EngineStatus(BaseModel):
     qdrant: QdrantStatus
     rerank: RerankStatus
     extractionQueue: ExtractionQueue
+    reindex: ReindexProgress
+
+
+class ReindexRequest(StrictBody):
+    force: bool = Field(False, description="re-embed every memory, not only those waiting")
+
+
+class ReindexOut(BaseModel):
+    started: bool
+    pending: int
+    reason: str | None = Field(None, description="why nothing started (no embedding source, no sqlite-vec)")
+
+
+class EmbeddingProvider(BaseModel):
+    id: str
+    kind: Literal["provider", "local"]
+    hasKey: bool | None = None
+    source: str | None = None
+    model: str | None = None
+    dimensions: int | None = None
+    available: bool | None = None
+    reason: str | None = None
+
+
+class EmbeddingProvidersOut(BaseModel):
+    providers: list[EmbeddingProvider]
 
 
 # -- summarisation, import ---------------------------------------------------------------
@@ -334,7 +366,7 @@ class ImportReportOut(BaseModel):
 
 # -- settings ------------------------------------------------------------------------------
 
-EmbeddingSourceName = Literal["remote", "static", "transformers", "auto"]
+EmbeddingSourceName = Literal["remote", "static", "transformers", "auto", "hashing"]
 VectorStoreName = Literal["sqlite-vec", "qdrant", "auto"]
 ScopeName = Literal["apiKey", "session", "global"]
 ModelName = Annotated[str, Field(max_length=256, description='"provider/model"; null or "" = unset')]

@@ -338,7 +338,7 @@ def test_the_server_sweeps_decayed_memories_on_its_own(tmp_path: Path) -> None:
     """With decay enabled and a sweep interval, opening the service runs a sweep."""
     import time as _time
 
-    from conftest import ManualClock
+    from clocks import ManualClock
 
     path = tmp_path / "sweep.db"
     clock = ManualClock()

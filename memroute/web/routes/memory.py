@@ -23,6 +23,7 @@ from memroute.web.schemas import (
     CONFLICT,
     ERROR_RESPONSES,
     NOT_FOUND,
+    EmbeddingProvidersOut,
     EngineStatus,
     HealthOut,
     HistoryOut,
@@ -36,6 +37,8 @@ from memroute.web.schemas import (
     MemoryUpdated,
     PreviewOut,
     PreviewRequest,
+    ReindexOut,
+    ReindexRequest,
     Success,
     SummarizeOut,
     SummarizeRequest,
@@ -130,29 +133,14 @@ def retrieve_preview(request: Request, body: PreviewRequest) -> dict[str, Any]:
 
 @router.get("/engine-status", response_model=EngineStatus)
 def engine_status(request: Request) -> dict[str, Any]:
-    """Which search tiers are active. Today only the keyword tier (SQLite FTS5) exists;
-    embeddings, vector stores, Qdrant and rerank report themselves unavailable."""
+    """Which search tiers are active and why: keyword (FTS5), the embedding source, the
+    vector store with its pending re-index count, Qdrant, rerank, the extraction queue."""
     memory = memory_of(request)
     settings = memory.settings()
     rerank = settings.rerank_provider_model
     provider, _, model = (rerank or "").partition("/")
     return {
-        "keyword": {"available": True, "backend": "FTS5"},
-        "embedding": {
-            "source": None,
-            "model": None,
-            "dimensions": None,
-            "available": False,
-            "reason": "no embedding source configured (keyword search only)",
-            "cacheStats": {"hits": 0, "misses": 0, "size": 0},
-        },
-        "vectorStore": {
-            "backend": "none",
-            "available": False,
-            "rowCount": 0,
-            "needsReindex": memory.reindex_pending(),
-            "reason": "vector tiers are not installed yet — keyword search (FTS5) only",
-        },
+        **memory.engine_status(),
         "qdrant": {"enabled": False, "healthy": None, "latencyMs": None, "error": None},
         "rerank": {
             "enabled": settings.rerank_enabled,
@@ -165,6 +153,22 @@ def engine_status(request: Request) -> dict[str, Any]:
         },
         "extractionQueue": memory.extraction_queue(),
     }
+
+
+@router.post("/reindex", response_model=ReindexOut)
+def reindex(request: Request, body: ReindexRequest) -> dict[str, Any]:
+    """Start embedding the memories still waiting for a vector (every memory with
+    `force: true`) in the background; `pending` says how many wait now. Progress is in
+    `engine-status` (`vectorStore.needsReindex`, `reindex`)."""
+    report = memory_of(request).reindex(force=body.force)
+    return {"started": report["started"], "pending": report["pending"], "reason": report["reason"]}
+
+
+@router.get("/embedding-providers", response_model=EmbeddingProvidersOut)
+def embedding_providers(request: Request) -> dict[str, Any]:
+    """Providers a `remote` source can use (`hasKey`; keys are never shown) and the local
+    sources (`transformers`, `static`) with their availability."""
+    return {"providers": memory_of(request).semantic.embedding_providers()}
 
 
 @router.post("/summarize", response_model=SummarizeOut)

@@ -1,0 +1,247 @@
+"""Semantic memory: which embedding source the settings select, the sqlite-vec tier
+that retrieval uses, the background re-index worker and the engine status.
+
+Everything here degrades instead of failing: no source, no extension or a failing
+source leaves retrieval on FTS5 with the reason in `fallbackReason` and in
+`engine_status()`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from memroute.config import Config
+from memroute.embeddings import EmbeddingSources, SourceChoice, resolve_source
+from memroute.errors import EmbeddingError
+from memroute.memory.settings import MemorySettings
+from memroute.providers import ProviderRegistry
+from memroute.store import SqliteStore
+from memroute.vectors import VectorTier
+from memroute.vectors.sqlite_vec import SqliteVecIndex
+
+log = logging.getLogger("memroute.semantic")
+
+REINDEX_BATCH = 64
+REINDEX_POLL_S = 5.0
+ERROR_BACKOFF_S = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class TierChoice:
+    """The vector tier for one retrieval, or None with the reason."""
+
+    tier: VectorTier | None
+    source: SourceChoice
+    reason: str | None
+
+
+class SemanticEngine:
+    def __init__(
+        self,
+        store: SqliteStore,
+        config: Config,
+        providers: ProviderRegistry,
+        settings: Callable[[], MemorySettings],
+        now: Callable[[], str],
+    ) -> None:
+        self.store = store
+        self.config = config
+        self.providers = providers
+        self._settings = settings
+        self.sources = EmbeddingSources(config, providers.route)
+        self.index = SqliteVecIndex(
+            store.vectors,
+            self.sources,
+            int8=config.vec_quantization == "int8",
+            now=now,
+            backfill_batch=config.backfill_batch,
+        )
+        self.last_error: str | None = None
+        self._worker = ReindexWorker(self)
+
+    # -- choosing ----------------------------------------------------------------------
+
+    def source(self, settings: MemorySettings) -> SourceChoice:
+        return resolve_source(settings, self.config, self.providers.configured)
+
+    def tier(self, settings: MemorySettings) -> TierChoice:
+        """The vector tier retrieval should try for these settings."""
+        choice = self.source(settings)
+        if choice.source is None:
+            return TierChoice(None, choice, f"{choice.reason} — keyword search (FTS5) only")
+        if not self.index.available:
+            reason = self.store.db.vec_error or "not loaded"
+            return TierChoice(None, choice, f"sqlite-vec not available ({reason}) — degraded to FTS5")
+        note = None
+        if settings.vector_store == "qdrant":
+            note = "Qdrant is not available in this version — using sqlite-vec"
+        return TierChoice(self.index.tier(choice), choice, note)
+
+    # -- re-indexing -------------------------------------------------------------------
+
+    def reindex_batch(self, limit: int = REINDEX_BATCH) -> tuple[int, int]:
+        """Embed one batch of pending memories with the current source: (stored, errors)."""
+        choice = self.source(self._settings())
+        if choice.source is None or not self.index.available:
+            return 0, 0
+        try:
+            self.index.sync(choice)
+            result = self.index.embed_pending(choice, None, limit)
+        except EmbeddingError as exc:
+            self.last_error = exc.message
+            pending = len(self.store.vectors.pending(None, limit))
+            log.warning("memory.reindex.failed source=%s reason=%s", choice.source, exc.reason)
+            return 0, pending
+        self.last_error = None
+        return result.stored, result.errors
+
+    def reindex(self, *, force: bool = False, wait: bool = False) -> dict[str, Any]:
+        """Start re-embedding (every memory with `force`); with `wait`, run it to the end here."""
+        choice = self.source(self._settings())
+        if force:
+            self.store.vectors.mark_all_pending()
+        pending = self.store.memories.count_needs_reindex()
+        if choice.source is None or not self.index.available:
+            reason = choice.reason if choice.source is None else "sqlite-vec not available"
+            return {"started": False, "pending": pending, "processed": 0, "errors": 0, "reason": reason}
+        if not wait:
+            self._worker.notify()
+            return {"started": True, "pending": pending, "processed": 0, "errors": 0, "reason": None}
+        processed = errors = 0
+        while True:
+            stored, failed = self.reindex_batch()
+            processed, errors = processed + stored, errors + failed
+            if failed or not stored:
+                break
+        return {
+            "started": True,
+            "pending": self.store.memories.count_needs_reindex(),
+            "processed": processed,
+            "errors": errors,
+            "reason": self.last_error,
+        }
+
+    def notify(self) -> None:
+        """New or changed memories wait for vectors."""
+        self._worker.notify()
+
+    def start(self) -> None:
+        self.store.vectors.drop_orphans()
+        self._worker.start()
+
+    def stop(self) -> None:
+        self._worker.stop()
+        self.sources.close()
+
+    # -- status ------------------------------------------------------------------------
+
+    def engine_status(self) -> dict[str, Any]:
+        settings = self._settings()
+        choice = self.source(settings)
+        local = {s["source"]: s for s in self.sources.local_sources()}
+        available = choice.source is not None
+        reason = choice.reason
+        if choice.source in local and not local[choice.source]["available"]:
+            available, reason = False, local[choice.source]["reason"]
+        if self.last_error:
+            reason = f"{reason}; last error: {self.last_error}"
+        meta = self.store.vectors.meta()
+        pending = self.store.memories.count_needs_reindex()
+        if self.index.available:
+            vector_store = {
+                "backend": "sqlite-vec",
+                "available": True,
+                "rowCount": self.store.vectors.count(),
+                "needsReindex": pending,
+                "reason": f"sqlite-vec active, dim={meta.active_dim}"
+                + (f", signature {meta.signature}" if meta.signature else ", no vectors yet")
+                + (" (int8, re-scored)" if meta.quantization == "int8" else ""),
+            }
+        else:
+            vector_store = {
+                "backend": "none",
+                "available": False,
+                "rowCount": 0,
+                "needsReindex": pending,
+                "reason": f"sqlite-vec not available ({self.store.db.vec_error}) — using FTS5 only",
+            }
+        return {
+            "keyword": {"available": True, "backend": "FTS5"},
+            "embedding": {
+                "source": choice.source,
+                "model": choice.model,
+                "dimensions": choice.dimensions or meta.active_dim,
+                "available": available,
+                "reason": reason,
+                "cacheStats": self.sources.cache_stats(),
+            },
+            "vectorStore": vector_store,
+            "reindex": self._worker.progress(),
+        }
+
+    def embedding_providers(self) -> list[dict[str, Any]]:
+        """Configured providers (for `remote`) and the local sources with their availability."""
+        out: list[dict[str, Any]] = []
+        for route, _ in self.providers.all_routes():
+            out.append({"id": route.provider_id, "kind": "provider", "hasKey": bool(route.api_key)})
+        for source in self.sources.local_sources():
+            out.append({"id": source["source"], "kind": "local", **source})
+        return out
+
+
+class ReindexWorker:
+    """Drains `needs_reindex` in the background, a batch at a time, whenever an embedding
+    source is configured; wakes on new memories and polls for settings changed elsewhere."""
+
+    def __init__(self, engine: SemanticEngine) -> None:
+        self._engine = engine
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._processed = 0
+        self._errors = 0
+        self._running = False
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="memroute-reindex", daemon=True)
+            self._thread.start()
+            self._wake.set()
+
+    def notify(self) -> None:
+        self._wake.set()
+
+    def progress(self) -> dict[str, Any]:
+        return {"running": self._running, "processed": self._processed, "errors": self._errors}
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait(REINDEX_POLL_S)
+            self._wake.clear()
+            while not self._stop.is_set():
+                try:
+                    self._running = True
+                    stored, errors = self._engine.reindex_batch()
+                except Exception:  # the database may be busy or closing; try again later
+                    log.exception("memory.reindex.worker_error")
+                    stored, errors = 0, 1
+                finally:
+                    self._running = False
+                self._processed += stored
+                self._errors += errors
+                if errors:
+                    self._stop.wait(ERROR_BACKOFF_S)
+                    break
+                if not stored:
+                    break
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(30)
+            self._thread = None

@@ -1,0 +1,227 @@
+"""SQL for the sqlite-vec tier: `vec_memories` and its `memory_vec_meta` row.
+
+`vec_memories` is a `vec0` table keyed by `memories.rowid` with `api_key_id` as its
+partition key, so a per-key k-nearest search reads only that key's vectors (REF §17.8:
+a global `k` filtered afterwards starved small keys). A partition allocates whole
+chunks, so `chunk_size` is kept small: with many small keys the default (1,024) made
+the file ~8× larger (measured in bench/vec_layout.py, docs/benchmarks.md).
+
+Vectors arrive as bytes (float32, or int8 for a quantised table); the maths lives in
+`memroute.vectors`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import apsw
+
+from memroute.models import MemoryFilter
+from memroute.store.db import Database
+from memroute.store.memories import filter_sql
+
+VEC_CHUNK_SIZE = 64
+# A filtered search asks vec0 for more neighbours until enough pass the filter.
+MAX_FETCH = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class VecMeta:
+    active_dim: int | None
+    signature: str | None
+    last_reset_at: str | None
+    ready: bool
+    int8_scale: float | None
+
+    @property
+    def quantization(self) -> str:
+        return "int8" if (self.signature or "").endswith(":int8") else "none"
+
+
+@dataclass(frozen=True, slots=True)
+class PendingMemory:
+    rowid: int
+    id: str
+    api_key_id: str
+    content: str
+
+
+class VectorRepository:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    @property
+    def available(self) -> bool:
+        """Whether the sqlite-vec extension is loaded into this process's connections."""
+        return self.db.vec_available
+
+    # -- the meta row and the table ------------------------------------------------
+
+    def meta(self) -> VecMeta:
+        row = (
+            self.db.read()
+            .execute(
+                "SELECT active_dim, embedding_signature, last_reset_at, vec_ready, int8_scale"
+                " FROM memory_vec_meta WHERE id = 1"
+            )
+            .fetchone()
+        )
+        if row is None:
+            return VecMeta(None, None, None, False, None)
+        return VecMeta(row[0], row[1], row[2], bool(row[3]) and self.table_exists(), row[4])
+
+    def table_exists(self) -> bool:
+        row = (
+            self.db.read()
+            .execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vec_memories'")
+            .fetchone()
+        )
+        return row is not None
+
+    def reset(self, signature: str, dim: int, *, int8: bool, now: str) -> int:
+        """(Re)create `vec_memories` for `signature` and mark every memory for re-embedding.
+        Returns how many memories now wait for a vector."""
+        column = (
+            f"embedding int8[{dim}] distance_metric=l2"
+            if int8
+            else f"embedding float[{dim}] distance_metric=cosine"
+        )
+        with self.db.write() as con:
+            con.execute("DROP TABLE IF EXISTS vec_memories")
+            con.execute(
+                "CREATE VIRTUAL TABLE vec_memories USING vec0("
+                f"api_key_id TEXT partition key, {column}, chunk_size={VEC_CHUNK_SIZE})"
+            )
+            con.execute("UPDATE memories SET needs_reindex = 1 WHERE needs_reindex = 0")
+            con.execute(
+                "UPDATE memory_vec_meta SET active_dim = ?, embedding_signature = ?, last_reset_at = ?,"
+                " vec_ready = 1, int8_scale = NULL WHERE id = 1",
+                (dim, signature, now),
+            )
+            return int(con.execute("SELECT COUNT(*) FROM memories").fetchone()[0])  # type: ignore[index]
+
+    def mark_all_pending(self) -> int:
+        """Ask for every memory to be embedded again (a forced re-index)."""
+        with self.db.write() as con:
+            con.execute("UPDATE memories SET needs_reindex = 1 WHERE needs_reindex = 0")
+            return int(con.changes())
+
+    def set_int8_scale(self, scale: float) -> None:
+        with self.db.write() as con:
+            con.execute(
+                "UPDATE memory_vec_meta SET int8_scale = ? WHERE id = 1 AND int8_scale IS NULL", (scale,)
+            )
+
+    def drop_orphans(self) -> int:
+        """Delete vectors whose memory is gone (deleted by a process without sqlite-vec)."""
+        if not self.table_exists():
+            return 0
+        with self.db.write() as con:
+            con.execute(
+                "DELETE FROM vec_memories WHERE rowid IN (SELECT v.rowid FROM vec_memories v"
+                " LEFT JOIN memories m ON m.rowid = v.rowid WHERE m.rowid IS NULL)"
+            )
+            return int(con.changes())
+
+    # -- writes --------------------------------------------------------------------
+
+    def store(self, items: Iterable[tuple[PendingMemory, bytes]], *, blob_sql: str = "?") -> int:
+        """Write the vectors of memories embedded from `PendingMemory.content`, and clear their
+        `needs_reindex`. A memory deleted or edited since it was read is skipped (an edit
+        left it marked, so it is embedded again with its new text). Returns how many were stored."""
+        stored = 0
+        with self.db.write() as con:
+            for memory, blob in items:
+                row = con.execute(
+                    "SELECT api_key_id, content FROM memories WHERE rowid = ?", (memory.rowid,)
+                ).fetchone()
+                if row is None or row[1] != memory.content:
+                    continue
+                con.execute("DELETE FROM vec_memories WHERE rowid = ?", (memory.rowid,))
+                con.execute(
+                    f"INSERT INTO vec_memories (rowid, api_key_id, embedding) VALUES (?, ?, {blob_sql})",
+                    (memory.rowid, row[0], blob),
+                )
+                con.execute("UPDATE memories SET needs_reindex = 0 WHERE rowid = ?", (memory.rowid,))
+                stored += 1
+        return stored
+
+    def store_empty(self, memories: Iterable[PendingMemory]) -> None:
+        """Mark memories whose text yields no vector as done (and drop any older vector)."""
+        with self.db.write() as con:
+            for memory in memories:
+                con.execute(
+                    "UPDATE memories SET needs_reindex = 0 WHERE rowid = ? AND content = ?",
+                    (memory.rowid, memory.content),
+                )
+                if con.changes():
+                    con.execute("DELETE FROM vec_memories WHERE rowid = ?", (memory.rowid,))
+
+    def delete_in(self, con: apsw.Connection, rowid: int) -> None:
+        """Remove one memory's vector inside the caller's transaction (no-op without the table)."""
+        if self.available and self.table_exists():
+            con.execute("DELETE FROM vec_memories WHERE rowid = ?", (rowid,))
+
+    # -- reads ---------------------------------------------------------------------
+
+    def pending(self, api_key_id: str | None, limit: int) -> list[PendingMemory]:
+        """Memories still waiting for a vector (one key's, or any), oldest first."""
+        owner_sql = "" if api_key_id is None else " AND api_key_id = ?"
+        params: tuple[Any, ...] = (limit,) if api_key_id is None else (api_key_id, limit)
+        rows = self.db.read().execute(
+            "SELECT rowid, id, api_key_id, content FROM memories WHERE needs_reindex = 1"
+            f"{owner_sql} ORDER BY rowid LIMIT ?",
+            params,
+        )
+        return [PendingMemory(int(r[0]), str(r[1]), str(r[2]), str(r[3])) for r in rows]
+
+    def count(self) -> int:
+        if not self.available or not self.table_exists():
+            return 0
+        return int(self.db.read().execute("SELECT COUNT(*) FROM vec_memories").fetchone()[0])  # type: ignore[index]
+
+    def knn(
+        self, query: bytes, flt: MemoryFilter, k: int, *, query_sql: str = "?"
+    ) -> list[tuple[str, int, float]]:
+        """The `k` nearest memories that `flt` admits: (memory id, rowid, distance), nearest first.
+
+        vec0 applies `k` before any join, so the search asks for more neighbours (4× each
+        round) until `k` of them pass the expiry, session and retention filters or the key
+        has no more vectors."""
+        owner_sql, owner_params = (
+            ("AND api_key_id = ?", [flt.api_key_id]) if flt.api_key_id is not None else ("", [])
+        )
+        where, where_params = filter_sql(flt)
+        con = self.db.read()
+        fetch = max(k, 1)
+        while True:
+            near = con.execute(
+                f"SELECT rowid, distance FROM vec_memories WHERE embedding MATCH {query_sql} AND k = ?"
+                f" {owner_sql} ORDER BY distance",
+                (query, fetch, *owner_params),
+            ).fetchall()
+            admitted: dict[Any, Any] = {}
+            if near:
+                marks = ",".join("?" * len(near))
+                admitted = dict(
+                    con.execute(  # type: ignore[arg-type]
+                        f"SELECT rowid, id FROM memories WHERE rowid IN ({marks}) AND {where}",
+                        (*(r[0] for r in near), *where_params),
+                    ).fetchall()
+                )
+            hits = [(str(admitted[r[0]]), int(r[0]), float(r[1])) for r in near if r[0] in admitted]  # type: ignore[arg-type]
+            if len(hits) >= k or len(near) < fetch or fetch >= MAX_FETCH:
+                return hits[:k]
+            fetch *= 4
+
+    def vectors(self, rowids: Sequence[int]) -> dict[int, bytes]:
+        """Stored vectors by rowid (for re-scoring quantised candidates)."""
+        if not rowids:
+            return {}
+        marks = ",".join("?" * len(rowids))
+        rows = self.db.read().execute(
+            f"SELECT rowid, embedding FROM vec_memories WHERE rowid IN ({marks})", tuple(rowids)
+        )
+        return {int(r[0]): bytes(r[1]) for r in rows}

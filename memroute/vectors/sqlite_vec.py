@@ -1,0 +1,170 @@
+"""The sqlite-vec tier: keeps `vec_memories` in step with the embedding source and
+searches it per key.
+
+Lifecycle (REF §8, SPEC §7): the table is created when the first vector's dimension
+is known; its signature is `source:model:dim[:int8]`, and a change of signature drops
+and recreates it and marks every memory for re-embedding. Vectors are written by the
+re-index worker, and before a search the searching key's pending memories (up to the
+backfill batch) are embedded first, so a memory added a moment ago is found.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from memroute.embeddings import EmbeddingSources, SourceChoice
+from memroute.models import MemoryFilter
+from memroute.store.vectors import PendingMemory, VecMeta, VectorRepository
+from memroute.vectors import VectorHit
+from memroute.vectors.int8 import dequantize, fit_scale, quantize
+
+log = logging.getLogger("memroute.vectors.sqlite_vec")
+
+RESCORE_CANDIDATES = 100  # int8: this many nearest are re-scored against the float query
+
+
+@dataclass(frozen=True, slots=True)
+class BatchResult:
+    stored: int
+    errors: int
+
+
+class SqliteVecIndex:
+    name = "sqlite-vec"
+
+    def __init__(
+        self,
+        vectors: VectorRepository,
+        sources: EmbeddingSources,
+        *,
+        int8: bool,
+        now: Callable[[], str],
+        backfill_batch: int = 32,
+    ) -> None:
+        self.vectors = vectors
+        self.sources = sources
+        self.int8 = int8
+        self._now = now
+        self.backfill_batch = backfill_batch
+        self._reset_lock = threading.Lock()
+
+    @property
+    def available(self) -> bool:
+        return self.vectors.available
+
+    def signature(self, choice: SourceChoice, dim: int) -> str:
+        """`source:model:dim[:int8]` with the model really loaded (offline, the default static
+        model is a stand-in distilled locally: its vectors must not pass for potion's)."""
+        model = self.sources.embedder(choice).model
+        return f"{choice.source}:{model}:{dim}" + (":int8" if self.int8 else "")
+
+    def sync(self, choice: SourceChoice) -> VecMeta:
+        """Make the table match `choice` now (a changed source resets it and marks every
+        memory for re-embedding), even when no memory is waiting. Loads the model."""
+        embedder = self.sources.embedder(choice)
+        dim = embedder.dimensions
+        if dim is None:  # a remote model: one probe teaches the dimension
+            dim = int(self.sources.embed_documents(choice, ["dimension probe"]).shape[1])
+        return self.ensure_ready(choice, dim)
+
+    def ensure_ready(self, choice: SourceChoice, dim: int) -> VecMeta:
+        """The table for `choice` at `dim`, (re)created when the signature differs."""
+        wanted = self.signature(choice, dim)
+        meta = self.vectors.meta()
+        if meta.ready and meta.signature == wanted:
+            return meta
+        with self._reset_lock:
+            meta = self.vectors.meta()
+            if not (meta.ready and meta.signature == wanted):
+                pending = self.vectors.reset(wanted, dim, int8=self.int8, now=self._now())
+                log.info(
+                    "memory.vec.reset signature=%s previous=%s pending=%d", wanted, meta.signature, pending
+                )
+                meta = self.vectors.meta()
+        return meta
+
+    # -- writing vectors -------------------------------------------------------------
+
+    def embed_pending(self, choice: SourceChoice, api_key_id: str | None, limit: int) -> BatchResult:
+        """Embed and store up to `limit` memories still waiting for a vector (one key's, or any).
+        Raises `EmbeddingError` when the source fails as a whole."""
+        pending = self.vectors.pending(api_key_id, limit)
+        if not pending:
+            return BatchResult(0, 0)
+        texts = [p.content for p in pending]
+        matrix = self.sources.embed_documents(choice, texts)
+        meta = self.ensure_ready(choice, int(matrix.shape[1]))
+        good = [(p, row) for p, row in zip(pending, matrix, strict=True) if np.any(row)]
+        stored = self.vectors.store(self._blobs(meta, good), blob_sql=self._blob_sql)
+        if len(good) < len(pending):  # a text without a single token gets no vector, and is done
+            self.vectors.store_empty([p for p, row in zip(pending, matrix, strict=True) if not np.any(row)])
+        return BatchResult(stored, 0)
+
+    @property
+    def _blob_sql(self) -> str:
+        return "vec_int8(?)" if self.int8 else "?"
+
+    def _blobs(
+        self, meta: VecMeta, rows: list[tuple[PendingMemory, NDArray[np.float32]]]
+    ) -> list[tuple[PendingMemory, bytes]]:
+        if not rows:
+            return []
+        if not self.int8:
+            return [(p, np.asarray(v, dtype=np.float32).tobytes()) for p, v in rows]
+        scale = meta.int8_scale
+        if scale is None:
+            self.vectors.set_int8_scale(fit_scale(np.stack([v for _, v in rows])))
+            scale = self.vectors.meta().int8_scale
+            assert scale is not None
+        return [(p, quantize(v, scale).tobytes()) for p, v in rows]
+
+    # -- searching -------------------------------------------------------------------
+
+    def search(self, choice: SourceChoice, query: str, flt: MemoryFilter, k: int) -> list[VectorHit]:
+        """The `k` memories nearest to `query` among those `flt` admits (per key inside the
+        k-nearest query), best first; score = cosine similarity clipped to [0, 1]."""
+        vector = self.sources.embed_query(choice, query)
+        meta = self.ensure_ready(choice, int(vector.shape[0]))
+        if self.backfill_batch > 0 and flt.api_key_id is not None:
+            self.embed_pending(choice, flt.api_key_id, self.backfill_batch)
+            meta = self.vectors.meta()
+        if not self.int8:
+            hits = self.vectors.knn(np.asarray(vector, dtype=np.float32).tobytes(), flt, k)
+            return [VectorHit(memory_id, max(0.0, 1.0 - distance)) for memory_id, _, distance in hits]
+        if meta.int8_scale is None:  # nothing stored yet
+            return []
+        scale = meta.int8_scale
+        candidates = self.vectors.knn(
+            quantize(vector, scale).tobytes(), flt, max(k, RESCORE_CANDIDATES), query_sql="vec_int8(?)"
+        )
+        stored = self.vectors.vectors([rowid for _, rowid, _ in candidates])
+        rescored = []
+        for memory_id, rowid, _ in candidates:
+            approx = dequantize(stored[rowid], scale)
+            norm = float(np.linalg.norm(approx)) or 1.0
+            rescored.append(VectorHit(memory_id, max(0.0, float(np.dot(vector, approx)) / norm)))
+        rescored.sort(key=lambda h: h.score, reverse=True)
+        return rescored[:k]
+
+    def tier(self, choice: SourceChoice) -> SqliteVecTier:
+        return SqliteVecTier(self, choice)
+
+
+class SqliteVecTier:
+    """`SqliteVecIndex.search` bound to one embedding source: the `VectorTier` retrieval uses."""
+
+    name = "sqlite-vec"
+    fuse_with_keywords = True
+
+    def __init__(self, index: SqliteVecIndex, choice: SourceChoice) -> None:
+        self.index = index
+        self.choice = choice
+
+    def search(self, query: str, flt: MemoryFilter, k: int) -> list[VectorHit]:
+        return self.index.search(self.choice, query, flt, k)

@@ -1,0 +1,251 @@
+"""Semantic memory end to end through the library API: the sqlite-vec tier, its
+lifecycle (signature, reset, re-index, lazy backfill), per-key isolation, filters,
+int8 quantisation and the degradation chain. Real SQLite files, the real sqlite-vec
+extension; the hashing embedder (fast, deterministic) unless a case is about a model.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memroute import Memory
+from memroute.config import Config
+
+TOPICS = [
+    "prefers TypeScript for new web projects",
+    "has a dog named Biscuit who loves the beach",
+    "usually deploys the billing service on Tuesdays",
+    "is allergic to peanuts and shellfish",
+    "decided to use Postgres for the invoicing database",
+    "plays chess online every evening",
+    "lives in Lisbon near the river",
+    "runs the on-call rotation for the Berlin office",
+]
+
+
+def _open(path: Path, clock: Any, **env: str) -> Memory:
+    config = Config.for_path(path, environ=env)
+    return Memory.open(config=config, clock=clock, start_workers=False)
+
+
+@pytest.fixture
+def vmem(db_path: Path, clock: Any) -> Iterator[Memory]:
+    memory = _open(db_path, clock)
+    memory.update_settings(enabled=True, embedding_source="hashing")
+    yield memory
+    memory.close()
+
+
+def _vec_rows(mem: Memory) -> int:
+    return mem.store.vectors.count()
+
+
+def _ids(items: list[Any]) -> list[str]:
+    return [i.memory.id for i in items]
+
+
+def test_semantic_retrieval_answers_from_the_vector_tier(vmem: Memory) -> None:
+    added = {t: vmem.add("alice", t) for t in TOPICS}
+    report = vmem.reindex(wait=True)
+    assert report["started"] and report["processed"] == len(TOPICS) and report["pending"] == 0
+    assert _vec_rows(vmem) == len(TOPICS)
+    items = vmem.retrieve("alice", "what is my dog called, the one who loves the beach", strategy="semantic")
+    assert items[0].memory.id == added["has a dog named Biscuit who loves the beach"].id
+    assert items[0].tier == "vector" and items[0].vec_score is not None and 0 < items[0].vec_score <= 1
+    preview = vmem.retrieve_preview("alice", "Biscuit beach dog", strategy="hybrid")
+    assert preview.items[0].tier == "hybrid-rrf"
+    assert preview.resolution.embedding_source == "hashing"
+    assert preview.resolution.vector_store == "sqlite-vec"
+    assert preview.resolution.fallback_reason is None
+
+
+def test_a_memory_added_a_moment_ago_is_found_before_the_worker_ran(vmem: Memory) -> None:
+    # lazy backfill: the searching key's pending memories are embedded before the search
+    first = vmem.add("alice", "plays chess online every evening")
+    assert vmem.store.memories.count_needs_reindex() == 1
+    items = vmem.retrieve("alice", "chess evening", strategy="semantic")
+    assert _ids(items) == [first.id] and items[0].tier == "vector"
+    assert vmem.store.memories.count_needs_reindex() == 0
+
+
+def test_updates_re_embed_and_deletes_remove_the_vector(vmem: Memory) -> None:
+    m = vmem.add("alice", "prefers tea in the morning")
+    other = vmem.add("alice", "lives in Lisbon near the river")
+    vmem.reindex(wait=True)
+    vmem.update(m.id, content="prefers espresso with oat milk")
+    assert vmem.store.memories.count_needs_reindex() == 1
+    items = vmem.retrieve("alice", "espresso oat milk", strategy="semantic", limit=1)
+    assert _ids(items) == [m.id] and items[0].memory.content == "prefers espresso with oat milk"
+    assert vmem.delete(m.id)
+    assert _vec_rows(vmem) == 1
+    assert _ids(vmem.retrieve("alice", "espresso oat milk", strategy="semantic")) == [other.id]
+    assert vmem.history(m.id)[-1].event == "DELETE"  # the text is kept in history
+
+
+def test_each_key_gets_its_own_nearest_neighbours_and_never_another_keys(vmem: Memory) -> None:
+    # Two keys with 5,000 memories each, on the same topics: a per-key k-nearest search
+    # returns k results of that key only (REF §17.8: a global k starved small keys).
+    rng = random.Random(7)
+    with vmem.store.db.write():
+        for owner in ("key-a", "key-b"):
+            for i in range(5000):
+                vmem.add(owner, f"{rng.choice(TOPICS)} (note {owner} {i})")
+    assert vmem.reindex(wait=True)["pending"] == 0
+    assert _vec_rows(vmem) == 10_000
+    for query in ("dog on the beach", "Postgres invoicing database", "on-call rotation Berlin"):
+        for owner in ("key-a", "key-b"):
+            items = vmem.retrieve(owner, query, strategy="semantic", max_tokens=16000, limit=20)
+            assert len(items) == 20
+            assert {i.memory.api_key_id for i in items} == {owner}
+            hits = vmem.semantic.index.search(
+                vmem.semantic.source(vmem.settings()), query, vmem._filter(owner, "apiKey", None, None), 100
+            )
+            assert len(hits) == 100
+            assert {vmem.get(h.memory_id).api_key_id for h in hits} == {owner}  # type: ignore[union-attr]
+
+
+def test_expired_and_out_of_retention_memories_never_come_back(vmem: Memory, clock: Any) -> None:
+    old = vmem.add("alice", "has a dog named Biscuit who loves the beach")
+    clock.advance(days=40)  # beyond the 30-day retention
+    expiring = vmem.add(
+        "alice", "has a dog named Rex who loves the park", expires_at="2026-07-11T13:00:00.000Z"
+    )
+    fresh = vmem.add("alice", "has a cat named Miso who loves the sofa")
+    vmem.reindex(wait=True)
+    assert set(_ids(vmem.retrieve("alice", "dog", strategy="semantic"))) == {expiring.id, fresh.id}
+    clock.advance(days=1)  # now past expiry
+    for strategy in ("semantic", "hybrid"):
+        found = _ids(vmem.retrieve("alice", "dog who loves", strategy=strategy))
+        assert old.id not in found and expiring.id not in found and fresh.id in found
+
+
+def test_session_scope_applies_to_the_vector_tier(vmem: Memory) -> None:
+    mine = vmem.add("alice", "plays chess online every evening", session_id="s1")
+    vmem.add("alice", "plays chess in the park on sundays", session_id="s2")
+    vmem.reindex(wait=True)
+    items = vmem.retrieve("alice", "chess", strategy="semantic", scope="session", session_id="s1")
+    assert _ids(items) == [mine.id]
+
+
+def test_min_score_drops_unrelated_neighbours(db_path: Path, clock: Any) -> None:
+    mem = _open(db_path, clock, MEMORY_MIN_SCORE="0.3")
+    try:
+        mem.update_settings(enabled=True, embedding_source="hashing")
+        wanted = mem.add("alice", "plays chess online every evening")
+        mem.add("alice", "is allergic to peanuts and shellfish")
+        mem.reindex(wait=True)
+        assert _ids(mem.retrieve("alice", "chess online every evening", strategy="semantic")) == [wanted.id]
+    finally:
+        mem.close()
+
+
+def test_changing_the_embedding_source_resets_the_table_and_reindexes_to_completion(vmem: Memory) -> None:
+    for topic in TOPICS:
+        vmem.add("alice", topic)
+    vmem.reindex(wait=True)
+    before = vmem.store.vectors.meta()
+    assert before.signature == "hashing:hashing-256:256" and before.active_dim == 256
+    vmem.update_settings(embedding_source="transformers", transformers_enabled=True)
+    report = vmem.reindex(wait=True)  # the first vector of the new source resets the table
+    after = vmem.store.vectors.meta()
+    assert (
+        after.active_dim == 384
+        and after.signature is not None
+        and after.signature.startswith("transformers:")
+    )
+    assert report["pending"] == 0 and _vec_rows(vmem) == len(TOPICS)
+    items = vmem.retrieve("alice", "What's my pup called?", strategy="semantic", limit=1)
+    assert items[0].memory.content == "has a dog named Biscuit who loves the beach"
+    assert vmem.engine_status()["embedding"]["source"] == "transformers"
+
+
+def test_int8_keeps_recall_and_shrinks_the_vectors(tmp_path: Path, clock: Any) -> None:
+    rng = random.Random(11)
+    words = [
+        "alpha",
+        "bravo",
+        "charlie",
+        "delta",
+        "echo",
+        "foxtrot",
+        "golf",
+        "hotel",
+        "india",
+        "juliet",
+        "kilo",
+        "lima",
+        "mike",
+        "nova",
+    ]
+    texts = [" ".join(rng.sample(words, 4)) + f" {rng.choice(TOPICS)}" for _ in range(1500)]
+    queries = [" ".join(rng.sample(words, 3)) for _ in range(30)]
+    results = {}
+    for mode in ("none", "int8"):
+        mem = _open(tmp_path / f"{mode}.db", clock, MEMORY_VEC_QUANTIZATION=mode)
+        try:
+            mem.update_settings(enabled=True, embedding_source="hashing")
+            keys = {}
+            with mem.store.db.write():
+                for i, text in enumerate(texts):
+                    keys[mem.add("alice", text, key=f"t:{i}").id] = i
+            mem.reindex(wait=True)
+            flt = mem._filter("alice", "apiKey", None, None)
+            choice = mem.semantic.source(mem.settings())
+            results[mode] = [
+                [keys[h.memory_id] for h in mem.semantic.index.search(choice, q, flt, 20)] for q in queries
+            ]
+            con = mem.store.db.read()
+            results[mode + "_bytes"] = con.execute(
+                "SELECT SUM(pgsize) FROM dbstat WHERE name LIKE 'vec_memories%'"
+            ).fetchone()[0]
+            assert mem.store.vectors.meta().quantization == mode
+        finally:
+            mem.close()
+    overlap = [len(set(a) & set(b)) / 20 for a, b in zip(results["none"], results["int8"], strict=True)]
+    assert sum(overlap) / len(overlap) >= 0.95
+    assert results["none_bytes"] >= 3 * results["int8_bytes"]
+
+
+def test_without_the_extension_retrieval_degrades_to_fts_and_says_why(db_path: Path, clock: Any) -> None:
+    mem = _open(db_path, clock, VECTOR_STORE_DISABLE_VEC="true")
+    try:
+        mem.update_settings(enabled=True, embedding_source="hashing")
+        m = mem.add("alice", "plays chess online every evening")
+        preview = mem.retrieve_preview("alice", "chess", strategy="semantic")
+        assert _ids(preview.items) == [m.id] and preview.items[0].tier == "fts5"
+        assert "sqlite-vec not available" in (preview.resolution.fallback_reason or "")
+        status = mem.engine_status()
+        assert status["vectorStore"]["available"] is False and status["vectorStore"]["backend"] == "none"
+        assert mem.reindex(wait=True)["started"] is False
+    finally:
+        mem.close()
+
+
+def test_no_embedding_source_means_keyword_search_with_the_reason(vmem: Memory) -> None:
+    vmem.update_settings(embedding_source="auto")  # nothing enabled, no remote provider
+    m = vmem.add("alice", "plays chess online every evening")
+    preview = vmem.retrieve_preview("alice", "chess", strategy="hybrid")
+    assert preview.items[0].memory.id == m.id and preview.items[0].tier == "fts5"
+    assert "no embedding source" in (preview.resolution.fallback_reason or "")
+    assert vmem.engine_status()["embedding"]["available"] is False
+
+
+def test_a_deleted_memorys_vector_left_by_another_process_is_cleaned_up(db_path: Path, clock: Any) -> None:
+    mem = _open(db_path, clock)
+    mem.update_settings(enabled=True, embedding_source="hashing")
+    m = mem.add("alice", "plays chess online every evening")
+    mem.reindex(wait=True)
+    mem.close()
+    plain = _open(db_path, clock, VECTOR_STORE_DISABLE_VEC="true")  # e.g. a CLI without the extension
+    assert plain.delete(m.id)
+    plain.close()
+    again = Memory.open(config=Config.for_path(db_path), clock=clock)  # workers on: start cleans up
+    try:
+        assert again.store.vectors.count() == 0
+    finally:
+        again.close()
