@@ -14,11 +14,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import httpx
+
 from memroute.config import Config
 from memroute.embeddings import EmbeddingSources, SourceChoice, resolve_source
 from memroute.errors import EmbeddingError
 from memroute.memory.settings import MemorySettings
 from memroute.providers import ProviderRegistry
+from memroute.rerank import ProviderReranker, Reranker
 from memroute.store import SqliteStore
 from memroute.vectors import VectorTier
 from memroute.vectors.sqlite_vec import SqliteVecIndex
@@ -62,6 +65,7 @@ class SemanticEngine:
         )
         self.last_error: str | None = None
         self._worker = ReindexWorker(self)
+        self._http: httpx.Client | None = None
 
     # -- choosing ----------------------------------------------------------------------
 
@@ -80,6 +84,30 @@ class SemanticEngine:
         if settings.vector_store == "qdrant":
             note = "Qdrant is not available in this version — using sqlite-vec"
         return TierChoice(self.index.tier(choice), choice, note)
+
+    def reranker(self, settings: MemorySettings) -> tuple[Reranker | None, dict[str, Any]]:
+        """The reranker the settings ask for, if its provider is configured, and its status
+        (REF §8.4 `rerank`)."""
+        wanted = settings.rerank_provider_model or ""
+        provider, sep, model = wanted.partition("/")
+        status: dict[str, Any] = {
+            "enabled": settings.rerank_enabled,
+            "provider": provider if sep else None,
+            "model": (model if sep else wanted) or None,
+            "available": False,
+            "reason": "rerank disabled",
+        }
+        if not settings.rerank_enabled:
+            return None, status
+        if not (sep and model and self.providers.configured(provider)):
+            status["reason"] = (
+                "rerank enabled but provider not configured (set rerankProviderModel to provider/model)"
+            )
+            return None, status
+        if self._http is None:
+            self._http = httpx.Client()
+        status.update(available=True, reason=f"rerank active: {wanted}")
+        return ProviderReranker(self.providers.route(wanted), self._http), status
 
     # -- re-indexing -------------------------------------------------------------------
 
@@ -136,6 +164,8 @@ class SemanticEngine:
     def stop(self) -> None:
         self._worker.stop()
         self.sources.close()
+        if self._http is not None:
+            self._http.close()
 
     # -- status ------------------------------------------------------------------------
 
@@ -180,6 +210,7 @@ class SemanticEngine:
                 "cacheStats": self.sources.cache_stats(),
             },
             "vectorStore": vector_store,
+            "rerank": self.reranker(settings)[1],
             "reindex": self._worker.progress(),
         }
 

@@ -360,13 +360,16 @@ class Memory:
         )
         if strategy == "exact" or params.query is None:
             return retrieve(self.store.memories, flt, params)
-        chosen = self.semantic.tier(settings or self.settings())
+        settings = settings or self.settings()
+        chosen = self.semantic.tier(settings)
+        reranker = self.semantic.reranker(settings)[0] if chosen.tier is not None else None
         result = retrieve(
             self.store.memories,
             flt,
             params,
             vector_tier=chosen.tier,
             vector_unavailable_reason=chosen.reason or NO_VECTOR_REASON,
+            reranker=reranker,
         )
         resolution = replace(
             result.resolution,

@@ -249,3 +249,60 @@ def test_a_deleted_memorys_vector_left_by_another_process_is_cleaned_up(db_path:
         assert again.store.vectors.count() == 0
     finally:
         again.close()
+
+
+class RerankServer:
+    """A Cohere/Jina-style `/v1/rerank` that reverses the documents' order (or fails)."""
+
+    def __init__(self) -> None:
+        self.status = 200
+        self.calls: list[dict[str, Any]] = []
+
+    def app(self) -> Any:
+        from starlette.applications import Starlette
+        from starlette.requests import Request
+        from starlette.responses import JSONResponse
+        from starlette.routing import Route
+
+        async def rerank(request: Request) -> JSONResponse:
+            body = await request.json()
+            self.calls.append({"body": body, "authorization": request.headers.get("authorization")})
+            if self.status != 200:
+                return JSONResponse({"error": "down"}, status_code=self.status)
+            count = len(body["documents"])
+            results = [
+                {"index": i, "relevance_score": 1.0 - r / count} for r, i in enumerate(reversed(range(count)))
+            ]
+            return JSONResponse({"results": results})
+
+        return Starlette(routes=[Route("/v1/rerank", rerank, methods=["POST"])])
+
+
+def test_rerank_reorders_vector_results_and_fails_open(vmem: Memory) -> None:
+    from servers import LiveServer
+
+    server = RerankServer()
+    with LiveServer(server.app()) as live:
+        vmem.providers.add("rr", base_url=live.url + "/v1", api_key="sk-rerank-secret")
+        for topic in TOPICS[:4]:
+            vmem.add("alice", topic)
+        vmem.reindex(wait=True)
+        plain = vmem.retrieve_preview("alice", "dog beach", strategy="semantic")
+        assert plain.resolution.rerank_applied is False
+        vmem.update_settings(rerank_enabled=True, rerank_provider_model="rr/rerank-1")
+        reranked = vmem.retrieve_preview("alice", "dog beach", strategy="semantic")
+        assert reranked.resolution.rerank_applied is True
+        assert _ids(reranked.items) == list(reversed(_ids(plain.items)))
+        call = server.calls[-1]
+        assert call["authorization"] == "Bearer sk-rerank-secret"
+        assert call["body"]["model"] == "rerank-1" and call["body"]["query"] == "dog beach"
+        assert vmem.engine_status()["rerank"]["available"] is True
+        server.status = 500
+        failed = vmem.retrieve_preview("alice", "dog beach", strategy="semantic")
+        assert failed.resolution.rerank_applied is False
+        assert _ids(failed.items) == _ids(plain.items)
+        assert "rerank failed" in (failed.resolution.fallback_reason or "")
+        assert "sk-rerank-secret" not in (failed.resolution.fallback_reason or "")
+    vmem.update_settings(rerank_provider_model="nowhere/rerank-1")
+    status = vmem.engine_status()["rerank"]
+    assert status["available"] is False and "not configured" in status["reason"]

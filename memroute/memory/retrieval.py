@@ -10,7 +10,7 @@ key's or an expired memory.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -209,14 +209,17 @@ def retrieve(
     *,
     vector_tier: VectorTier | None = None,
     vector_unavailable_reason: str = NO_VECTOR_REASON,
+    reranker: Callable[[str, Sequence[str]], list[tuple[int, float]]] | None = None,
 ) -> Retrieval:
-    """Rank and pack. Never raises for a vector-tier failure: it degrades and says why."""
+    """Rank and pack. Never raises for a vector-tier or rerank failure: it degrades and says why.
+
+    `reranker` (optional) reorders the vector tier's candidates (never the SQL-only paths)."""
     budget = clamp_budget(params.max_tokens)
     strategy = params.strategy
     reason: str | None = None
     vector_store = vector_tier.name if vector_tier else "none"
     ranked: Iterable[_Candidate] = ()
-    answered = False
+    answered = reranked = False
 
     if strategy != "exact" and params.query and vector_tier is not None:
         try:
@@ -226,6 +229,10 @@ def retrieve(
                 found = _vector_candidates(reader, vector_tier, flt, params)
             if found:
                 ranked, answered = found, True
+                if reranker is not None:
+                    ranked, reranked = _rerank(reranker, params.query, found)
+                    if not reranked:
+                        reason = _join(reason, "rerank failed — vector order kept")
             else:
                 reason = f"{vector_tier.name} returned no match"
         except Exception as exc:  # a vector tier must never break retrieval
@@ -257,10 +264,36 @@ def retrieve(
         embedding_model=None,
         vector_store=vector_store,
         strategy_used=strategy,
-        rerank_applied=False,
+        rerank_applied=reranked,
         fallback_reason=reason,
     )
     return Retrieval(items=items, resolution=resolution, budget_max_tokens=params.max_tokens)
+
+
+RERANK_CANDIDATES = 100
+
+
+def _rerank(
+    reranker: Callable[[str, Sequence[str]], list[tuple[int, float]]], query: str, found: list[_Candidate]
+) -> tuple[list[_Candidate], bool]:
+    """The candidates in the reranker's order with its scores (unmentioned ones after, in
+    their order), and whether it worked; on any failure the original order."""
+    head = found[:RERANK_CANDIDATES]
+    try:
+        order = reranker(query, [c.memory.content for c in head])
+    except Exception as exc:  # fail-open: rerank is an improvement, never a requirement
+        log.warning("memory.rerank.failed error=%s", exc)
+        return found, False
+    if not order:
+        return found, False
+    placed: list[_Candidate] = []
+    seen: set[int] = set()
+    for index, score in order:
+        if index not in seen:
+            seen.add(index)
+            placed.append(replace(head[index], score=score))
+    rest = [c for i, c in enumerate(head) if i not in seen]
+    return [*placed, *rest, *found[RERANK_CANDIDATES:]], True
 
 
 def _chain(first: Iterable[_Candidate], rest: Iterable[_Candidate]) -> Iterator[_Candidate]:

@@ -136,21 +136,9 @@ def engine_status(request: Request) -> dict[str, Any]:
     """Which search tiers are active and why: keyword (FTS5), the embedding source, the
     vector store with its pending re-index count, Qdrant, rerank, the extraction queue."""
     memory = memory_of(request)
-    settings = memory.settings()
-    rerank = settings.rerank_provider_model
-    provider, _, model = (rerank or "").partition("/")
     return {
         **memory.engine_status(),
         "qdrant": {"enabled": False, "healthy": None, "latencyMs": None, "error": None},
-        "rerank": {
-            "enabled": settings.rerank_enabled,
-            "provider": provider if model else None,
-            "model": (model or provider) or None,
-            "available": False,
-            "reason": "rerank enabled but not available yet (no rerank tier is installed)"
-            if settings.rerank_enabled
-            else "rerank disabled",
-        },
         "extractionQueue": memory.extraction_queue(),
     }
 
