@@ -54,6 +54,14 @@ def diagnose(config: Config) -> dict[str, Any]:
             report["memories"] = stats.total
             report["extraction queue"] = f"{queue['pending']} pending, {queue['failed']} failed"
             report["memory enabled"] = mem.settings().enabled
+            status = mem.engine_status()
+            embedding, vectors = status["embedding"], status["vectorStore"]
+            report["embedding source"] = (
+                f"{embedding['source']} ({embedding['model']})" if embedding["source"] else "none"
+            ) + f" — {embedding['reason']}"
+            report["vectors"] = (
+                f"{vectors['rowCount']} stored, {vectors['needsReindex']} waiting for a vector"
+            )
         finally:
             mem.close()
     else:

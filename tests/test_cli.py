@@ -210,3 +210,22 @@ def test_doctor_reports_the_database_in_use(run) -> None:
     lines = dict(line.split(None, 1) for line in result.output.splitlines() if line and line[0] != " ")
     assert lines["memories"].strip() == "1"
     assert "0 pending" in result.output
+
+
+def test_reindex_embeds_waiting_memories_and_doctor_reports_the_source(run) -> None:
+    run("memory", "add", "-k", "k1", "-c", "has a dog named Biscuit")
+    run("memory", "add", "-k", "k1", "-c", "prefers TypeScript")
+    nothing = run("reindex")
+    assert nothing.exit_code == 1
+    assert json.loads(nothing.output)["reason"] == "auto: no embedding source available"
+    assert run("settings", "set", "embeddingSource=hashing").exit_code == 0
+    done = run("reindex")
+    assert done.exit_code == 0, done.output
+    report = json.loads(done.output)
+    assert (report["started"], report["processed"], report["pending"]) == (True, 2, 0)
+    again = json.loads(run("reindex", "--force").output)
+    assert again["processed"] == 2
+    doctor = run("doctor").output
+    assert "hashing (hashing-256)" in doctor and "2 stored, 0 waiting for a vector" in doctor
+    search = run("memory", "search", "-k", "k1", "dog Biscuit", "--strategy", "semantic")
+    assert "has a dog named Biscuit" in search.output
