@@ -306,3 +306,28 @@ def test_rerank_reorders_vector_results_and_fails_open(vmem: Memory) -> None:
     vmem.update_settings(rerank_provider_model="nowhere/rerank-1")
     status = vmem.engine_status()["rerank"]
     assert status["available"] is False and "not configured" in status["reason"]
+
+
+def test_only_text_changes_queue_a_re_embedding_and_a_ready_table_is_left_alone(vmem: Memory) -> None:
+    m = vmem.add("alice", "plays chess online every evening")
+    vmem.reindex(wait=True)
+    ready = vmem.store.vectors.meta()
+    vmem.update(m.id, metadata={"source": "api"}, type="episodic")
+    assert vmem.store.memories.count_needs_reindex() == 0  # metadata and type do not change the vector
+    vmem.reindex(wait=True)
+    assert vmem.store.vectors.meta() == ready  # same signature: no reset, same reset time
+
+
+def test_without_a_source_reindex_leaves_the_queue_untouched(vmem: Memory) -> None:
+    vmem.update_settings(embedding_source="static", static_enabled=False)
+    vmem.add("alice", "plays chess online every evening")
+    vmem.add("alice", "lives in Lisbon near the river")
+    report = vmem.reindex(wait=True)
+    assert report == {
+        "started": False,
+        "pending": 2,
+        "processed": 0,
+        "errors": 0,
+        "reason": "static disabled in settings",
+    }
+    assert vmem.store.vectors.count() == 0
