@@ -476,6 +476,21 @@ def embeddings_build_static(ctx: click.Context, target: str | None) -> None:
     click.echo(f"use it with MEMORY_STATIC_MODEL={path} (or leave the default: it is found there)")
 
 
+@main.command("mcp")
+@click.pass_context
+def mcp_stdio(ctx: click.Context) -> None:
+    """Serve the memory tools over MCP stdio (for Claude Desktop, Cursor, VS Code …)."""
+    from memroute.mcp.server import build_server
+    from memroute.service import Memory
+
+    with _errors():
+        mem = Memory.open(config=_config(ctx))
+    try:
+        build_server(lambda: mem).run()  # stdio; logs go to stderr, stdout is the protocol
+    finally:
+        mem.close()
+
+
 @main.command()
 @click.pass_context
 def health(ctx: click.Context) -> None:

@@ -148,6 +148,7 @@ class MemoryFilter:
     now: str
     session_id: str | None = None
     updated_since: str | None = None
+    type: str | None = None
 
 
 @dataclass(slots=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from memroute import maintenance
-from memroute.clock import Clock, days_ago, to_iso, utc_now
+from memroute.clock import Clock, days_ago, parse_time, to_iso, utc_now
 from memroute.config import Config
 from memroute.errors import InvalidInput, NotFound
 from memroute.keys import KeyRing
@@ -206,6 +206,31 @@ class Memory:
             log.info("memory.deleted apiKeyId=%s id=%s", deleted.api_key_id, deleted.id)
         return deleted is not None
 
+    def clear(
+        self,
+        api_key_id: str,
+        *,
+        memory_type: str | None = None,
+        older_than: str | None = None,
+        actor: str = "api",
+    ) -> int:
+        """Delete every memory of one key (of one type, created before `older_than`), in one
+        transaction; their text stays in history. Returns how many were deleted. An empty
+        `api_key_id` is refused: clearing never reaches another key's memories."""
+        owner = validate.owner(api_key_id)
+        if not owner:
+            raise InvalidInput("must name one API key (an empty id would reach other keys)", "apiKeyId")
+        kind = validate.memory_type(memory_type) if memory_type else None
+        cutoff = to_iso(parse_time(older_than, "olderThan")) if older_than else None
+        now = self._now()
+        deleted = 0
+        with self.store.db.write():
+            for memory_id in self.store.memories.ids_of(owner, type=kind, created_before=cutoff):
+                if self.store.memories.delete(memory_id, now=now, actor=actor) is not None:
+                    deleted += 1
+        log.info("memory.cleared apiKeyId=%s count=%d", owner, deleted)
+        return deleted
+
     def list(
         self,
         api_key_id: str | None = None,
@@ -246,14 +271,23 @@ class Memory:
     # -- retrieval and injection --------------------------------------------------
 
     def _filter(
-        self, api_key_id: str | None, scope: str, session_id: str | None, retention_days: int | None
+        self,
+        api_key_id: str | None,
+        scope: str,
+        session_id: str | None,
+        retention_days: int | None,
+        memory_type: str | None = None,
     ) -> MemoryFilter:
         now = self._clock()
         owner = None if scope == "global" else validate.owner(api_key_id)
         session = validate.session(session_id) if scope == "session" else None
         since = days_ago(now, retention_days) if retention_days else None
         return MemoryFilter(
-            api_key_id=owner, now=to_iso(now), session_id=session or None, updated_since=since
+            api_key_id=owner,
+            now=to_iso(now),
+            session_id=session or None,
+            updated_since=since,
+            type=validate.memory_type(memory_type) if memory_type else None,
         )
 
     def retrieve(
@@ -269,6 +303,7 @@ class Memory:
         limit: int = 100,
         record_access: bool = True,
         settings: MemorySettings | None = None,
+        memory_type: str | None = None,
     ) -> builtins.list[RetrievedItem]:
         """The memories to inject for `query`, best first, within `max_tokens`.
 
@@ -293,6 +328,7 @@ class Memory:
             retention_days=validate.integer(retention_days, "retentionDays", minimum=1),
             limit=validate.integer(limit, "limit", minimum=1, maximum=1000),
             settings=settings,
+            memory_type=memory_type,
         )
         if record_access and result.items:
             self.record_access(i.memory.id for i in result.items)
@@ -346,10 +382,11 @@ class Memory:
         retention_days: int,
         limit: int,
         settings: MemorySettings | None = None,
+        memory_type: str | None = None,
     ) -> Retrieval:
         if query is not None and not isinstance(query, str):
             raise InvalidInput("must be a string", "query")
-        flt = self._filter(api_key_id, scope, session_id, retention_days)
+        flt = self._filter(api_key_id, scope, session_id, retention_days, memory_type)
         params = RetrieveParams(
             query=(query or "").strip() or None,
             strategy=strategy,

@@ -71,6 +71,7 @@ def admits(flt: MemoryFilter, memory: MemoryRecord) -> bool:
         and (memory.expires_at is None or memory.expires_at > flt.now)
         and (not flt.session_id or memory.session_id == flt.session_id)
         and (not flt.updated_since or memory.updated_at >= flt.updated_since)
+        and (not flt.type or memory.type == flt.type)
     )
 
 

@@ -78,6 +78,9 @@ def filter_sql(flt: MemoryFilter, alias: str = "") -> tuple[str, list[Any]]:
     if flt.updated_since:
         clauses.append(f"{p}updated_at >= ?")
         params.append(flt.updated_since)
+    if flt.type:
+        clauses.append(f"{p}type = ?")
+        params.append(flt.type)
     return " AND ".join(clauses), params
 
 
@@ -462,6 +465,22 @@ class MemoryRepository:
                 return
             last = int(rows[-1][0])  # type: ignore[arg-type]
             yield from (row_to_memory(r[1:]) for r in rows)
+
+    def ids_of(
+        self, api_key_id: str, *, type: str | None = None, created_before: str | None = None
+    ) -> builtins.list[str]:
+        """Every id of one key's memories (of one type, created before a time), oldest first."""
+        clauses, params = ["api_key_id = ?"], [api_key_id]
+        if type:
+            clauses.append("type = ?")
+            params.append(type)
+        if created_before:
+            clauses.append("created_at < ?")
+            params.append(created_before)
+        rows = self.db.read().execute(
+            f"SELECT id FROM memories WHERE {' AND '.join(clauses)} ORDER BY created_at, rowid", params
+        )
+        return [str(r[0]) for r in rows]
 
     def updated_before(self, api_key_id: str | None, cutoff: str) -> builtins.list[MemoryRecord]:
         key_sql, params = (

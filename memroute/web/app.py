@@ -11,6 +11,8 @@ from fastapi import FastAPI
 
 from memroute.config import Config
 from memroute.gateway.chat import ChatPipeline
+from memroute.mcp.http import http_endpoint
+from memroute.mcp.server import build_server
 from memroute.service import Memory
 from memroute.web import errors
 from memroute.web.auth import load_or_create_admin_token
@@ -35,7 +37,8 @@ def create_app(config: Config, *, memory: Memory | None = None) -> FastAPI:
             app.state.metrics = standard_metrics(lambda: float(mem.extraction_queue()["pending"]))
             app.state.chat = ChatPipeline(mem, client, app.state.metrics, config.require_api_key)
             try:
-                yield
+                async with mcp.session_manager.run():
+                    yield
             finally:
                 if owned:
                     mem.close()
@@ -48,6 +51,14 @@ def create_app(config: Config, *, memory: Memory | None = None) -> FastAPI:
     )
     app.state.config = config
     app.state.admin_token, app.state.admin_token_created = load_or_create_admin_token(config)
+    # A new MCP server per app: its session manager runs once per instance.
+    mcp = build_server(lambda: app.state.memory, admin_token=app.state.admin_token)
+    app.add_route(
+        "/mcp",
+        http_endpoint(mcp, app.state.admin_token, lambda: app.state.memory),  # type: ignore[arg-type]  # raw ASGI
+        methods=["GET", "POST", "DELETE"],
+        include_in_schema=False,
+    )
     errors.install(app)
     app.add_middleware(BodyLimit, limit=config.max_body_bytes, chat_limit=config.max_chat_body_bytes)
     app.add_middleware(CountRequests, metrics=lambda: getattr(app.state, "metrics", None))
