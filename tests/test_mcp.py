@@ -232,3 +232,13 @@ def test_memories_added_over_mcp_are_injected_by_the_gateway(
     first = upstream.last["body"]["messages"][0]
     assert first == {"role": "system", "content": "Memory context: prefers answers in French"}
     assert side.list(key.id).items[0].content == "prefers answers in French"
+
+
+def test_the_tool_reference_in_the_docs_is_generated_from_the_registry() -> None:
+    from memroute.mcp.reference import BEGIN, END, reference
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "mcp.md").read_text(encoding="utf-8")
+    section = doc.split(BEGIN, 1)[1].split(END, 1)[0].strip()
+    assert section == reference().strip(), "run: python -m memroute.mcp.reference --write docs/mcp.md"
+    for name in TOOL_NAMES:
+        assert f"### `{name}`" in section
