@@ -126,10 +126,17 @@ def test_stdio_lists_the_tools_with_schemas_and_runs_the_memory_cycle(tmp_path: 
         assert cleared["deletedCount"] == 1
         failed, listed = await call(client, "memory_list", apiKeyId="k1")
         assert [m["content"] for m in listed["memories"]] == ["decided to use Postgres"]
+        kept = listed["memories"][0]["id"]
+        failed, gone = await call(client, "memory_delete", id=kept)
+        assert not failed and gone == {"deleted": True, "id": kept}
+        failed, text = await call(client, "memory_get", id=kept)
+        assert failed and "not found" in text
 
     session(body)
     with Memory.open(db, start_workers=False) as check:
-        assert check.list("k1").total == 1
+        assert check.list("k1").total == 0
+        deletes = check.store.db.read().execute("SELECT COUNT(*) FROM memory_history WHERE event = 'DELETE'")
+        assert deletes.fetchone() == (4,)  # every deleted text is kept in history
 
 
 def test_stdio_reports_bad_calls_as_tool_errors_and_keeps_serving(tmp_path: Path) -> None:
