@@ -394,6 +394,7 @@ class Memory:
             limit=limit,
             min_score=self.config.min_score,
             rrf_k=self.config.rrf_k,
+            vector_k=max(limit, self.config.vec_top_k),
         )
         if strategy == "exact" or params.query is None:
             return retrieve(self.store.memories, flt, params)

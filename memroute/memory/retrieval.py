@@ -53,6 +53,7 @@ class RetrieveParams:
     limit: int = DEFAULT_LIMIT
     min_score: float | None = None
     rrf_k: int = 60
+    vector_k: int = KEYWORD_CANDIDATES  # nearest neighbours asked of the vector tier
 
 
 @dataclass(slots=True)
@@ -167,7 +168,7 @@ def rrf_fuse(
 def _vector_candidates(
     reader: MemoryReader, tier: VectorTier, flt: MemoryFilter, params: RetrieveParams
 ) -> list[_Candidate]:
-    hits = tier.search(params.query or "", flt, KEYWORD_CANDIDATES)
+    hits = tier.search(params.query or "", flt, params.vector_k)
     if params.min_score is not None:
         hits = [h for h in hits if h.score >= params.min_score]
     # The tier should filter already; checking again means a stale index entry can never leak
