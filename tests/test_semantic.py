@@ -54,6 +54,13 @@ def test_semantic_retrieval_answers_from_the_vector_tier(vmem: Memory) -> None:
     report = vmem.reindex(wait=True)
     assert report["started"] and report["processed"] == len(TOPICS) and report["pending"] == 0
     assert _vec_rows(vmem) == len(TOPICS)
+    # small chunks, and the partition column of vec0's chunk table indexed (see store/vectors.py)
+    sql = vmem.store.db.read().execute("SELECT sql FROM sqlite_master WHERE name = 'vec_memories'").fetchone()
+    assert sql is not None and "api_key_id TEXT partition key" in sql[0] and "chunk_size=16" in sql[0]
+    index = vmem.store.db.read().execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'vec_memories_chunks_partition'"
+    )
+    assert index.fetchone() == (1,)
     items = vmem.retrieve("alice", "what is my dog called, the one who loves the beach", strategy="semantic")
     assert items[0].memory.id == added["has a dog named Biscuit who loves the beach"].id
     assert items[0].tier == "vector" and items[0].vec_score is not None and 0 < items[0].vec_score <= 1

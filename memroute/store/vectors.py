@@ -3,8 +3,11 @@
 `vec_memories` is a `vec0` table keyed by `memories.rowid` with `api_key_id` as its
 partition key, so a per-key k-nearest search reads only that key's vectors (REF §17.8:
 a global `k` filtered afterwards starved small keys). A partition allocates whole
-chunks, so `chunk_size` is kept small: with many small keys the default (1,024) made
-the file ~8× larger (measured in bench/vec_layout.py, docs/benchmarks.md).
+chunks, even for one vector, so `chunk_size` is small: 16 float vectors (25 KB) or 32
+int8 vectors (12.8 KB, the smallest int8 chunk that fills its pages). sqlite-vec does
+not index the partition column of its chunk table, so every search and insert scanned
+every key's chunks; an index on it made per-key searches 8× faster at 1M vectors and
+26–50× with 10,000 small keys (bench/vec_layout.py, docs/benchmarks.md).
 
 Vectors arrive as bytes (float32, or int8 for a quantised table); the maths lives in
 `memroute.vectors`.
@@ -12,7 +15,7 @@ Vectors arrive as bytes (float32, or int8 for a quantised table); the maths live
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +25,8 @@ from memroute.models import MemoryFilter
 from memroute.store.db import Database
 from memroute.store.memories import filter_sql
 
-VEC_CHUNK_SIZE = 64
+VEC_CHUNK_FLOAT = 16
+VEC_CHUNK_INT8 = 32
 # A filtered search asks vec0 for more neighbours until enough pass the filter.
 MAX_FETCH = 4096
 
@@ -38,6 +42,14 @@ class VecMeta:
     @property
     def quantization(self) -> str:
         return "int8" if (self.signature or "").endswith(":int8") else "none"
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbour:
+    memory_id: str
+    rowid: int
+    distance: float
+    vector: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,10 +102,12 @@ class VectorRepository:
         )
         with self.db.write() as con:
             con.execute("DROP TABLE IF EXISTS vec_memories")
+            chunk = VEC_CHUNK_INT8 if int8 else VEC_CHUNK_FLOAT
             con.execute(
                 "CREATE VIRTUAL TABLE vec_memories USING vec0("
-                f"api_key_id TEXT partition key, {column}, chunk_size={VEC_CHUNK_SIZE})"
+                f"api_key_id TEXT partition key, {column}, chunk_size={chunk})"
             )
+            _index_partitions(con)
             con.execute("UPDATE memories SET needs_reindex = 1 WHERE needs_reindex = 0")
             con.execute(
                 "UPDATE memory_vec_meta SET active_dim = ?, embedding_signature = ?, last_reset_at = ?,"
@@ -115,10 +129,12 @@ class VectorRepository:
             )
 
     def drop_orphans(self) -> int:
-        """Delete vectors whose memory is gone (deleted by a process without sqlite-vec)."""
-        if not self.table_exists():
+        """Delete vectors whose memory is gone (deleted by a process without sqlite-vec), and
+        index the partitions of a table an older version created."""
+        if not self.available or not self.table_exists():
             return 0
         with self.db.write() as con:
+            _index_partitions(con)
             con.execute(
                 "DELETE FROM vec_memories WHERE rowid IN (SELECT v.rowid FROM vec_memories v"
                 " LEFT JOIN memories m ON m.rowid = v.rowid WHERE m.rowid IS NULL)"
@@ -183,22 +199,24 @@ class VectorRepository:
         return int(self.db.read().execute("SELECT COUNT(*) FROM vec_memories").fetchone()[0])  # type: ignore[index]
 
     def knn(
-        self, query: bytes, flt: MemoryFilter, k: int, *, query_sql: str = "?"
-    ) -> list[tuple[str, int, float]]:
-        """The `k` nearest memories that `flt` admits: (memory id, rowid, distance), nearest first.
+        self, query: bytes, flt: MemoryFilter, k: int, *, query_sql: str = "?", with_vectors: bool = False
+    ) -> list[Neighbour]:
+        """The `k` nearest memories that `flt` admits, nearest first (with their stored vectors
+        if asked: reading them back by rowid later would scan the whole table).
 
         vec0 applies `k` before any join, so the search asks for more neighbours (4× each
-        round) until `k` of them pass the expiry, session and retention filters or the key
-        has no more vectors."""
+        round, at most 4,096, sqlite-vec's limit) until `k` of them pass the expiry, session
+        and retention filters or the key has no more vectors."""
         owner_sql, owner_params = (
             ("AND api_key_id = ?", [flt.api_key_id]) if flt.api_key_id is not None else ("", [])
         )
         where, where_params = filter_sql(flt)
+        columns = "rowid, distance, embedding" if with_vectors else "rowid, distance, NULL"
         con = self.db.read()
-        fetch = max(k, 1)
+        fetch = min(max(k, 1), MAX_FETCH)
         while True:
             near = con.execute(
-                f"SELECT rowid, distance FROM vec_memories WHERE embedding MATCH {query_sql} AND k = ?"
+                f"SELECT {columns} FROM vec_memories WHERE embedding MATCH {query_sql} AND k = ?"
                 f" {owner_sql} ORDER BY distance",
                 (query, fetch, *owner_params),
             ).fetchall()
@@ -211,17 +229,22 @@ class VectorRepository:
                         (*(r[0] for r in near), *where_params),
                     ).fetchall()
                 )
-            hits = [(str(admitted[r[0]]), int(r[0]), float(r[1])) for r in near if r[0] in admitted]  # type: ignore[arg-type]
+            hits = [_neighbour(admitted[r[0]], r) for r in near if r[0] in admitted]
             if len(hits) >= k or len(near) < fetch or fetch >= MAX_FETCH:
                 return hits[:k]
-            fetch *= 4
+            fetch = min(fetch * 4, MAX_FETCH)
 
-    def vectors(self, rowids: Sequence[int]) -> dict[int, bytes]:
-        """Stored vectors by rowid (for re-scoring quantised candidates)."""
-        if not rowids:
-            return {}
-        marks = ",".join("?" * len(rowids))
-        rows = self.db.read().execute(
-            f"SELECT rowid, embedding FROM vec_memories WHERE rowid IN ({marks})", tuple(rowids)
+
+def _neighbour(memory_id: Any, row: Any) -> Neighbour:
+    return Neighbour(str(memory_id), int(row[0]), float(row[1]), None if row[2] is None else bytes(row[2]))
+
+
+def _index_partitions(con: apsw.Connection) -> None:
+    """Index the partition column of vec0's chunk table (an internal table of sqlite-vec
+    0.1.x: checked first, and skipped if its shape is not the expected one)."""
+    columns = {str(row[1]) for row in con.execute("PRAGMA table_info(vec_memories_chunks)")}
+    if {"partition00", "chunk_id"} <= columns:
+        con.execute(
+            "CREATE INDEX IF NOT EXISTS vec_memories_chunks_partition"
+            " ON vec_memories_chunks (partition00, chunk_id)"
         )
-        return {int(r[0]): bytes(r[1]) for r in rows}

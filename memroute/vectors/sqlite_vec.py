@@ -136,19 +136,23 @@ class SqliteVecIndex:
             meta = self.vectors.meta()
         if not self.int8:
             hits = self.vectors.knn(np.asarray(vector, dtype=np.float32).tobytes(), flt, k)
-            return [VectorHit(memory_id, max(0.0, 1.0 - distance)) for memory_id, _, distance in hits]
+            return [VectorHit(h.memory_id, max(0.0, 1.0 - h.distance)) for h in hits]
         if meta.int8_scale is None:  # nothing stored yet
             return []
         scale = meta.int8_scale
         candidates = self.vectors.knn(
-            quantize(vector, scale).tobytes(), flt, max(k, RESCORE_CANDIDATES), query_sql="vec_int8(?)"
+            quantize(vector, scale).tobytes(),
+            flt,
+            max(k, RESCORE_CANDIDATES),
+            query_sql="vec_int8(?)",
+            with_vectors=True,
         )
-        stored = self.vectors.vectors([rowid for _, rowid, _ in candidates])
         rescored = []
-        for memory_id, rowid, _ in candidates:
-            approx = dequantize(stored[rowid], scale)
+        for hit in candidates:
+            assert hit.vector is not None
+            approx = dequantize(hit.vector, scale)
             norm = float(np.linalg.norm(approx)) or 1.0
-            rescored.append(VectorHit(memory_id, max(0.0, float(np.dot(vector, approx)) / norm)))
+            rescored.append(VectorHit(hit.memory_id, max(0.0, float(np.dot(vector, approx)) / norm)))
         rescored.sort(key=lambda h: h.score, reverse=True)
         return rescored[:k]
 
