@@ -19,7 +19,8 @@ rows, WAL with synchronous=normal; sizes are file + WAL after `PRAGMA wal_checkp
 
     python -m bench.vec_layout                   # everything (~15-20 min on 2 cores, <6 GB under /tmp)
     python -m bench.vec_layout --quick           # small sizes, seconds
-    python -m bench.vec_layout --parts 2 --chunk 64
+    python -m bench.vec_layout --parts 2 --int8-chunks 32          # one part, one layout
+    python -m bench.vec_layout --parts 3 --scale-sizes 300000 --scale-dtypes int8 --no-chosen-index
 """
 
 from __future__ import annotations
@@ -212,9 +213,9 @@ def _points(
 def make_corpus(shape: Shape, seed: int) -> Corpus:
     """`shape.per_key` vectors for each of `shape.keys` keys, rows in a random (interleaved) key order.
 
-    Topics: 200 random directions plus a shared one (real sentence embeddings all lean one way: random
-    pairs have cos ~0.1); noise σ 0.045-0.075 per dimension gives cos 0.56-0.75 to the topic centre and
-    0.3-0.55 between two vectors of one topic. Each key writes about 8 topics."""
+    Topics: 200 random directions plus a shared one (real sentence embeddings all lean one way), so two
+    topic centres have cos ~0.1; noise σ 0.045-0.075 per dimension gives cos 0.56-0.75 to the topic centre
+    and 0.31-0.56 between two vectors of one topic. Each key writes about 8 topics."""
     rng = np.random.default_rng(seed)
     common = _unit(rng.standard_normal(DIM))
     centroids = _unit(_unit(rng.standard_normal((N_TOPICS, DIM))) + 0.35 * common)
