@@ -27,16 +27,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import gc
 import json
 import os
 import platform
-import shutil
 import sys
-import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,8 +42,7 @@ import apsw
 import numpy as np
 import sqlite_vec
 
-# Self-contained on purpose (bench.common imports memroute): this measures sqlite-vec alone, so it runs
-# whatever state the memroute package is in.
+from bench.common import Latency, cpu_reference, log, ms, table, time_calls, work_dir
 
 DIM = 384
 N_TOPICS = 200
@@ -63,79 +59,8 @@ INT8_CHUNK_SIZES = (8, 16, 32, 64)
 DEFAULT_CHUNK = 32  # the layout part 3 uses unless --chunk says otherwise
 
 
-# -- helpers (the subset of bench.common this needs) -----------------------------------------------------
-
-
-def log(message: str) -> None:
-    """Progress on stderr, so stdout stays clean markdown."""
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
-
-
-@dataclass(slots=True)
-class Latency:
-    samples: list[int]  # nanoseconds
-
-    def pct(self, q: float) -> float:
-        """Nearest-rank percentile in milliseconds."""
-        ordered = sorted(self.samples)
-        rank = max(1, min(len(ordered), round(q / 100 * len(ordered) + 0.5)))
-        return ordered[rank - 1] / 1e6
-
-    def to_dict(self) -> dict[str, float]:
-        return {
-            "n": len(self.samples),
-            "p50_ms": self.pct(50),
-            "p99_ms": self.pct(99),
-            "mean_ms": sum(self.samples) / len(self.samples) / 1e6,
-        }
-
-
-def time_calls(fn: Callable[[Any], object], args: Sequence[Any], *, warmup: int = 0) -> Latency:
-    """Call `fn(arg)` for each arg (after `warmup` untimed calls) and time each call."""
-    for arg in args[:warmup]:
-        fn(arg)
-    gc.collect()
-    samples = []
-    for arg in args[warmup:]:
-        start = time.perf_counter_ns()
-        fn(arg)
-        samples.append(time.perf_counter_ns() - start)
-    return Latency(samples)
-
-
-def ms(value: float) -> str:
-    return f"{value:.3f}" if value < 10 else f"{value:.1f}"
-
-
-def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def cpu_reference_ms(rounds: int = 5) -> float:
-    """Median time of a fixed pure-Python loop: how fast this shared VM was during the run."""
-    times = []
-    for _ in range(rounds):
-        start = time.perf_counter_ns()
-        total = 0
-        for i in range(1_000_000):
-            total += i * i
-        times.append((time.perf_counter_ns() - start) / 1e6)
-    return sorted(times)[rounds // 2]
-
-
-@contextlib.contextmanager
-def work_dir(keep: Path | None) -> Iterator[Path]:
-    if keep is not None:
-        keep.mkdir(parents=True, exist_ok=True)
-        yield keep
-        return
-    path = Path(tempfile.mkdtemp(prefix="memroute-vec-layout-"))
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
+def cpu_reference_ms() -> float:
+    return cpu_reference()["median_ms"]
 
 
 @dataclass(slots=True)
