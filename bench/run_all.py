@@ -2,7 +2,7 @@
 
 python -m bench.run_all            # moderate sizes (a few minutes on 2 cores)
 python -m bench.run_all --quick    # smoke run (seconds)
-python -m bench.run_all --full     # the sizes of docs/benchmarks.md (1M memories; ~15 min)
+python -m bench.run_all --full     # the sizes of docs/benchmarks.md (1M memories; ~30 min)
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from bench import db_size, extraction, gateway, insert, retrieval
+from bench import db_size, extraction, gateway, insert, retrieval, semantic
 from bench.common import (
     Report,
     cpu_reference,
@@ -33,6 +33,7 @@ MODERATE = {
     "insert": {"n": 10_000, "keys": 100, "one_key_n": 5_000, "base": 100_000},
     "extraction": {"n_texts": 30, "repeats": 3, "n_messages": 2_000, "n_big": 50},
     "gateway": gateway.MODERATE,
+    "semantic": semantic.MODERATE,
 }
 QUICK = {
     "sizes": retrieval.QUICK_SIZES,
@@ -41,6 +42,7 @@ QUICK = {
     "insert": {"n": 1_000, "keys": 10, "one_key_n": 1_000, "base": 5_000, "repeats": 1},
     "extraction": {"n_texts": 5, "repeats": 1, "n_messages": 100, "n_big": 5},
     "gateway": gateway.QUICK,
+    "semantic": semantic.QUICK,
 }
 FULL = {
     "sizes": retrieval.DEFAULT_SIZES,
@@ -49,10 +51,18 @@ FULL = {
     "insert": {"n": 20_000, "keys": 100, "one_key_n": 10_000, "base": 1_000_000},
     "extraction": {"n_texts": 30, "repeats": 3, "n_messages": 2_000, "n_big": 50},
     "gateway": gateway.FULL,
+    "semantic": semantic.FULL,
 }
 
 
-def summary(ret: Report, ins: Report, ext: Report, size: Report, gw: Report | None = None) -> str:
+def summary(
+    ret: Report,
+    ins: Report,
+    ext: Report,
+    size: Report,
+    gw: Report | None = None,
+    sem: Report | None = None,
+) -> str:
     rows: list[list[Any]] = []
     for name, figures in ret.data.items():
         size_label, _, case = name.partition("/")
@@ -100,6 +110,8 @@ def summary(ret: Report, ins: Report, ext: Report, size: Report, gw: Report | No
         )
     if gw is not None:
         rows.extend(gateway.summary_rows(gw))
+    if sem is not None:
+        rows.extend(semantic.summary_rows(sem))
     return table(["benchmark", "target", "result", "verdict"], rows)
 
 
@@ -118,6 +130,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         ins = insert.run(**plan["insert"], seed=args.seed, data_dir=data_dir)
         ext = extraction.run(seed=args.seed, **plan["extraction"])
         gw = gateway.run(plan["gateway"], seed=args.seed, data_dir=data_dir)
+        sem = semantic.run(
+            plan["semantic"],
+            seed=args.seed,
+            data_dir=data_dir,
+            model_dir=semantic.default_model_dir(args.data_dir),
+        )
     log(f"all benchmarks done in {time.perf_counter() - started:.0f} s")
     print("# memroute benchmarks\n")
     end = cpu_reference()
@@ -126,13 +144,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"(CPU reference again at the end of the run: best {end['best_ms']:.0f} ms, "
         f"median {end['median_ms']:.0f} ms.)\n"
     )
-    print(summary(ret, ins, ext, size, gw) + "\n")
-    for rep in (ret, ins, ext, size, gw):
+    print(summary(ret, ins, ext, size, gw, sem) + "\n")
+    for rep in (ret, ins, ext, size, gw, sem):
         print(rep.markdown(level=2) + "\n")
     if args.json is not None:
         args.json.write_text(
             json.dumps(
-                {"machine": machine(), **{r.title: r.data for r in (ret, ins, ext, size, gw)}},
+                {"machine": machine(), **{r.title: r.data for r in (ret, ins, ext, size, gw, sem)}},
                 indent=2,
                 default=str,
             )

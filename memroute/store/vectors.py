@@ -188,7 +188,7 @@ class VectorRepository:
         params: tuple[Any, ...] = (limit,) if api_key_id is None else (api_key_id, limit)
         rows = self.db.read().execute(
             "SELECT rowid, id, api_key_id, content FROM memories WHERE needs_reindex = 1"
-            f"{owner_sql} ORDER BY rowid LIMIT ?",
+            f"{owner_sql} ORDER BY api_key_id, rowid LIMIT ?",  # the needs_reindex index's order
             params,
         )
         return [PendingMemory(int(r[0]), str(r[1]), str(r[2]), str(r[3])) for r in rows]
@@ -213,7 +213,9 @@ class VectorRepository:
         where, where_params = filter_sql(flt)
         columns = "rowid, distance, embedding" if with_vectors else "rowid, distance, NULL"
         con = self.db.read()
-        fetch = min(max(k, 1), MAX_FETCH)
+        # vec0 compares every vector of the key whatever k is (k=400 costs what k=100 does), and
+        # with expired or out-of-retention memories the first k rarely all pass: ask for 4× at once.
+        fetch = min(max(k, 1) * 4, MAX_FETCH)
         while True:
             near = con.execute(
                 f"SELECT {columns} FROM vec_memories WHERE embedding MATCH {query_sql} AND k = ?"
