@@ -42,7 +42,7 @@ import apsw
 import numpy as np
 import sqlite_vec
 
-from bench.common import Latency, cpu_reference, log, ms, table, time_calls, work_dir
+from bench.common import Latency, Report, cpu_reference, log, ms, table, time_calls, work_dir
 
 DIM = 384
 N_TOPICS = 200
@@ -61,19 +61,6 @@ DEFAULT_CHUNK = 32  # the layout part 3 uses unless --chunk says otherwise
 
 def cpu_reference_ms() -> float:
     return cpu_reference()["median_ms"]
-
-
-@dataclass(slots=True)
-class Report:
-    title: str
-    sections: list[str] = field(default_factory=list)
-    data: dict[str, Any] = field(default_factory=dict)
-
-    def add(self, text: str) -> None:
-        self.sections.append(text)
-
-    def markdown(self) -> str:
-        return "\n\n".join([f"## {self.title}", *self.sections])
 
 
 # -- data ------------------------------------------------------------------------------------------------
