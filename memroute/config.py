@@ -74,6 +74,7 @@ class Config:
     static_cache_dir: Path | None = None
     transformers_model: str = ""
     vec_top_k: int = 20
+    vec_cache_mb: int = 256
     rrf_k: int = 60
     vec_quantization: str = "none"
     disable_vec: bool = False
@@ -124,6 +125,7 @@ class Config:
             static_cache_dir=Path(static_dir).expanduser() if static_dir else None,
             transformers_model=_str(env, "MEMORY_TRANSFORMERS_MODEL", ""),
             vec_top_k=_int(env, "MEMORY_VEC_TOP_K", 20, minimum=1),
+            vec_cache_mb=_int(env, "MEMORY_VEC_CACHE_MB", 256, minimum=0),
             rrf_k=_int(env, "MEMORY_RRF_K", 60, minimum=1),
             vec_quantization="int8" if quant == "int8" else "none",
             disable_vec=_bool(env, "VECTOR_STORE_DISABLE_VEC", False),

@@ -62,10 +62,12 @@ class SemanticEngine:
             int8=config.vec_quantization == "int8",
             now=now,
             backfill_batch=config.backfill_batch,
+            cache_bytes=config.vec_cache_mb * 1024 * 1024,
         )
         self.last_error: str | None = None
         self._worker = ReindexWorker(self)
         self._http: httpx.Client | None = None
+        self._batch_lock = threading.Lock()  # one batch at a time: the worker and `reindex(wait=True)`
 
     # -- choosing ----------------------------------------------------------------------
 
@@ -117,8 +119,9 @@ class SemanticEngine:
         if choice.source is None or not self.index.available:
             return 0, 0
         try:
-            self.index.sync(choice)
-            result = self.index.embed_pending(choice, None, limit)
+            with self._batch_lock:  # else both would embed the same pending memories
+                self.index.sync(choice)
+                result = self.index.embed_pending(choice, None, limit)
         except EmbeddingError as exc:
             self.last_error = exc.message
             pending = len(self.store.vectors.pending(None, limit))
@@ -159,10 +162,12 @@ class SemanticEngine:
 
     def start(self) -> None:
         self.store.vectors.drop_orphans()
+        self.index.key_cache.start()
         self._worker.start()
 
     def stop(self) -> None:
         self._worker.stop()
+        self.index.key_cache.stop()
         self.sources.close()
         if self._http is not None:
             self._http.close()

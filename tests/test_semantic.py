@@ -338,3 +338,59 @@ def test_without_a_source_reindex_leaves_the_queue_untouched(vmem: Memory) -> No
         "reason": "static disabled in settings",
     }
     assert vmem.store.vectors.count() == 0
+
+
+def test_large_keys_are_searched_in_memory_with_the_same_results_and_never_stale(
+    db_path: Path, clock: Any
+) -> None:
+    # A key with many vectors gets an in-memory copy (numpy); it is used only while no
+    # process has changed the key's vectors since it was read.
+    mem = Memory.open(config=Config.for_path(db_path), clock=clock)  # workers on: the copy is built
+    other = _open(db_path, clock)  # a second process on the same file
+    try:
+        mem.update_settings(enabled=True, embedding_source="hashing")
+        rng = random.Random(3)
+        with mem.store.db.write():
+            for i in range(1500):
+                mem.add("big", f"{rng.choice(TOPICS)} ({i})")
+        mem.add("small", "plays chess online every evening")
+        mem.reindex(wait=True)
+        index, choice = mem.semantic.index, mem.semantic.source(mem.settings())
+        flt = mem._filter("big", "apiKey", None, None)
+        queries = ["dog on the beach", "Postgres invoicing", "chess evening", "Lisbon river"]
+
+        def direct(query: str) -> list[tuple[str, float]]:
+            vector = mem.semantic.sources.embed_query(choice, query)
+            return [(h.memory_id, 1 - h.distance) for h in mem.store.vectors.knn(vector.tobytes(), flt, 50)]
+
+        def searched(query: str) -> list[str]:
+            return [h.memory_id for h in index.search(choice, query, flt, 50)]
+
+        def same_ranking(query: str) -> None:
+            # the same scores; ids equal except for the order within exact ties
+            expected = direct(query)
+            got = [(h.memory_id, h.score) for h in index.search(choice, query, flt, 50)]
+            assert [round(s, 4) for _, s in got] == [round(s, 4) for _, s in expected]
+            last = expected[-1][1]
+            assert {i for i, s in got if s > last + 1e-4} == {i for i, s in expected if s > last + 1e-4}
+
+        index.key_cache.refresh("big")
+        index.key_cache.refresh("small")
+        assert index.key_cache.stats()["keys"] == 1  # the small key stays in sqlite-vec
+        generation = mem.store.vectors.generation("big")
+        assert index.key_cache.get("big", generation) is not None
+        for query in queries:
+            same_ranking(query)
+
+        target = mem.add("big", "has a parrot named Kiwi who sings opera")
+        other.update(target.id, content="has a parrot named Kiwi who whistles jazz")
+        other.reindex(wait=True)  # the other process re-embeds: the copy is now stale
+        assert mem.store.vectors.generation("big") > generation
+        assert searched("parrot Kiwi whistles jazz")[0] == target.id  # answered by sqlite-vec
+        index.key_cache.refresh("big")
+        assert searched("parrot Kiwi whistles jazz")[0] == target.id  # and by the fresh copy
+        assert other.delete(target.id)
+        assert target.id not in searched("parrot Kiwi whistles jazz")
+    finally:
+        other.close()
+        mem.close()

@@ -93,7 +93,7 @@ class MemoryRepository:
         db: Database,
         cache: LruTtlCache[tuple[Any, ...]],
         *,
-        delete_vector: Callable[[apsw.Connection, int], None] | None = None,
+        delete_vector: Callable[[apsw.Connection, int, str], None] | None = None,
     ) -> None:
         self.db = db
         self.cache = cache
@@ -256,7 +256,7 @@ class MemoryRepository:
             old = row_to_memory(row[1:])
             con.execute("DELETE FROM memories WHERE rowid = ?", (row[0],))
             if self._delete_vector is not None:
-                self._delete_vector(con, row[0])
+                self._delete_vector(con, row[0], old.api_key_id)
             self._history(
                 con, memory_id, old.api_key_id, "DELETE", old.content, None, old.key, None, now, actor
             )

@@ -15,11 +15,13 @@ Vectors arrive as bytes (float32, or int8 for a quantised table); the maths live
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import apsw
+import numpy as np
+from numpy.typing import NDArray
 
 from memroute.models import MemoryFilter
 from memroute.store.db import Database
@@ -42,6 +44,13 @@ class VecMeta:
     @property
     def quantization(self) -> str:
         return "int8" if (self.signature or "").endswith(":int8") else "none"
+
+
+@dataclass(frozen=True, slots=True)
+class KeyVectors:
+    generation: int
+    rowids: NDArray[np.int64]
+    vectors: NDArray[Any]  # float32, or int8 for a quantised table
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +118,7 @@ class VectorRepository:
             )
             _index_partitions(con)
             con.execute("UPDATE memories SET needs_reindex = 1 WHERE needs_reindex = 0")
+            _bump_all(con)
             con.execute(
                 "UPDATE memory_vec_meta SET active_dim = ?, embedding_signature = ?, last_reset_at = ?,"
                 " vec_ready = 1, int8_scale = NULL WHERE id = 1",
@@ -139,7 +149,10 @@ class VectorRepository:
                 "DELETE FROM vec_memories WHERE rowid IN (SELECT v.rowid FROM vec_memories v"
                 " LEFT JOIN memories m ON m.rowid = v.rowid WHERE m.rowid IS NULL)"
             )
-            return int(con.changes())
+            dropped = int(con.changes())
+            if dropped:
+                _bump_all(con)
+            return dropped
 
     # -- writes --------------------------------------------------------------------
 
@@ -161,6 +174,7 @@ class VectorRepository:
                     (memory.rowid, row[0], blob),
                 )
                 con.execute("UPDATE memories SET needs_reindex = 0 WHERE rowid = ?", (memory.rowid,))
+                _bump(con, row[0])
                 stored += 1
         return stored
 
@@ -174,13 +188,80 @@ class VectorRepository:
                 )
                 if con.changes():
                     con.execute("DELETE FROM vec_memories WHERE rowid = ?", (memory.rowid,))
+                    _bump(con, memory.api_key_id)
 
-    def delete_in(self, con: apsw.Connection, rowid: int) -> None:
+    def delete_in(self, con: apsw.Connection, rowid: int, api_key_id: str) -> None:
         """Remove one memory's vector inside the caller's transaction (no-op without the table)."""
         if self.available and self.table_exists():
             con.execute("DELETE FROM vec_memories WHERE rowid = ?", (rowid,))
+            _bump(con, api_key_id)
 
     # -- reads ---------------------------------------------------------------------
+
+    def generation(self, api_key_id: str) -> int:
+        """How many times this key's vectors changed (0: never); see `load_key`."""
+        row = (
+            self.db.read()
+            .execute("SELECT generation FROM vec_key_generations WHERE api_key_id = ?", (api_key_id,))
+            .fetchone()
+        )
+        return int(row[0]) if row else 0
+
+    def chunk_count(self, api_key_id: str) -> int:
+        row = (
+            self.db.read()
+            .execute("SELECT COUNT(*) FROM vec_memories_chunks WHERE partition00 = ?", (api_key_id,))
+            .fetchone()
+        )
+        return int(row[0]) if row else 0
+
+    def load_key(self, api_key_id: str, dim: int, *, int8: bool) -> KeyVectors | None:
+        """Every vector of one key, read straight from vec0's chunk tables (sqlite-vec 0.1.x
+        layout: per chunk a validity bitmap, `size` int64 rowids and `size` vectors), with the
+        key's generation, in one read transaction. None when the tables do not have that
+        layout. (`SELECT … FROM vec_memories WHERE api_key_id = ?` would scan every key.)"""
+        con = self.db.read()
+        item = np.dtype(np.int8) if int8 else np.dtype(np.float32)
+        with con:  # one snapshot for the generation and the vectors
+            generation = self.generation(api_key_id)
+            try:
+                rows = con.execute(
+                    "SELECT c.size, c.validity, c.rowids, v.vectors FROM vec_memories_chunks c"
+                    " JOIN vec_memories_vector_chunks00 v ON v.rowid = c.chunk_id"
+                    " WHERE c.partition00 = ? ORDER BY c.chunk_id",
+                    (api_key_id,),
+                ).fetchall()
+            except apsw.SQLError:
+                return None
+        rowids, vectors = [], []
+        for size, validity, ids, blob in rows:
+            if not (
+                isinstance(size, int)
+                and isinstance(validity, bytes)
+                and isinstance(ids, bytes)
+                and isinstance(blob, bytes)
+                and len(validity) * 8 >= size
+                and len(ids) == 8 * size
+                and len(blob) == item.itemsize * dim * size
+            ):
+                return None
+            valid = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")[:size] == 1
+            rowids.append(np.frombuffer(ids, dtype=np.int64)[valid])
+            vectors.append(np.frombuffer(blob, dtype=item).reshape(size, dim)[valid])
+        if not rows:
+            return KeyVectors(generation, np.zeros(0, np.int64), np.zeros((0, dim), item))
+        return KeyVectors(generation, np.concatenate(rowids), np.concatenate(vectors))
+
+    def admitted(self, rowids: Sequence[int], flt: MemoryFilter) -> dict[int, str]:
+        """The memories among `rowids` that `flt` admits: rowid → id."""
+        if not rowids:
+            return {}
+        where, params = filter_sql(flt)
+        marks = ",".join("?" * len(rowids))
+        rows = self.db.read().execute(
+            f"SELECT rowid, id FROM memories WHERE rowid IN ({marks}) AND {where}", (*rowids, *params)
+        )
+        return {int(r[0]): str(r[1]) for r in rows}
 
     def pending(self, api_key_id: str | None, limit: int) -> list[PendingMemory]:
         """Memories still waiting for a vector (one key's, or any), oldest first."""
@@ -210,7 +291,6 @@ class VectorRepository:
         owner_sql, owner_params = (
             ("AND api_key_id = ?", [flt.api_key_id]) if flt.api_key_id is not None else ("", [])
         )
-        where, where_params = filter_sql(flt)
         columns = "rowid, distance, embedding" if with_vectors else "rowid, distance, NULL"
         con = self.db.read()
         # vec0 compares every vector of the key whatever k is (k=400 costs what k=100 does), and
@@ -222,16 +302,8 @@ class VectorRepository:
                 f" {owner_sql} ORDER BY distance",
                 (query, fetch, *owner_params),
             ).fetchall()
-            admitted: dict[Any, Any] = {}
-            if near:
-                marks = ",".join("?" * len(near))
-                admitted = dict(
-                    con.execute(  # type: ignore[arg-type]
-                        f"SELECT rowid, id FROM memories WHERE rowid IN ({marks}) AND {where}",
-                        (*(r[0] for r in near), *where_params),
-                    ).fetchall()
-                )
-            hits = [_neighbour(admitted[r[0]], r) for r in near if r[0] in admitted]
+            admitted = self.admitted([int(r[0]) for r in near], flt)  # type: ignore[arg-type]
+            hits = [_neighbour(admitted[int(r[0])], r) for r in near if r[0] in admitted]
             if len(hits) >= k or len(near) < fetch or fetch >= MAX_FETCH:
                 return hits[:k]
             fetch = min(fetch * 4, MAX_FETCH)
@@ -239,6 +311,18 @@ class VectorRepository:
 
 def _neighbour(memory_id: Any, row: Any) -> Neighbour:
     return Neighbour(str(memory_id), int(row[0]), float(row[1]), None if row[2] is None else bytes(row[2]))
+
+
+def _bump(con: apsw.Connection, api_key_id: str) -> None:
+    con.execute(
+        "INSERT INTO vec_key_generations (api_key_id, generation) VALUES (?, 1)"
+        " ON CONFLICT (api_key_id) DO UPDATE SET generation = generation + 1",
+        (api_key_id,),
+    )
+
+
+def _bump_all(con: apsw.Connection) -> None:
+    con.execute("UPDATE vec_key_generations SET generation = generation + 1")
 
 
 def _index_partitions(con: apsw.Connection) -> None:

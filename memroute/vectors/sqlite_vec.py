@@ -23,6 +23,7 @@ from memroute.models import MemoryFilter
 from memroute.store.vectors import PendingMemory, VecMeta, VectorRepository
 from memroute.vectors import VectorHit
 from memroute.vectors.int8 import dequantize, fit_scale, quantize
+from memroute.vectors.key_cache import MIN_CHUNKS, KeyMatrix, KeyMatrixCache, as_matrix
 
 log = logging.getLogger("memroute.vectors.sqlite_vec")
 
@@ -46,6 +47,7 @@ class SqliteVecIndex:
         int8: bool,
         now: Callable[[], str],
         backfill_batch: int = 32,
+        cache_bytes: int = 0,
     ) -> None:
         self.vectors = vectors
         self.sources = sources
@@ -53,6 +55,19 @@ class SqliteVecIndex:
         self._now = now
         self.backfill_batch = backfill_batch
         self._reset_lock = threading.Lock()
+        self.key_cache = KeyMatrixCache(
+            self._load_key, lambda key: vectors.chunk_count(key) >= MIN_CHUNKS, max_bytes=cache_bytes
+        )
+
+    def _load_key(self, key: str) -> KeyMatrix | None:
+        meta = self.vectors.meta()
+        if not meta.ready or meta.active_dim is None or (self.int8 and meta.int8_scale is None):
+            return None
+        loaded = self.vectors.load_key(key, meta.active_dim, int8=self.int8)
+        if loaded is None:
+            log.warning("memory.vec_cache.unknown_layout: searching sqlite-vec directly")
+            return None
+        return KeyMatrix(loaded.generation, loaded.rowids, as_matrix(loaded.vectors, meta.int8_scale))
 
     @property
     def available(self) -> bool:
@@ -134,6 +149,10 @@ class SqliteVecIndex:
         if self.backfill_batch > 0 and flt.api_key_id is not None:
             self.embed_pending(choice, flt.api_key_id, self.backfill_batch)
             meta = self.vectors.meta()
+        if flt.api_key_id is not None:
+            copy = self.key_cache.get(flt.api_key_id, self.vectors.generation(flt.api_key_id))
+            if copy is not None:
+                return self._search_copy(copy, vector, flt, k)
         if not self.int8:
             hits = self.vectors.knn(np.asarray(vector, dtype=np.float32).tobytes(), flt, k)
             return [VectorHit(h.memory_id, max(0.0, 1.0 - h.distance)) for h in hits]
@@ -155,6 +174,35 @@ class SqliteVecIndex:
             rescored.append(VectorHit(hit.memory_id, max(0.0, float(np.dot(vector, approx)) / norm)))
         rescored.sort(key=lambda h: h.score, reverse=True)
         return rescored[:k]
+
+    def _search_copy(
+        self, copy: KeyMatrix, vector: NDArray[np.float32], flt: MemoryFilter, k: int
+    ) -> list[VectorHit]:
+        """Exact cosine search of an in-memory copy; the same filter as the SQL path. The
+        filter costs more than the product here, so candidates are checked in growing rounds
+        (1.5 k first: most memories pass)."""
+        scores = copy.matrix @ (vector / (float(np.linalg.norm(vector)) or 1.0))
+        total = len(scores)
+        hits: list[VectorHit] = []
+        seen = np.zeros(total, dtype=bool)  # ties may reorder between rounds: never check one twice
+        checked = 0
+        want = min(total, max(k + k // 2, 16))
+        while len(hits) < k and checked < total:
+            if want >= total:
+                order = np.argsort(-scores)
+            else:
+                top = np.argpartition(-scores, want - 1)[:want]
+                order = top[np.argsort(-scores[top])]
+            window = order[~seen[order]]
+            seen[window] = True
+            admitted = self.vectors.admitted([int(r) for r in copy.rowids[window]], flt)
+            for index in window:
+                memory_id = admitted.get(int(copy.rowids[index]))
+                if memory_id is not None:
+                    hits.append(VectorHit(memory_id, max(0.0, float(scores[index]))))
+            checked, want = len(order), min(total, want * 4)
+        hits.sort(key=lambda h: h.score, reverse=True)
+        return hits[:k]
 
     def tier(self, choice: SourceChoice) -> SqliteVecTier:
         return SqliteVecTier(self, choice)

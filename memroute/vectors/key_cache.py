@@ -1,0 +1,142 @@
+"""In-memory copies of large keys' vectors, searched with numpy.
+
+sqlite-vec's exact scan has no SIMD in its PyPI build: 10,000 vectors of 256 dims take
+~7 ms, where a numpy product takes ~0.2 ms. So the vectors of a key with many memories
+are also kept as one L2-normalised float32 matrix. A copy is used only while its
+generation equals the key's generation in the database (bumped by every change of the
+key's vectors, by any process); otherwise the search goes to sqlite-vec and the copy
+is rebuilt in the background, never on the request path. Memory is bounded (LRU by
+bytes).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+log = logging.getLogger("memroute.vectors.key_cache")
+
+MIN_CHUNKS = 64  # keys with fewer vector chunks (≤ 1,024 float vectors) are fast enough in sqlite-vec
+
+
+@dataclass(frozen=True, slots=True)
+class KeyMatrix:
+    generation: int
+    rowids: NDArray[np.int64]
+    matrix: NDArray[np.float32]  # rows L2-normalised: matrix @ query = cosine similarity
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.rowids.nbytes + self.matrix.nbytes)
+
+
+class KeyMatrixCache:
+    def __init__(
+        self,
+        load: Callable[[str], KeyMatrix | None],
+        is_large: Callable[[str], bool],
+        *,
+        max_bytes: int,
+    ) -> None:
+        """`load(key)` reads a key's vectors with their generation; `is_large(key)` says
+        whether a key is worth a copy."""
+        self._load = load
+        self._is_large = is_large
+        self.max_bytes = max_bytes
+        self._entries: OrderedDict[str, KeyMatrix] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+        self._wanted: OrderedDict[str, None] = OrderedDict()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def get(self, key: str, generation: int) -> KeyMatrix | None:
+        """The current copy of `key`'s vectors, or None (then a rebuild is requested)."""
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None and entry.generation == generation:
+                self._entries.move_to_end(key)
+                return entry
+        self._request(key)
+        return None
+
+    def _request(self, key: str) -> None:
+        if self._thread is None or self.max_bytes <= 0:
+            return
+        with self._lock:
+            self._wanted[key] = None
+        self._wake.set()
+
+    def refresh(self, key: str) -> None:
+        """Rebuild `key`'s copy now (in this thread), if it is large enough to need one."""
+        if not self._is_large(key):
+            with self._lock:
+                self._drop(key)
+            return
+        entry = self._load(key)
+        with self._lock:
+            self._drop(key)
+            if entry is None or entry.nbytes > self.max_bytes:
+                return
+            while self._entries and self._bytes + entry.nbytes > self.max_bytes:
+                self._drop(next(iter(self._entries)))
+            self._entries[key] = entry
+            self._bytes += entry.nbytes
+
+    def _drop(self, key: str) -> None:
+        entry = self._entries.pop(key, None)
+        if entry is not None:
+            self._bytes -= entry.nbytes
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._bytes = 0
+
+    def stats(self) -> dict[str, int]:
+        with self._lock:
+            return {"keys": len(self._entries), "bytes": self._bytes}
+
+    # -- the background rebuild ---------------------------------------------------------
+
+    def start(self) -> None:
+        if self._thread is None and self.max_bytes > 0:
+            self._thread = threading.Thread(target=self._run, name="memroute-vec-cache", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait(5.0)
+            self._wake.clear()
+            while not self._stop.is_set():
+                with self._lock:
+                    if not self._wanted:
+                        break
+                    key, _ = self._wanted.popitem(last=False)
+                try:
+                    self.refresh(key)
+                except Exception:  # the database may be busy or closing; the next search asks again
+                    log.exception("memory.vec_cache.refresh_failed")
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(10)
+            self._thread = None
+
+
+def as_matrix(vectors: NDArray[np.float32] | NDArray[np.int8], scale: float | None) -> NDArray[np.float32]:
+    """Float32 rows of unit length (int8 rows dequantised with `scale` first)."""
+    matrix = vectors.astype(np.float32) / np.float32(scale) if scale else vectors.astype(np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    normalised: NDArray[np.float32] = (matrix / norms).astype(np.float32)
+    return normalised
