@@ -7,6 +7,7 @@ extension; the hashing embedder (fast, deterministic) unless a case is about a m
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -387,7 +388,11 @@ def test_large_keys_are_searched_in_memory_with_the_same_results_and_never_stale
         other.reindex(wait=True)  # the other process re-embeds: the copy is now stale
         assert mem.store.vectors.generation("big") > generation
         assert searched("parrot Kiwi whistles jazz")[0] == target.id  # answered by sqlite-vec
-        index.key_cache.refresh("big")
+        current = mem.store.vectors.generation("big")
+        deadline = time.monotonic() + 10  # that search asked the background thread for a new copy
+        while index.key_cache.get("big", current) is None:
+            assert time.monotonic() < deadline, "the copy was not rebuilt in the background"
+            time.sleep(0.02)
         assert searched("parrot Kiwi whistles jazz")[0] == target.id  # and by the fresh copy
         assert other.delete(target.id)
         assert target.id not in searched("parrot Kiwi whistles jazz")

@@ -23,6 +23,7 @@ from numpy.typing import NDArray
 log = logging.getLogger("memroute.vectors.key_cache")
 
 MIN_CHUNKS = 64  # keys with fewer vector chunks (≤ 1,024 float vectors) are fast enough in sqlite-vec
+SMALL_KEYS_REMEMBERED = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +53,9 @@ class KeyMatrixCache:
         self._entries: OrderedDict[str, KeyMatrix] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
-        self._wanted: OrderedDict[str, None] = OrderedDict()
+        self._wanted: OrderedDict[str, int] = OrderedDict()
+        # Keys found too small for a copy, with the generation they were checked at.
+        self._small: OrderedDict[str, int] = OrderedDict()
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -64,21 +67,29 @@ class KeyMatrixCache:
             if entry is not None and entry.generation == generation:
                 self._entries.move_to_end(key)
                 return entry
-        self._request(key)
+            if self._small.get(key) == generation:
+                return None
+        self._request(key, generation)
         return None
 
-    def _request(self, key: str) -> None:
+    def _request(self, key: str, generation: int) -> None:
         if self._thread is None or self.max_bytes <= 0:
             return
         with self._lock:
-            self._wanted[key] = None
+            self._wanted[key] = generation
         self._wake.set()
 
-    def refresh(self, key: str) -> None:
-        """Rebuild `key`'s copy now (in this thread), if it is large enough to need one."""
+    def refresh(self, key: str, generation: int | None = None) -> None:
+        """Rebuild `key`'s copy now (in this thread), if it is large enough to need one.
+        `generation`: the key's generation when the copy was asked for."""
         if not self._is_large(key):
             with self._lock:
                 self._drop(key)
+                if generation is not None:
+                    self._small[key] = generation
+                    self._small.move_to_end(key)
+                    while len(self._small) > SMALL_KEYS_REMEMBERED:
+                        self._small.popitem(last=False)
             return
         entry = self._load(key)
         with self._lock:
@@ -98,6 +109,7 @@ class KeyMatrixCache:
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
+            self._small.clear()
             self._bytes = 0
 
     def stats(self) -> dict[str, int]:
@@ -119,9 +131,9 @@ class KeyMatrixCache:
                 with self._lock:
                     if not self._wanted:
                         break
-                    key, _ = self._wanted.popitem(last=False)
+                    key, generation = self._wanted.popitem(last=False)
                 try:
-                    self.refresh(key)
+                    self.refresh(key, generation)
                 except Exception:  # the database may be busy or closing; the next search asks again
                     log.exception("memory.vec_cache.refresh_failed")
 
