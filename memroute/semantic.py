@@ -25,6 +25,7 @@ from memroute.rerank import ProviderReranker, Reranker
 from memroute.store import SqliteStore
 from memroute.vectors import VectorTier
 from memroute.vectors.sqlite_vec import SqliteVecIndex
+from memroute.worker import WakeLoop
 
 log = logging.getLogger("memroute.semantic")
 
@@ -235,49 +236,37 @@ class ReindexWorker:
 
     def __init__(self, engine: SemanticEngine) -> None:
         self._engine = engine
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._loop = WakeLoop("reindex", REINDEX_POLL_S, self._drain)
         self._processed = 0
         self._errors = 0
         self._running = False
 
     def start(self) -> None:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="memroute-reindex", daemon=True)
-            self._thread.start()
-            self._wake.set()
+        self._loop.start()
 
     def notify(self) -> None:
-        self._wake.set()
+        self._loop.wake()
+
+    def stop(self) -> None:
+        self._loop.stop(30)
 
     def progress(self) -> dict[str, Any]:
         return {"running": self._running, "processed": self._processed, "errors": self._errors}
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self._wake.wait(REINDEX_POLL_S)
-            self._wake.clear()
-            while not self._stop.is_set():
-                try:
-                    self._running = True
-                    stored, errors = self._engine.reindex_batch()
-                except Exception:  # the database may be busy or closing; try again later
-                    log.exception("memory.reindex.worker_error")
-                    stored, errors = 0, 1
-                finally:
-                    self._running = False
-                self._processed += stored
-                self._errors += errors
-                if errors:
-                    self._stop.wait(ERROR_BACKOFF_S)
-                    break
-                if not stored:
-                    break
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(30)
-            self._thread = None
+    def _drain(self, stopping: threading.Event) -> None:
+        while not stopping.is_set():
+            try:
+                self._running = True
+                stored, errors = self._engine.reindex_batch()
+            except Exception:  # the database may be busy or closing; try again later
+                log.exception("memory.reindex.worker_error")
+                stored, errors = 0, 1
+            finally:
+                self._running = False
+            self._processed += stored
+            self._errors += errors
+            if errors:
+                stopping.wait(ERROR_BACKOFF_S)
+                return
+            if not stored:
+                return

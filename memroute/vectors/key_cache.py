@@ -20,6 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from memroute.worker import WakeLoop
+
 log = logging.getLogger("memroute.vectors.key_cache")
 
 MIN_CHUNKS = 64  # keys with fewer vector chunks (≤ 1,024 float vectors) are fast enough in sqlite-vec
@@ -54,11 +56,9 @@ class KeyMatrixCache:
         self._bytes = 0
         self._lock = threading.Lock()
         self._wanted: OrderedDict[str, int] = OrderedDict()
+        self._loop = WakeLoop("vec-cache", 5.0, self._drain)
         # Keys found too small for a copy, with the generation they were checked at.
         self._small: OrderedDict[str, int] = OrderedDict()
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
     def get(self, key: str, generation: int) -> KeyMatrix | None:
         """The current copy of `key`'s vectors, or None (then a rebuild is requested)."""
@@ -73,11 +73,11 @@ class KeyMatrixCache:
         return None
 
     def _request(self, key: str, generation: int) -> None:
-        if self._thread is None or self.max_bytes <= 0:
+        if not self._loop.started or self.max_bytes <= 0:
             return
         with self._lock:
             self._wanted[key] = generation
-        self._wake.set()
+        self._loop.wake()
 
     def refresh(self, key: str, generation: int | None = None) -> None:
         """Rebuild `key`'s copy now (in this thread), if it is large enough to need one.
@@ -119,30 +119,22 @@ class KeyMatrixCache:
     # -- the background rebuild ---------------------------------------------------------
 
     def start(self) -> None:
-        if self._thread is None and self.max_bytes > 0:
-            self._thread = threading.Thread(target=self._run, name="memroute-vec-cache", daemon=True)
-            self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self._wake.wait(5.0)
-            self._wake.clear()
-            while not self._stop.is_set():
-                with self._lock:
-                    if not self._wanted:
-                        break
-                    key, generation = self._wanted.popitem(last=False)
-                try:
-                    self.refresh(key, generation)
-                except Exception:  # the database may be busy or closing; the next search asks again
-                    log.exception("memory.vec_cache.refresh_failed")
+        if self.max_bytes > 0:
+            self._loop.start()
 
     def stop(self) -> None:
-        self._stop.set()
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(10)
-            self._thread = None
+        self._loop.stop(10)
+
+    def _drain(self, stopping: threading.Event) -> None:
+        while not stopping.is_set():
+            with self._lock:
+                if not self._wanted:
+                    return
+                key, generation = self._wanted.popitem(last=False)
+            try:
+                self.refresh(key, generation)
+            except Exception:  # the database may be busy or closing; the next search asks again
+                log.exception("memory.vec_cache.refresh_failed")
 
 
 def as_matrix(vectors: NDArray[np.float32] | NDArray[np.int8], scale: float | None) -> NDArray[np.float32]:
