@@ -465,26 +465,31 @@ def test_engine_status_is_honest_about_each_tier(api: httpx.Client) -> None:
 
 
 def test_switching_on_an_embedding_source_at_runtime_gives_vector_retrieval(api: httpx.Client) -> None:
+    # The offline default: the bundled MiniLM, switched on through the API, no restart.
     add(api, "has a dog named Biscuit who loves the beach", "fact:dog", apiKeyId="k1")
     add(api, "is allergic to peanuts", "fact:allergy", apiKeyId="k1")
     nothing = api.post("/api/memory/reindex", json={}).json()
     assert nothing["started"] is False and "no embedding source" in nothing["reason"]
-    assert api.put("/api/settings/memory", json={"embeddingSource": "hashing"}).status_code == 200
+    switched = api.put("/api/settings/memory", json={"embeddingSource": "auto", "transformersEnabled": True})
+    assert switched.status_code == 200
     started = api.post("/api/memory/reindex", json={"force": True}).json()
     assert started["started"] is True and started["pending"] == 2
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 30
     while api.get("/api/memory/engine-status").json()["vectorStore"]["rowCount"] < 2:
         assert time.monotonic() < deadline, "the re-index worker did not finish"
         time.sleep(0.05)
     status = api.get("/api/memory/engine-status").json()
-    assert status["embedding"]["source"] == "hashing" and status["embedding"]["available"] is True
-    assert status["vectorStore"]["needsReindex"] == 0 and "dim=256" in status["vectorStore"]["reason"]
+    assert status["embedding"]["source"] == "transformers" and status["embedding"]["available"] is True
+    assert status["vectorStore"]["needsReindex"] == 0 and "dim=384" in status["vectorStore"]["reason"]
     preview = api.post(
-        "/api/memory/retrieve-preview", json={"query": "dog beach", "apiKeyId": "k1", "strategy": "hybrid"}
+        "/api/memory/retrieve-preview",
+        json={"query": "What's my pup called?", "apiKeyId": "k1", "strategy": "hybrid"},
     ).json()
+    # no word in common with the memory: found by meaning
     assert preview["memories"][0]["key"] == "fact:dog"
-    assert preview["memories"][0]["tier"] == "hybrid-rrf" and preview["memories"][0]["vecScore"] > 0
-    assert preview["resolution"]["embeddingSource"] == "hashing"
+    assert preview["memories"][0]["tier"] == "hybrid-rrf" and preview["memories"][0]["vecScore"] > 0.3
+    assert preview["memories"][0]["ftsScore"] is None
+    assert preview["resolution"]["embeddingSource"] == "transformers"
     assert preview["resolution"]["vectorStore"] == "sqlite-vec"
     assert_error(api.post("/api/memory/reindex", json={"force": "yes"}), 400)
 

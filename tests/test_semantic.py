@@ -399,3 +399,58 @@ def test_large_keys_are_searched_in_memory_with_the_same_results_and_never_stale
     finally:
         other.close()
         mem.close()
+
+
+class EmbeddingServer:
+    """A provider's `/v1/embeddings` that answers with a scripted status or body."""
+
+    def __init__(self) -> None:
+        self.status = 200
+        self.body: Any = None
+
+    def app(self) -> Any:
+        from starlette.applications import Starlette
+        from starlette.requests import Request
+        from starlette.responses import JSONResponse, Response
+        from starlette.routing import Route
+
+        async def embeddings(request: Request) -> Response:
+            body = await request.json()
+            if self.status != 200:
+                return JSONResponse({"error": {"message": "nope"}}, status_code=self.status)
+            if self.body is not None:
+                return Response(self.body, media_type="application/json")
+            texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+            data = [{"index": i, "embedding": [1.0, float(len(t) % 7), 0.5]} for i, t in enumerate(texts)]
+            return JSONResponse({"data": data})
+
+        return Starlette(routes=[Route("/v1/embeddings", embeddings, methods=["POST"])])
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "reason"),
+    [(401, None, "HTTP 401"), (429, None, "HTTP 429"), (500, None, "HTTP 500"), (200, "{not json", "")],
+)
+def test_a_failing_remote_embedding_provider_degrades_to_keyword_search(
+    vmem: Memory, status: int, body: str | None, reason: str
+) -> None:
+    from servers import LiveServer
+
+    server = EmbeddingServer()
+    with LiveServer(server.app()) as live:
+        vmem.providers.add("emb", base_url=live.url + "/v1", api_key="sk-embedding-secret")
+        vmem.update_settings(embedding_source="remote", embedding_provider_model="emb/text-embedder")
+        m = vmem.add("alice", "plays chess online every evening")
+        assert vmem.reindex(wait=True)["processed"] == 1  # the provider works: dimension 3 learned
+        assert vmem.store.vectors.meta().active_dim == 3
+        server.status, server.body = status, body
+        vmem.semantic.sources.clear_cache()
+        preview = vmem.retrieve_preview("alice", "chess evening", strategy="hybrid")
+        assert [i.memory.id for i in preview.items] == [m.id] and preview.items[0].tier == "fts5"
+        assert "degraded to FTS5" in (preview.resolution.fallback_reason or "")
+        vmem.add("alice", "lives in Lisbon near the river")
+        report = vmem.reindex(wait=True)
+        assert report["errors"] == 1 and report["pending"] == 1
+        status_now = vmem.engine_status()["embedding"]
+        assert "last error" in status_now["reason"] and reason in status_now["reason"]
+        assert "sk-embedding-secret" not in str(vmem.engine_status()) + str(report)
