@@ -9,14 +9,35 @@ import socket
 import threading
 import time
 from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+import httpx
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+
+ADMIN = "admin-test-token"
+AUTH = {"Authorization": f"Bearer {ADMIN}"}
+
+
+@contextmanager
+def management_api(db: Path, **env: str) -> Iterator[httpx.Client]:
+    """memroute's app on `db` under uvicorn, and an httpx client holding the admin token."""
+    from memroute.config import Config
+    from memroute.web.app import create_app
+
+    config = Config.for_path(db, environ={"MEMROUTE_ADMIN_TOKEN": ADMIN, **env})
+    with (
+        LiveServer(create_app(config)) as server,
+        httpx.Client(base_url=server.url, headers=AUTH, timeout=30) as client,
+    ):
+        yield client
 
 
 def free_port() -> int:

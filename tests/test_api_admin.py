@@ -5,36 +5,21 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from servers import LiveServer
+from servers import ADMIN, management_api
 
-from memroute.config import Config
 from memroute.keys import hash_secret
-from memroute.web.app import create_app
 
-ADMIN = "admin-test-token"
-AUTH = {"Authorization": f"Bearer {ADMIN}"}
 PROVIDER_SECRET = "sk-provider-secret-DO-NOT-LEAK-0123456789"
-
-
-@contextmanager
-def running(db: Path, **env: str) -> Iterator[httpx.Client]:
-    config = Config.for_path(db, environ={"MEMROUTE_ADMIN_TOKEN": ADMIN, **env})
-    with (
-        LiveServer(create_app(config)) as server,
-        httpx.Client(base_url=server.url, headers=AUTH, timeout=30) as client,
-    ):
-        yield client
 
 
 @pytest.fixture
 def api(tmp_path: Path) -> Iterator[httpx.Client]:
-    with running(tmp_path / "memroute.db") as client:
+    with management_api(tmp_path / "memroute.db") as client:
         yield client
 
 
@@ -218,7 +203,7 @@ ROUTE_IDS = [f"{method} {path}" for method, path, _ in ROUTES]
 
 @pytest.fixture(scope="module")
 def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
-    with running(tmp_path_factory.mktemp("auth") / "memroute.db") as client:
+    with management_api(tmp_path_factory.mktemp("auth") / "memroute.db") as client:
         yield client
 
 

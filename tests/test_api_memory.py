@@ -7,20 +7,14 @@ import json
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from servers import LiveServer
+from servers import management_api
 
-from memroute.config import Config
-from memroute.web.app import create_app
-
-ADMIN = "admin-test-token"
-AUTH = {"Authorization": f"Bearer {ADMIN}"}
 MEMORY_FIELDS = {
     "id",
     "apiKeyId",
@@ -54,19 +48,9 @@ SETTINGS_DEFAULTS = {
 }
 
 
-@contextmanager
-def running(db: Path, **env: str) -> Iterator[httpx.Client]:
-    config = Config.for_path(db, environ={"MEMROUTE_ADMIN_TOKEN": ADMIN, **env})
-    with (
-        LiveServer(create_app(config)) as server,
-        httpx.Client(base_url=server.url, headers=AUTH, timeout=30) as client,
-    ):
-        yield client
-
-
 @pytest.fixture
 def api(tmp_path: Path) -> Iterator[httpx.Client]:
-    with running(tmp_path / "memroute.db") as client:
+    with management_api(tmp_path / "memroute.db") as client:
         yield client
 
 
@@ -591,7 +575,7 @@ def test_export_then_import_into_a_second_server(api: httpx.Client, tmp_path: Pa
     everything = api.get("/api/memory/export").text.splitlines()
     assert len(everything) == 3
 
-    with running(tmp_path / "second" / "memroute.db") as second:
+    with management_api(tmp_path / "second" / "memroute.db") as second:
         report = second.post("/api/memory/import", content=export.content)
         assert report.status_code == 200
         assert report.json() == {"imported": 2, "skipped": 0, "errors": []}
@@ -630,7 +614,7 @@ def test_import_rejects_unreadable_bodies(api: httpx.Client, body: bytes) -> Non
 
 
 def test_bodies_over_the_limit_are_413_and_write_nothing(tmp_path: Path) -> None:
-    with running(tmp_path / "memroute.db", MEMROUTE_MAX_BODY_BYTES="2048") as api:
+    with management_api(tmp_path / "memroute.db", MEMROUTE_MAX_BODY_BYTES="2048") as api:
         assert_error(api.post("/api/memory", json={"content": "x" * 4000, "key": "big"}), 413)
 
         def chunks() -> Iterator[bytes]:  # no content-length: the limit applies while streaming
