@@ -74,6 +74,7 @@ class Config:
     static_cache_dir: Path | None = None
     transformers_model: str = ""
     vec_top_k: int = 20
+    redact: bool = True  # secrets in chat texts are replaced before extraction (memory/redact.py)
     vec_cache_mb: int = 256
     rrf_k: int = 60
     vec_quantization: str = "none"
@@ -125,6 +126,7 @@ class Config:
             static_cache_dir=Path(static_dir).expanduser() if static_dir else None,
             transformers_model=_str(env, "MEMORY_TRANSFORMERS_MODEL", ""),
             vec_top_k=_int(env, "MEMORY_VEC_TOP_K", 20, minimum=1),
+            redact=_bool(env, "MEMROUTE_REDACT", True),
             vec_cache_mb=_int(env, "MEMORY_VEC_CACHE_MB", 256, minimum=0),
             rrf_k=_int(env, "MEMORY_RRF_K", 60, minimum=1),
             vec_quantization="int8" if quant == "int8" else "none",

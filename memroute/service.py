@@ -22,6 +22,7 @@ from memroute.keys import KeyRing
 from memroute.memory import injection, validate
 from memroute.memory.decay import DecayPolicy
 from memroute.memory.extraction import extract_facts_from_text, may_state_facts
+from memroute.memory.redact import redact
 from memroute.memory.retrieval import NO_VECTOR_REASON, RetrieveParams, retrieve
 from memroute.memory.settings import MemorySettings, normalize, validate_update
 from memroute.memory.verify import verify_pipeline
@@ -476,7 +477,11 @@ class Memory:
             raise InvalidInput(f"must be one of {', '.join(SOURCES)}", "source")
         if not isinstance(text, str):
             raise InvalidInput("must be a string", "text")
-        return self._store_facts(owner, session, source, extract_facts_from_text(text), actor=actor)
+        facts = extract_facts_from_text(self._redact(text))
+        return self._store_facts(owner, session, source, facts, actor=actor)
+
+    def _redact(self, text: str) -> str:
+        return redact(text) if self.config.redact else text
 
     def _store_facts(
         self, owner: str, session: str, source: str, facts: Sequence[Fact], *, actor: str
@@ -525,7 +530,7 @@ class Memory:
             if source not in SOURCES:
                 raise InvalidInput(f"must be one of {', '.join(SOURCES)}", "source")
         queued = [
-            (tail, source)
+            (self._redact(tail), source)  # a secret is never written, not even to the queue
             for text, source in texts
             if isinstance(text, str) and may_state_facts(tail := text[-self.config.max_content_bytes :])
         ]
@@ -543,7 +548,7 @@ class Memory:
     def _process_jobs(self, jobs: Sequence[ExtractionJob]) -> None:
         """Store the facts of `jobs` and delete the jobs, all in one transaction."""
         # Extract outside the write lock: API writes never wait on regexes.
-        found = [(job, extract_facts_from_text(job.text)) for job in jobs]
+        found = [(job, extract_facts_from_text(self._redact(job.text))) for job in jobs]
         with self.store.db.write():
             for job, facts in found:
                 self._store_facts(job.api_key_id, job.session_id, job.source, facts, actor="extraction")
