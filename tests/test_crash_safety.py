@@ -1,0 +1,125 @@
+"""Crash safety: the server (`memroute serve`, its own process) takes concurrent REST adds
+and chat turns, and is killed with SIGKILL at a random moment, 20 times over one
+database. After every kill: the file passes `integrity_check`, the FTS index matches the
+table, every write acknowledged before the kill is there, and every chat turn that was
+answered has its facts once the queued extraction jobs run."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import openai
+from servers import ADMIN, AUTH, LiveServer, ScriptedUpstream, free_port
+
+from memroute import Memory
+
+CYCLES = 20
+
+
+def _start(db: Path, upstream_url: str, port: int) -> subprocess.Popen[bytes]:
+    env = {
+        **os.environ,
+        "MEMROUTE_ADMIN_TOKEN": ADMIN,
+        "MEMROUTE_UPSTREAM_BASE_URL": upstream_url + "/v1",
+        "MEMROUTE_PORT": str(port),
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "memroute", "--db", str(db), "serve"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                return process
+        except httpx.HTTPError:
+            pass
+        assert process.poll() is None and time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.05)
+
+
+def test_acknowledged_writes_survive_sigkill(tmp_path: Path) -> None:
+    db = tmp_path / "crash.db"
+    with Memory.open(db, start_workers=False) as setup:
+        setup.update_settings(enabled=True)
+        key, secret = setup.keys.create("crash")
+    added: list[str] = []  # memory keys whose add was answered 200
+    learned: list[str] = []  # facts of chat turns that were answered 200
+    rng = random.Random(2026)
+    upstream = ScriptedUpstream()
+    with LiveServer(upstream.app()) as up:
+        for cycle in range(CYCLES):
+            port = free_port()
+            server = _start(db, up.url, port)
+            base = f"http://127.0.0.1:{port}"
+            stop = threading.Event()
+
+            def rest(worker: int, cycle: int = cycle, base: str = base, stop: threading.Event = stop) -> None:
+                with httpx.Client(base_url=base, headers=AUTH, timeout=5) as api:
+                    for i in range(10_000):
+                        if stop.is_set():
+                            return
+                        name = f"crash:{cycle}:{worker}:{i}"
+                        body = {"apiKeyId": key.id, "content": f"note {name}", "key": name}
+                        try:
+                            if api.post("/api/memory", json=body).status_code == 200:
+                                added.append(name)
+                        except httpx.HTTPError:
+                            return
+
+            def chat(cycle: int = cycle, base: str = base, stop: threading.Event = stop) -> None:
+                client = openai.OpenAI(base_url=base + "/v1", api_key=secret, max_retries=0, timeout=5)
+                for i in range(10_000):
+                    if stop.is_set():
+                        return
+                    topic = f"option{cycle}x{i}"
+                    try:
+                        client.chat.completions.create(
+                            model="echo-1", messages=[{"role": "user", "content": f"I prefer {topic}."}]
+                        )
+                    except openai.APIError:
+                        return
+                    learned.append(f"prefers {topic}")
+
+            threads = [threading.Thread(target=rest, args=(w,)) for w in range(2)]
+            threads.append(threading.Thread(target=chat))
+            for thread in threads:
+                thread.start()
+            time.sleep(rng.uniform(0.1, 0.6))
+            server.send_signal(signal.SIGKILL)
+            server.wait(10)
+            stop.set()
+            for thread in threads:
+                thread.join(10)
+
+            with Memory.open(db, start_workers=False) as check:
+                con = check.store.db.read()
+                assert con.execute("PRAGMA integrity_check").fetchall() == [("ok",)], f"cycle {cycle}"
+                with check.store.db.write() as writer:
+                    writer.execute("INSERT INTO memory_fts(memory_fts) VALUES('integrity-check')")
+                present = {row[0] for row in con.execute("SELECT key FROM memories WHERE key LIKE 'crash:%'")}
+                lost = [name for name in added if name not in present]
+                assert not lost, f"cycle {cycle}: acknowledged adds lost: {lost[:5]}"
+                assert check.wait_for_extraction(30)  # runs every job the killed server left queued
+                assert check.extraction_queue() == {"pending": 0, "failed": 0}
+                facts = {m.content for m in check.list(key.id, limit=200, q="prefers option").items}
+                facts |= {
+                    row[0]
+                    for row in con.execute("SELECT content FROM memories WHERE content LIKE 'prefers %'")
+                }
+                missing = [fact for fact in learned if fact not in facts]
+                assert not missing, f"cycle {cycle}: answered chat turns not learned: {missing[:5]}"
+    assert len(added) > CYCLES and len(learned) > CYCLES  # every cycle really wrote
+    print(
+        f"{CYCLES} kills survived: {len(added)} acknowledged adds and {len(learned)} answered chat turns kept"
+    )
