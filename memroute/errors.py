@@ -7,6 +7,7 @@ MemrouteError
 ├── UpstreamError     the LLM provider failed or is unreachable (HTTP 502)
 ├── EmbeddingError    an embedding source failed (degrade to keyword search)
 └── StoreError        the database failed or is in an unusable state (HTTP 500)
+    └── StorageFull   the database or its disk is full: nothing was written (HTTP 507)
 """
 
 from __future__ import annotations
@@ -59,3 +60,7 @@ class EmbeddingError(MemrouteError):
 
 class StoreError(MemrouteError):
     kind = "store_error"
+
+
+class StorageFull(StoreError):
+    kind = "storage_full"

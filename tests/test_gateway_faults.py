@@ -110,3 +110,51 @@ def test_admin_token_is_not_a_client_key(gateway: Gateway) -> None:  # noqa: F81
         assert exc.status_code == 401
     else:
         raise AssertionError("the admin token must not work as a client key")
+
+
+def test_a_full_database_keeps_the_chat_working_and_loses_nothing(tmp_path: Path, upstream) -> None:  # noqa: F811
+    db = tmp_path / "full.db"
+    config = _config(db, upstream.url)  # type: ignore[attr-defined]
+    mem = Memory.open(config=config)
+    key, secret = mem.keys.create("full")
+    mem.update_settings(enabled=True)
+    kept = mem.add(key.id, "prefers dark mode", key="preference:dark_mode")
+    writer = mem.store.db._writer  # SQLITE_FULL on demand: the database may not grow any more
+    pages = writer.execute("PRAGMA page_count").fetchone()[0]  # type: ignore[index]
+    writer.execute(f"PRAGMA max_page_count = {pages}")
+    try:
+        with (
+            LiveServer(create_app(config, memory=mem)) as server,
+            httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {ADMIN}"}) as api,
+        ):
+            big = "x" * 60_000  # more than any free page left inside the file
+            refused = api.post("/api/memory", json={"apiKeyId": key.id, "content": big, "key": "big"})
+            assert refused.status_code == 507
+            assert refused.json() == {
+                "error": {
+                    "message": "the database or its disk is full: nothing was written",
+                    "type": "storage_full",
+                }
+            }
+            client = openai.OpenAI(base_url=server.url + "/v1", api_key=secret, max_retries=0)
+            statement = "I prefer light mode. " + "And I like long messages. " * 3000
+            raw = client.chat.completions.with_raw_response.create(
+                model="echo-1", messages=[{"role": "user", "content": statement}]
+            )
+            assert raw.parse().choices[0].message.content == statement  # the chat goes on
+            assert raw.headers["x-memroute-memory-count"] == "1"  # and still reads its memories
+            assert (
+                'memroute_memory_errors_total{stage="extraction"} 1'
+                in httpx.get(server.url + "/metrics").text
+            )
+            assert api.get(f"/api/memory/{kept.id}").json()["memory"]["content"] == "prefers dark mode"
+            writer.execute("PRAGMA max_page_count = 1073741823")  # space again: writes work again
+            assert (
+                api.post("/api/memory", json={"apiKeyId": key.id, "content": big, "key": "big"}).status_code
+                == 200
+            )
+    finally:
+        mem.close()
+    with Memory.open(db, start_workers=False) as check:
+        assert check.store.db.read().execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        assert {m.key for m in check.list(key.id).items} == {"preference:dark_mode", "big"}

@@ -19,7 +19,7 @@ from typing import Any
 
 import apsw
 
-from memroute.errors import StoreError
+from memroute.errors import StorageFull, StoreError
 
 log = logging.getLogger("memroute.store")
 
@@ -145,29 +145,44 @@ class Database:
 
     @contextmanager
     def write(self) -> Iterator[apsw.Connection]:
-        """A write transaction; nested calls on the same thread become savepoints."""
+        """A write transaction; nested calls on the same thread become savepoints.
+
+        When SQLite has already rolled the whole transaction back itself (it does on a
+        full disk), nothing is rolled back again: the original error is what the caller
+        sees, and a full database becomes `StorageFull`."""
         self._check_open()
         with self._lock:
             if self._depth:
+                name = f"mr_sp{self._depth}"
                 self._depth += 1
                 try:
-                    with self._writer:
-                        yield self._writer
+                    self._writer.execute(f"SAVEPOINT {name}")
+                    yield self._writer
+                except BaseException:
+                    if not self._writer.getautocommit():
+                        self._writer.execute(f"ROLLBACK TO {name}")
+                        self._writer.execute(f"RELEASE {name}")
+                    raise
+                else:
+                    self._writer.execute(f"RELEASE {name}")
                 finally:
                     self._depth -= 1
                 return
             self._writer.execute("BEGIN IMMEDIATE")
             self._owner, self._depth = threading.get_ident(), 1
             try:
-                yield self._writer
-            except BaseException:
-                self._writer.execute("ROLLBACK")
-                self._after_commit.clear()
-                raise
-            else:
-                self._writer.execute("COMMIT")
-            finally:
-                self._owner, self._depth = None, 0
+                try:
+                    yield self._writer
+                    self._writer.execute("COMMIT")
+                except BaseException:
+                    if not self._writer.getautocommit():
+                        self._writer.execute("ROLLBACK")
+                    self._after_commit.clear()
+                    raise
+                finally:
+                    self._owner, self._depth = None, 0
+            except apsw.FullError as exc:
+                raise StorageFull("the database or its disk is full: nothing was written") from exc
             callbacks, self._after_commit = self._after_commit, []
         for callback in callbacks:
             callback()

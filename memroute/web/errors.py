@@ -11,7 +11,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from memroute.errors import Conflict, InvalidInput, MemrouteError, NotFound, UpstreamError
+from memroute.errors import Conflict, InvalidInput, MemrouteError, NotFound, StorageFull, UpstreamError
 from memroute.web.auth import Unauthorized
 
 log = logging.getLogger("memroute.web")
@@ -28,6 +28,8 @@ def status_of(exc: MemrouteError) -> int:
         return 409
     if isinstance(exc, UpstreamError):
         return exc.status
+    if isinstance(exc, StorageFull):
+        return 507
     return 500
 
 
