@@ -567,4 +567,6 @@ def serve(ctx: click.Context, host: str | None, port: int | None, serve_db: str 
         click.echo(
             "no default upstream: set MEMROUTE_UPSTREAM_BASE_URL or `memroute providers add ... --default`"
         )
-    uvicorn.run(app, host=config.host, port=config.port, log_level="info")
+    # Idle client connections stay open 30 s: clients such as the openai SDK keep theirs for
+    # 5 s, and with the same 5 s on both sides a reused connection can be closed under them.
+    uvicorn.run(app, host=config.host, port=config.port, log_level="info", timeout_keep_alive=30)

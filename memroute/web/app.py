@@ -31,7 +31,11 @@ def create_app(config: Config, *, memory: Memory | None = None) -> FastAPI:
         owned = memory is None
         mem = memory if memory is not None else Memory.open(config=config)
         timeout = httpx.Timeout(config.upstream_timeout_s, connect=config.upstream_connect_timeout_s)
-        async with httpx.AsyncClient(timeout=timeout, follow_redirects=False) as client:
+        # Pooled upstream connections are dropped after 2 s idle: servers built on uvicorn
+        # (vLLM, LM Studio's proxy, the scripted test upstream) close theirs after 5 s, and
+        # a request sent on a connection the server is closing fails with a ReadError.
+        limits = httpx.Limits(max_connections=200, max_keepalive_connections=100, keepalive_expiry=2.0)
+        async with httpx.AsyncClient(timeout=timeout, limits=limits, follow_redirects=False) as client:
             app.state.memory = mem
             app.state.http = client
             app.state.metrics = standard_metrics(lambda: float(mem.extraction_queue()["pending"]))

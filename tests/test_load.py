@@ -1,0 +1,139 @@
+"""Load: 100 concurrent streaming chat clients and 4 REST writers against `memroute serve`
+(its own process) and a scripted upstream, 10,000 chat requests in all. Zero errors,
+zero "database is locked", and the server's memory stays bounded."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+from servers import ADMIN, AUTH, LiveServer, ScriptedUpstream, free_port
+
+from memroute import Memory
+
+CLIENTS = 100
+REQUESTS = 10_000
+WRITERS = 4
+
+
+def _rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS")
+
+
+async def _drive(base: str, secret: str, owner: str, server_pid: int) -> dict[str, object]:
+    latencies: list[float] = []
+    errors: list[str] = []
+    rss: dict[int, float] = {}
+    done = 0
+    chat_headers = {"Authorization": f"Bearer {secret}"}
+    limits = httpx.Limits(
+        max_connections=CLIENTS + WRITERS, max_keepalive_connections=CLIENTS + WRITERS, keepalive_expiry=2.0
+    )
+
+    async with httpx.AsyncClient(base_url=base, timeout=60, limits=limits) as http:
+
+        async def client(number: int) -> None:
+            nonlocal done
+            for i in range(REQUESTS // CLIENTS):
+                body = {
+                    "model": "echo-1",
+                    "stream": True,
+                    "messages": [
+                        {"role": "user", "content": f"I prefer option{number}x{i % 7}. Which is best?"}
+                    ],
+                }
+                started = time.perf_counter()
+                try:
+                    async with http.stream(
+                        "POST", "/v1/chat/completions", json=body, headers=chat_headers
+                    ) as r:
+                        text = "".join([chunk async for chunk in r.aiter_text()])
+                    if r.status_code != 200 or "data: [DONE]" not in text:
+                        errors.append(f"chat {r.status_code}: {text[:200]}")
+                except httpx.HTTPError as exc:
+                    errors.append(f"chat {type(exc).__name__}")
+                latencies.append(time.perf_counter() - started)
+                done += 1
+                if done in (2_000, 6_000, REQUESTS):
+                    rss[done] = _rss_mb(server_pid)
+
+        async def writer(number: int) -> None:
+            i = 0
+            while done < REQUESTS:
+                body = {"apiKeyId": owner, "content": f"note {number}-{i}", "key": f"load:{number}:{i % 50}"}
+                response = await http.post("/api/memory", json=body, headers=AUTH)
+                if response.status_code != 200:
+                    errors.append(f"add {response.status_code}: {response.text[:200]}")
+                i += 1
+                await asyncio.sleep(0.01)
+
+        started = time.perf_counter()
+        await asyncio.gather(*(client(n) for n in range(CLIENTS)), *(writer(n) for n in range(WRITERS)))
+        elapsed = time.perf_counter() - started
+    latencies.sort()
+    return {
+        "errors": errors,
+        "per_s": len(latencies) / elapsed,
+        "p50_ms": latencies[len(latencies) // 2] * 1000,
+        "p99_ms": latencies[int(len(latencies) * 0.99)] * 1000,
+        "rss": rss,
+    }
+
+
+def test_a_hundred_streaming_clients_and_rest_writers(tmp_path: Path) -> None:
+    db = tmp_path / "load.db"
+    with Memory.open(db, start_workers=False) as setup:
+        setup.update_settings(enabled=True)
+        key, secret = setup.keys.create("load")
+        for i in range(300):
+            setup.add(key.id, f"prefers option{i} for project {i % 13}")
+    log = tmp_path / "server.log"
+    upstream = ScriptedUpstream()
+    with LiveServer(upstream.app()) as up, log.open("wb") as log_file:
+        port = free_port()
+        env = {
+            **os.environ,
+            "MEMROUTE_ADMIN_TOKEN": ADMIN,
+            "MEMROUTE_UPSTREAM_BASE_URL": up.url + "/v1",
+            "MEMROUTE_PORT": str(port),
+        }
+        server = subprocess.Popen(
+            [sys.executable, "-m", "memroute", "--db", str(db), "serve"],
+            env=env,
+            stdout=log_file,
+            stderr=log_file,
+        )
+        try:
+            base = f"http://127.0.0.1:{port}"
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    if httpx.get(base + "/healthz", timeout=1).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                assert time.monotonic() < deadline, "the server did not start"
+                time.sleep(0.05)
+            result = asyncio.run(_drive(base, secret, key.id, server.pid))
+        finally:
+            server.terminate()
+            server.wait(60)
+    server_log = log.read_text(encoding="utf-8", errors="replace")
+    errors = result["errors"]
+    assert errors == [], f"{len(errors)} errors, first: {errors[:3]}"  # type: ignore[index]
+    assert "database is locked" not in server_log and "Traceback" not in server_log
+    rss: dict[int, float] = result["rss"]  # type: ignore[assignment]
+    assert rss[REQUESTS] - rss[2_000] < 40, (
+        f"server memory grew from {rss[2_000]:.0f} to {rss[REQUESTS]:.0f} MB"
+    )
+    print(json.dumps({k: v for k, v in result.items() if k != "errors"}))
