@@ -7,18 +7,18 @@ original order, and `rerankApplied` is true only when the call succeeded.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import httpx
 
+from memroute.memory.retrieval import Reranker
 from memroute.providers import Route
+
+__all__ = ["ProviderReranker", "RerankError", "Reranker"]
 
 log = logging.getLogger("memroute.rerank")
 
 TIMEOUT_S = 5.0
-
-#: (query, documents) → [(document index, relevance score)], best first; raises on failure.
-Reranker = Callable[[str, Sequence[str]], list[tuple[int, float]]]
 
 
 class RerankError(Exception):

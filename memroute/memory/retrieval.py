@@ -45,6 +45,10 @@ class MemoryReader(Protocol):
     def get_many(self, ids: Sequence[str]) -> dict[str, MemoryRecord]: ...
 
 
+#: (query, documents) → [(document index, relevance score)], best first; raises on failure.
+Reranker = Callable[[str, Sequence[str]], list[tuple[int, float]]]
+
+
 @dataclass(slots=True)
 class RetrieveParams:
     query: str | None
@@ -211,7 +215,7 @@ def retrieve(
     *,
     vector_tier: VectorTier | None = None,
     vector_unavailable_reason: str = NO_VECTOR_REASON,
-    reranker: Callable[[str, Sequence[str]], list[tuple[int, float]]] | None = None,
+    reranker: Reranker | None = None,
 ) -> Retrieval:
     """Rank and pack. Never raises for a vector-tier or rerank failure: it degrades and says why.
 
@@ -275,9 +279,7 @@ def retrieve(
 RERANK_CANDIDATES = 100
 
 
-def _rerank(
-    reranker: Callable[[str, Sequence[str]], list[tuple[int, float]]], query: str, found: list[_Candidate]
-) -> tuple[list[_Candidate], bool]:
+def _rerank(reranker: Reranker, query: str, found: list[_Candidate]) -> tuple[list[_Candidate], bool]:
     """The candidates in the reranker's order with its scores (unmentioned ones after, in
     their order), and whether it worked; on any failure the original order."""
     head = found[:RERANK_CANDIDATES]
