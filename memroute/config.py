@@ -30,6 +30,13 @@ def _int(env: Mapping[str, str], name: str, default: int, minimum: int = 0) -> i
     return value
 
 
+def _port(env: Mapping[str, str], name: str, default: int) -> int:
+    value = _int(env, name, default, minimum=1)
+    if value > 65535:
+        raise InvalidInput(f"must be a port from 1 to 65535, got {value}", name)
+    return value
+
+
 def _float(env: Mapping[str, str], name: str, default: float | None) -> float | None:
     raw = env.get(name, "").strip()
     if not raw:
@@ -81,6 +88,14 @@ class Config:
     disable_vec: bool = False
     min_score: float | None = None
     backfill_batch: int = 32
+    # Qdrant (REF §9): env fallbacks for the settings of `/api/settings/qdrant`.
+    qdrant_host: str = ""
+    qdrant_port: int = 6333
+    qdrant_api_key: str | None = None
+    qdrant_collection: str = "memroute_memory"
+    qdrant_embedding_model: str | None = None
+    qdrant_hnsw_ef_construct: int = 128
+    qdrant_timeout_s: float = 5.0
     # Typed decay (REF §12.3): off unless enabled.
     decay_enabled: bool = False
     decay_episodic_days: int = 30
@@ -133,6 +148,13 @@ class Config:
             disable_vec=_bool(env, "VECTOR_STORE_DISABLE_VEC", False),
             min_score=_float(env, "MEMORY_MIN_SCORE", None),
             backfill_batch=_int(env, "MEMORY_BACKFILL_BATCH", 32),
+            qdrant_host=_str(env, "QDRANT_HOST", ""),
+            qdrant_port=_port(env, "QDRANT_PORT", 6333),
+            qdrant_api_key=env.get("QDRANT_API_KEY", "").strip() or None,
+            qdrant_collection=_str(env, "QDRANT_COLLECTION", "memroute_memory"),
+            qdrant_embedding_model=env.get("QDRANT_EMBEDDING_MODEL", "").strip() or None,
+            qdrant_hnsw_ef_construct=_int(env, "QDRANT_HNSW_EF_CONSTRUCT", 128, minimum=4),
+            qdrant_timeout_s=_float(env, "QDRANT_TIMEOUT", 5.0) or 5.0,
             decay_enabled=_bool(env, "MEMORY_TYPED_DECAY_ENABLED", False),
             decay_episodic_days=_int(env, "MEMORY_TYPED_DECAY_EPISODIC_DAYS", 30),
             decay_access_immunity=_int(env, "MEMORY_TYPED_DECAY_ACCESS_IMMUNITY", 3),

@@ -6,6 +6,7 @@ MemrouteError
 ├── Conflict          the request contradicts the current state (HTTP 409)
 ├── UpstreamError     the LLM provider failed or is unreachable (HTTP 502)
 ├── EmbeddingError    an embedding source failed (degrade to keyword search)
+├── QdrantError       Qdrant failed or is unreachable (degrade to sqlite-vec, then FTS5)
 └── StoreError        the database failed or is in an unusable state (HTTP 500)
     └── StorageFull   the database or its disk is full: nothing was written (HTTP 507)
 """
@@ -56,6 +57,12 @@ class EmbeddingError(MemrouteError):
         super().__init__(message)
         self.reason = reason
         self.source = source
+
+
+class QdrantError(MemrouteError):
+    """The message never holds the API key (the adapter masks it)."""
+
+    kind = "qdrant_error"
 
 
 class StoreError(MemrouteError):

@@ -21,6 +21,7 @@ from memroute.embeddings import EmbeddingSources, SourceChoice, resolve_source
 from memroute.errors import EmbeddingError
 from memroute.memory.settings import MemorySettings
 from memroute.providers import ProviderRegistry
+from memroute.qdrant_engine import QdrantEngine
 from memroute.rerank import ProviderReranker, Reranker
 from memroute.store import SqliteStore
 from memroute.vectors import VectorTier
@@ -36,9 +37,10 @@ ERROR_BACKOFF_S = 30.0
 
 @dataclass(frozen=True, slots=True)
 class TierChoice:
-    """The vector tier for one retrieval, or None with the reason."""
+    """The vector tiers for one retrieval, best first (each falls back to the next, the
+    last to FTS5), and why a tier is missing or none is left."""
 
-    tier: VectorTier | None
+    tiers: tuple[VectorTier, ...]
     source: SourceChoice
     reason: str | None
 
@@ -67,6 +69,7 @@ class SemanticEngine:
         )
         self.last_error: str | None = None
         self._worker = ReindexWorker(self)
+        self.qdrant = QdrantEngine(store, config, self.sources, providers, settings, self.source, now)
         self._http: httpx.Client | None = None
         self._batch_lock = threading.Lock()  # one batch at a time: the worker and `reindex(wait=True)`
 
@@ -76,17 +79,22 @@ class SemanticEngine:
         return resolve_source(settings, self.config, self.providers.configured)
 
     def tier(self, settings: MemorySettings) -> TierChoice:
-        """The vector tier retrieval should try for these settings."""
+        """The vector tiers retrieval should try for these settings: Qdrant when it is the
+        vector store and ready, then sqlite-vec."""
         choice = self.source(settings)
+        qdrant, qdrant_note = self.qdrant.tier(settings)
+        first: tuple[VectorTier, ...] = (qdrant,) if qdrant is not None else ()
         if choice.source is None:
-            return TierChoice(None, choice, f"{choice.reason} — keyword search (FTS5) only")
+            return TierChoice(
+                first, choice, _join(qdrant_note, f"{choice.reason} — keyword search (FTS5) only")
+            )
         if not self.index.available:
             reason = self.store.db.vec_error or "not loaded"
-            return TierChoice(None, choice, f"sqlite-vec not available ({reason}) — degraded to FTS5")
-        note = None
-        if settings.vector_store == "qdrant":
-            note = "Qdrant is not available in this version — using sqlite-vec"
-        return TierChoice(self.index.tier(choice), choice, note)
+            return TierChoice(
+                first, choice, _join(qdrant_note, f"sqlite-vec not available ({reason}) — degraded to FTS5")
+            )
+        note = f"{qdrant_note} — using sqlite-vec" if qdrant_note else None
+        return TierChoice((*first, self.index.tier(choice)), choice, note)
 
     def reranker(self, settings: MemorySettings) -> tuple[Reranker | None, dict[str, Any]]:
         """The reranker the settings ask for, if its provider is configured, and its status
@@ -134,6 +142,7 @@ class SemanticEngine:
     def reindex(self, *, force: bool = False, wait: bool = False) -> dict[str, Any]:
         """Start re-embedding (every memory with `force`); with `wait`, run it to the end here."""
         choice = self.source(self._settings())
+        self.qdrant.refresh()
         if force:
             self.store.vectors.mark_all_pending()
         pending = self.store.memories.count_needs_reindex()
@@ -160,14 +169,17 @@ class SemanticEngine:
     def notify(self) -> None:
         """New or changed memories wait for vectors."""
         self._worker.notify()
+        self.qdrant.notify()
 
     def start(self) -> None:
         self.store.vectors.drop_orphans()
         self.index.key_cache.start()
         self._worker.start()
+        self.qdrant.start()
 
     def stop(self) -> None:
         self._worker.stop()
+        self.qdrant.stop()
         self.index.key_cache.stop()
         self.sources.close()
         if self._http is not None:
@@ -205,6 +217,19 @@ class SemanticEngine:
                 "needsReindex": pending,
                 "reason": f"sqlite-vec not available ({self.store.db.vec_error}) — using FTS5 only",
             }
+        qdrant = self.qdrant.status(settings)
+        if settings.vector_store == "qdrant" and qdrant["serving"] and qdrant["healthy"]:
+            vector_store = {
+                **vector_store,
+                "backend": "qdrant",
+                "available": True,
+                "rowCount": qdrant["points"] or 0,
+                "reason": f"Qdrant at {qdrant['where']}, collection {qdrant['collection']}"
+                f" (sqlite-vec kept as the fallback: {vector_store['reason']})",
+            }
+        elif settings.vector_store == "qdrant":
+            why = self.qdrant.tier(settings)[1] or "Qdrant is not serving"
+            vector_store = {**vector_store, "reason": f"{why} — {vector_store['reason']}"}
         return {
             "keyword": {"available": True, "backend": "FTS5"},
             "embedding": {
@@ -216,6 +241,7 @@ class SemanticEngine:
                 "cacheStats": self.sources.cache_stats(),
             },
             "vectorStore": vector_store,
+            "qdrant": qdrant,
             "rerank": self.reranker(settings)[1],
             "reindex": self._worker.progress(),
         }
@@ -228,6 +254,10 @@ class SemanticEngine:
         for source in self.sources.local_sources():
             out.append({"id": source["source"], "kind": "local", **source})
         return out
+
+
+def _join(first: str | None, second: str) -> str:
+    return f"{first}; {second}" if first else second
 
 
 class ReindexWorker:

@@ -205,6 +205,7 @@ class Memory:
         deleted = self.store.memories.delete(validate.memory_id(id), now=self._now(), actor=actor)
         if deleted is not None:
             log.info("memory.deleted apiKeyId=%s id=%s", deleted.api_key_id, deleted.id)
+            self.semantic.qdrant.notify()
         return deleted is not None
 
     def clear(
@@ -230,6 +231,7 @@ class Memory:
                 if self.store.memories.delete(memory_id, now=now, actor=actor) is not None:
                     deleted += 1
         log.info("memory.cleared apiKeyId=%s count=%d", owner, deleted)
+        self.semantic.qdrant.notify()
         return deleted
 
     def list(
@@ -401,12 +403,12 @@ class Memory:
             return retrieve(self.store.memories, flt, params)
         settings = settings or self.settings()
         chosen = self.semantic.tier(settings)
-        reranker = self.semantic.reranker(settings)[0] if chosen.tier is not None else None
+        reranker = self.semantic.reranker(settings)[0] if chosen.tiers else None
         result = retrieve(
             self.store.memories,
             flt,
             params,
-            vector_tier=chosen.tier,
+            vector_tiers=chosen.tiers,
             vector_unavailable_reason=chosen.reason or NO_VECTOR_REASON,
             reranker=reranker,
         )
@@ -415,7 +417,7 @@ class Memory:
             embedding_source=chosen.source.source,
             embedding_model=chosen.source.model,
             fallback_reason=_join_reasons(
-                chosen.reason if chosen.tier else None, result.resolution.fallback_reason
+                chosen.reason if chosen.tiers else None, result.resolution.fallback_reason
             ),
         )
         return replace(result, resolution=resolution)
@@ -606,7 +608,7 @@ class Memory:
         if api_key_id is None and not all_keys:
             raise InvalidInput("give apiKeyId, or allKeys: true to summarise every key", "apiKeyId")
         owner = None if api_key_id is None else validate.owner(api_key_id)
-        return maintenance.summarize(
+        result = maintenance.summarize(
             self.store,
             owner=owner,
             days=days,
@@ -614,6 +616,8 @@ class Memory:
             dry_run=dry_run,
             max_bytes=self.config.max_content_bytes,
         )
+        self.semantic.notify()
+        return result
 
     def decay(
         self, *, dry_run: bool = False, api_key_id: str | None = None, force: bool = False
@@ -622,9 +626,11 @@ class Memory:
         if not (self._decay_policy.enabled or force) and not dry_run:
             return {"scanned": 0, "decayed": 0, "deletedIds": [], "skippedDisabled": True, "capped": False}
         owner = None if api_key_id is None else validate.owner(api_key_id)
-        return maintenance.sweep_decayed(
+        result = maintenance.sweep_decayed(
             self.store, self._decay_policy, owner=owner, now=self._clock(), dry_run=dry_run
         )
+        self.semantic.qdrant.notify()
+        return result
 
     def verify(self) -> dict[str, Any]:
         """Run extraction → store → keyword search → delete on a private owner id."""

@@ -432,7 +432,15 @@ def test_engine_status_is_honest_about_each_tier(api: httpx.Client) -> None:
     api.post("/api/memory", json={"content": "prefers vim", "key": "preference:vim", "apiKeyId": "k1"})
     after = api.get("/api/memory/engine-status").json()
     assert after["vectorStore"]["needsReindex"] == 1  # no source: the memory waits for a vector
-    assert body["qdrant"] == {"enabled": False, "healthy": None, "latencyMs": None, "error": None}
+    qdrant = body["qdrant"]
+    assert {k: qdrant[k] for k in ("enabled", "healthy", "latencyMs", "error", "serving")} == {
+        "enabled": False,
+        "healthy": None,
+        "latencyMs": None,
+        "error": None,
+        "serving": False,
+    }
+    assert qdrant["backfill"]["done"] is True and qdrant["outbox"] == 0
     assert body["rerank"] == {
         "enabled": False,
         "provider": None,

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from memroute.errors import MemrouteError
 from memroute.models import (
     MemoryFilter,
     MemoryRecord,
@@ -213,37 +214,46 @@ def retrieve(
     flt: MemoryFilter,
     params: RetrieveParams,
     *,
-    vector_tier: VectorTier | None = None,
+    vector_tiers: Sequence[VectorTier] = (),
     vector_unavailable_reason: str = NO_VECTOR_REASON,
     reranker: Reranker | None = None,
 ) -> Retrieval:
     """Rank and pack. Never raises for a vector-tier or rerank failure: it degrades and says why.
 
-    `reranker` (optional) reorders the vector tier's candidates (never the SQL-only paths)."""
+    `vector_tiers` are tried in order (Qdrant, then sqlite-vec): the first with a match
+    answers; the last falls back to FTS5. `reranker` (optional) reorders the vector
+    tier's candidates (never the SQL-only paths)."""
     budget = clamp_budget(params.max_tokens)
     strategy = params.strategy
     reason: str | None = None
-    vector_store = vector_tier.name if vector_tier else "none"
+    vector_store = vector_tiers[0].name if vector_tiers else "none"
     ranked: Iterable[_Candidate] = ()
     answered = reranked = False
 
-    if strategy != "exact" and params.query and vector_tier is not None:
-        try:
-            if strategy == "hybrid" and vector_tier.fuse_with_keywords:
-                found = _fused(reader, vector_tier, flt, params)
-            else:
-                found = _vector_candidates(reader, vector_tier, flt, params)
-            if found:
-                ranked, answered = found, True
-                if reranker is not None:
-                    ranked, reranked = _rerank(reranker, params.query, found)
-                    if not reranked:
-                        reason = _join(reason, "rerank failed — vector order kept")
-            else:
-                reason = f"{vector_tier.name} returned no match"
-        except Exception as exc:  # a vector tier must never break retrieval
-            log.warning("memory.retrieval.vector.fail tier=%s error=%s", vector_tier.name, exc)
-            reason = f"{vector_tier.name} failed ({type(exc).__name__}) — degraded to FTS5"
+    if strategy != "exact" and params.query and vector_tiers:
+        for position, tier in enumerate(vector_tiers):
+            vector_store = tier.name
+            last = position == len(vector_tiers) - 1
+            then = "degraded to FTS5" if last else f"falling back to {vector_tiers[position + 1].name}"
+            try:
+                if strategy == "hybrid" and tier.fuse_with_keywords:
+                    found = _fused(reader, tier, flt, params)
+                else:
+                    found = _vector_candidates(reader, tier, flt, params)
+            except Exception as exc:  # a vector tier must never break retrieval
+                log.warning("memory.retrieval.vector.fail tier=%s error=%s", tier.name, exc)
+                detail = exc.message if isinstance(exc, MemrouteError) else type(exc).__name__
+                reason = _join(reason, f"{tier.name} failed ({detail}) — {then}")
+                continue
+            if not found:
+                reason = _join(reason, f"{tier.name} returned no match" + ("" if last else f" — {then}"))
+                continue
+            ranked, answered = found, True
+            if reranker is not None:
+                ranked, reranked = _rerank(reranker, params.query, found)
+                if not reranked:
+                    reason = _join(reason, "rerank failed — vector order kept")
+            break
     elif strategy != "exact":
         reason = vector_unavailable_reason if params.query else "no query — newest memories"
 

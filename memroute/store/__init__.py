@@ -20,6 +20,7 @@ from memroute.store.keys import KeyRepository
 from memroute.store.memories import MemoryRepository, NewMemory
 from memroute.store.migrate import migrate
 from memroute.store.providers import ProviderRepository
+from memroute.store.qdrant_sync import QdrantSyncRepository
 from memroute.store.settings import SettingsRepository
 from memroute.store.vectors import PendingMemory, VecMeta, VectorRepository
 
@@ -62,6 +63,7 @@ class SqliteStore:
         self.jobs = JobRepository(db)
         self.keys = KeyRepository(db)
         self.providers = ProviderRepository(db)
+        self.qdrant = QdrantSyncRepository(db)
 
     @classmethod
     def open(cls, path: str | Path, *, synchronous: str = "normal", load_vec: bool = True) -> SqliteStore:

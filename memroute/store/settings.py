@@ -6,6 +6,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+import apsw
+
 from memroute.store.db import Database
 
 
@@ -24,10 +26,14 @@ class SettingsRepository:
 
     def write(self, values: Mapping[str, Any], *, now: str) -> None:
         with self.db.write() as con:
-            for key, value in values.items():
-                con.execute(
-                    "INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?)"
-                    " ON CONFLICT (key) DO UPDATE SET value = excluded.value,"
-                    " updated_at = excluded.updated_at",
-                    (key, json.dumps(value), now),
-                )
+            write_settings(con, values, now=now)
+
+
+def write_settings(con: apsw.Connection, values: Mapping[str, Any], *, now: str) -> None:
+    """Store `values` inside the caller's transaction."""
+    for key, value in values.items():
+        con.execute(
+            "INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?)"
+            " ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+            (key, json.dumps(value), now),
+        )

@@ -249,11 +249,27 @@ class VectorStoreStatus(BaseModel):
     reason: str
 
 
+class QdrantBackfill(BaseModel):
+    done: bool = Field(description="every memory of the current collection was pushed")
+    pending: int = Field(description="memories the back-fill has still to push")
+    pushed: int
+    total: int = Field(description="memories when the back-fill (re)started")
+    orphansRemoved: int = Field(description="points of deleted memories removed at its end")
+
+
 class QdrantStatus(BaseModel):
     enabled: bool
-    healthy: bool | None
+    healthy: bool | None = Field(description="the server's /readyz (null when disabled)")
     latencyMs: float | None
     error: str | None
+    where: str | None = Field(description="the server URL, or 'local mode (...)'; never the key")
+    collection: str | None = Field(description="`<collection>_<dimension>` for the current embedding")
+    points: int | None
+    embedding: str | None = Field(description="source:model Qdrant's vectors come from")
+    serving: bool = Field(description="Qdrant answers searches (its back-fill has finished)")
+    outbox: int = Field(description="memory changes queued for Qdrant")
+    backfill: QdrantBackfill
+    lastError: str | None
 
 
 class RerankStatus(BaseModel):
@@ -408,6 +424,77 @@ class MemorySettingsUpdate(StrictBody):
     scope: ScopeName = optional()
     extractionEnabled: bool = optional()
     injectionEnabled: bool = optional()
+
+
+class QdrantSettingsOut(BaseModel):
+    """Qdrant settings. The API key is write-only: only whether one is set and its last 4
+    characters are shown."""
+
+    enabled: bool
+    host: str = Field(description="host name or URL; ':memory:' or 'local:<dir>' run Qdrant's local mode")
+    port: int
+    https: bool
+    collection: str = Field(description="base name: the collection is `<collection>_<dimension>`")
+    embeddingModel: str | None = Field(
+        description="'provider/model', or null for the memory embedding source"
+    )
+    quantization: Literal["none", "int8", "binary"]
+    hasApiKey: bool
+    apiKeyMasked: str | None
+
+
+class QdrantSettingsUpdate(StrictBody):
+    """Settings to change; absent fields keep their value. `enabled` also sets the memory
+    setting `vectorStore` (on → qdrant, off → auto); enabling back-fills every memory."""
+
+    enabled: bool = optional()
+    host: str | None = optional(max_length=512)
+    port: int = optional(ge=1, le=65535)
+    https: bool = optional()
+    collection: str = optional(min_length=1, max_length=100)
+    embeddingModel: str | None = optional(max_length=256)
+    quantization: Literal["none", "int8", "binary"] = optional()
+    apiKey: str | None = optional(max_length=1024, description='"" or null removes the stored key')
+
+
+class QdrantHealthOut(BaseModel):
+    ok: bool
+    latencyMs: float
+    error: str | None = None
+
+
+class QdrantSearchRequest(StrictBody):
+    query: str = Field(min_length=1, max_length=4096)
+    topK: int = Field(5, ge=1, le=50)
+
+
+class QdrantSearchHit(BaseModel):
+    id: str
+    score: float
+    payload: dict[str, Any] | None = None
+
+
+class QdrantSearchOut(BaseModel):
+    ok: bool
+    results: list[QdrantSearchHit]
+    error: str | None = None
+
+
+class QdrantCleanupOut(BaseModel):
+    ok: bool
+    deletedCount: int
+    deletedIds: list[str] = Field(description="the memory ids whose points were deleted")
+    retentionDays: int
+    error: str | None = None
+
+
+class QdrantModel(BaseModel):
+    value: str = Field(description="'' = the memory embedding source")
+    label: str
+
+
+class QdrantModelsOut(BaseModel):
+    models: list[QdrantModel]
 
 
 # -- keys and providers ---------------------------------------------------------------------

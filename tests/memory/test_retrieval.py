@@ -569,7 +569,7 @@ def test_rrf_ranks_a_memory_found_by_both_lists_first(mem: Memory, clock: Any) -
     keyword = [m.id for m, _ in mem.store.memories.keyword_search(_flt(clock), "TypeScript", limit=100)]
     assert set(keyword) == {ts1.id, ts2.id}
     tier = FakeTier([(dogs.id, 0.9), (ts2.id, 0.8)])
-    result = retrieve(mem.store.memories, _flt(clock), _params("TypeScript"), vector_tier=tier)
+    result = retrieve(mem.store.memories, _flt(clock), _params("TypeScript"), vector_tiers=[tier])
     assert result.items[0].memory.id == ts2.id
     assert {item.tier for item in result.items} == {"hybrid-rrf"}
     assert result.resolution.fallback_reason is None
@@ -587,7 +587,7 @@ def test_rrf_item_found_by_both_lists_shows_both_scores(mem: Memory, clock: Any)
     ts = _add(mem, clock, "k", "prefers TypeScript")
     dogs = _add(mem, clock, "k", "likes dogs")
     tier = FakeTier([(ts.id, 0.7), (dogs.id, 0.5)])
-    result = retrieve(mem.store.memories, _flt(clock), _params("TypeScript"), vector_tier=tier)
+    result = retrieve(mem.store.memories, _flt(clock), _params("TypeScript"), vector_tiers=[tier])
     by_id = {item.memory.id: item for item in result.items}
     assert by_id[ts.id].vec_score == pytest.approx(0.7)
     assert by_id[ts.id].fts_score is not None  # the Playground shows why it ranked first
@@ -599,7 +599,7 @@ def test_rrf_ties_are_broken_newer_first(mem: Memory, clock: Any) -> None:
     older = _add(mem, clock, "k", "prefers TypeScript")
     newer = _add(mem, clock, "k", "likes dogs")
     tier = FakeTier([(newer.id, 0.9)])  # vector rank 1 = keyword rank 1 of the older one
-    result = retrieve(mem.store.memories, _flt(clock), _params("TypeScript"), vector_tier=tier)
+    result = retrieve(mem.store.memories, _flt(clock), _params("TypeScript"), vector_tiers=[tier])
     assert _ids(result.items) == [newer.id, older.id]
     assert result.items[0].score == result.items[1].score == pytest.approx(1 / 61)
 
@@ -607,7 +607,7 @@ def test_rrf_ties_are_broken_newer_first(mem: Memory, clock: Any) -> None:
 def test_rrf_k_comes_from_params(mem: Memory, clock: Any) -> None:
     ts = _add(mem, clock, "k", "prefers TypeScript")
     tier = FakeTier([(ts.id, 0.9)])
-    result = retrieve(mem.store.memories, _flt(clock), _params("TypeScript", rrf_k=10), vector_tier=tier)
+    result = retrieve(mem.store.memories, _flt(clock), _params("TypeScript", rrf_k=10), vector_tiers=[tier])
     assert result.items[0].score == pytest.approx(2 / 11)
 
 
@@ -616,13 +616,13 @@ def test_a_failing_vector_tier_degrades_to_keywords_and_says_so(mem: Memory, clo
     tea = _add(mem, clock, "k", "likes green tea")
     for strategy in ("hybrid", "semantic"):
         result = retrieve(
-            mem.store.memories, _flt(clock), _params("TypeScript", strategy), vector_tier=BrokenTier()
+            mem.store.memories, _flt(clock), _params("TypeScript", strategy), vector_tiers=[BrokenTier()]
         )
         assert result.items[0].memory.id == ts.id
         assert result.items[0].tier == "fts5"
         assert result.resolution.fallback_reason
         assert "fail" in result.resolution.fallback_reason
-    hybrid = retrieve(mem.store.memories, _flt(clock), _params("TypeScript"), vector_tier=BrokenTier())
+    hybrid = retrieve(mem.store.memories, _flt(clock), _params("TypeScript"), vector_tiers=[BrokenTier()])
     assert _ids(hybrid.items) == [ts.id, tea.id]
 
 
@@ -636,7 +636,7 @@ def test_semantic_with_a_vector_tier_uses_vector_order(
     ts = _add(mem, clock, "k", "prefers TypeScript")
     dogs = _add(mem, clock, "k", "likes dogs")
     fake = FakeTier([(dogs.id, 0.9), (ts.id, 0.4)], name=name, fuse=fuse)
-    result = retrieve(mem.store.memories, _flt(clock), _params("pets", "semantic"), vector_tier=fake)
+    result = retrieve(mem.store.memories, _flt(clock), _params("pets", "semantic"), vector_tiers=[fake])
     assert _ids(result.items) == [dogs.id, ts.id]
     assert {item.tier for item in result.items} == {tier}
     assert [item.vec_score for item in result.items] == [pytest.approx(0.9), pytest.approx(0.4)]
@@ -647,7 +647,7 @@ def test_hybrid_with_a_non_fusing_tier_answers_from_that_tier(mem: Memory, clock
     ts = _add(mem, clock, "k", "prefers TypeScript")
     dogs = _add(mem, clock, "k", "likes dogs")
     fake = FakeTier([(dogs.id, 0.9)], name="qdrant", fuse=False)
-    result = retrieve(mem.store.memories, _flt(clock), _params("TypeScript"), vector_tier=fake)
+    result = retrieve(mem.store.memories, _flt(clock), _params("TypeScript"), vector_tiers=[fake])
     assert _ids(result.items) == [dogs.id]
     assert result.items[0].tier == "qdrant"
     assert ts.id not in _ids(result.items)
@@ -658,10 +658,10 @@ def test_min_score_drops_weak_vector_hits(mem: Memory, clock: Any) -> None:
     dogs = _add(mem, clock, "k", "likes dogs")
     fake = FakeTier([(dogs.id, 0.9), (ts.id, 0.2)])
     result = retrieve(
-        mem.store.memories, _flt(clock), _params("pets", "semantic", min_score=0.5), vector_tier=fake
+        mem.store.memories, _flt(clock), _params("pets", "semantic", min_score=0.5), vector_tiers=[fake]
     )
     assert _ids(result.items) == [dogs.id]
-    hybrid = retrieve(mem.store.memories, _flt(clock), _params("pets", min_score=0.5), vector_tier=fake)
+    hybrid = retrieve(mem.store.memories, _flt(clock), _params("pets", min_score=0.5), vector_tiers=[fake])
     assert _ids(hybrid.items) == [dogs.id]
 
 
@@ -671,7 +671,7 @@ def test_vector_tier_receives_the_base_filter(mem: Memory, clock: Any) -> None:
     flt = MemoryFilter(
         api_key_id="k", now=to_iso(clock()), session_id="s1", updated_since="2026-01-01T00:00:00.000Z"
     )
-    result = retrieve(mem.store.memories, flt, _params("TypeScript", "semantic"), vector_tier=fake)
+    result = retrieve(mem.store.memories, flt, _params("TypeScript", "semantic"), vector_tiers=[fake])
     assert fake.calls == [flt]
     assert result.resolution.fallback_reason  # the tier found nothing: say so
 
@@ -685,7 +685,7 @@ def test_vector_hits_outside_the_filter_are_never_returned(mem: Memory, clock: A
     clock.advance(minutes=5)
     fake = FakeTier([(theirs.id, 0.99), (expired.id, 0.98), (mine.id, 0.5)])
     for strategy in ("semantic", "hybrid"):
-        result = retrieve(mem.store.memories, _flt(clock), _params("TypeScript", strategy), vector_tier=fake)
+        result = retrieve(mem.store.memories, _flt(clock), _params("TypeScript", strategy), vector_tiers=[fake])
         assert _ids(result.items) == [mine.id], strategy
 
 
@@ -694,7 +694,7 @@ def test_vector_hits_for_deleted_memories_are_dropped(mem: Memory, clock: Any) -
     gone = _add(mem, clock, "k", "likes dogs")
     mem.delete(gone.id)
     fake = FakeTier([(gone.id, 0.9), (ts.id, 0.8)])
-    result = retrieve(mem.store.memories, _flt(clock), _params("pets", "semantic"), vector_tier=fake)
+    result = retrieve(mem.store.memories, _flt(clock), _params("pets", "semantic"), vector_tiers=[fake])
     assert _ids(result.items) == [ts.id]
 
 

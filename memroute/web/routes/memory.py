@@ -138,7 +138,6 @@ def engine_status(request: Request) -> dict[str, Any]:
     memory = memory_of(request)
     return {
         **memory.engine_status(),
-        "qdrant": {"enabled": False, "healthy": None, "latencyMs": None, "error": None},
         "extractionQueue": memory.extraction_queue(),
     }
 
