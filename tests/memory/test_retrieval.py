@@ -685,7 +685,9 @@ def test_vector_hits_outside_the_filter_are_never_returned(mem: Memory, clock: A
     clock.advance(minutes=5)
     fake = FakeTier([(theirs.id, 0.99), (expired.id, 0.98), (mine.id, 0.5)])
     for strategy in ("semantic", "hybrid"):
-        result = retrieve(mem.store.memories, _flt(clock), _params("TypeScript", strategy), vector_tiers=[fake])
+        result = retrieve(
+            mem.store.memories, _flt(clock), _params("TypeScript", strategy), vector_tiers=[fake]
+        )
         assert _ids(result.items) == [mine.id], strategy
 
 
