@@ -96,6 +96,7 @@ class Config:
     qdrant_embedding_model: str | None = None
     qdrant_hnsw_ef_construct: int = 128
     qdrant_timeout_s: float = 5.0
+    qdrant_retry_s: float = 30.0  # after a failure, searches skip Qdrant this long
     # Typed decay (REF §12.3): off unless enabled.
     decay_enabled: bool = False
     decay_episodic_days: int = 30
@@ -155,6 +156,7 @@ class Config:
             qdrant_embedding_model=env.get("QDRANT_EMBEDDING_MODEL", "").strip() or None,
             qdrant_hnsw_ef_construct=_int(env, "QDRANT_HNSW_EF_CONSTRUCT", 128, minimum=4),
             qdrant_timeout_s=_float(env, "QDRANT_TIMEOUT", 5.0) or 5.0,
+            qdrant_retry_s=max(0.0, _float(env, "QDRANT_RETRY_S", 30.0) or 0.0),
             decay_enabled=_bool(env, "MEMORY_TYPED_DECAY_ENABLED", False),
             decay_episodic_days=_int(env, "MEMORY_TYPED_DECAY_EPISODIC_DAYS", 30),
             decay_access_immunity=_int(env, "MEMORY_TYPED_DECAY_ACCESS_IMMUNITY", 3),

@@ -38,7 +38,6 @@ log = logging.getLogger("memroute.qdrant")
 
 SYNC_BATCH = 64
 POLL_S = 5.0
-BREAKER_S = 30.0
 MAX_BACKOFF_S = 60.0
 MODELS_TIMEOUT_S = 5.0
 
@@ -142,10 +141,15 @@ class QdrantEngine:
     # -- failures --------------------------------------------------------------------
 
     def trip(self, exc: MemrouteError) -> None:
-        """Remember a failure and keep retrieval off Qdrant for `BREAKER_S`."""
+        """Remember a failure, keep retrieval off Qdrant for `QDRANT_RETRY_S`, and drop the
+        connection: the next use reconnects (a restarted server, a closed client)."""
         self.last_error = exc.message
-        self._down_until = time.monotonic() + BREAKER_S
+        self._down_until = time.monotonic() + self.config.qdrant_retry_s
         log.warning("memory.qdrant.fail error=%s", exc.message)
+        with self._lock:
+            if self._adapter is not None:
+                self._adapter.close()
+                self._adapter = None
 
     def _recovered(self) -> None:
         if self.last_error is not None:
@@ -476,7 +480,8 @@ class QdrantTier:
 
 class QdrantSyncWorker:
     """Drains the outbox and the back-fill in the background; wakes on changes, polls for
-    settings changed elsewhere, and backs off (5 s doubling to 60 s) while Qdrant fails."""
+    settings changed elsewhere, and backs off (`QDRANT_RETRY_S`, doubling up to 60 s)
+    while Qdrant fails."""
 
     def __init__(self, engine: QdrantEngine) -> None:
         self._engine = engine
@@ -520,6 +525,7 @@ class QdrantSyncWorker:
                 return
 
     def _wait(self, stopping: threading.Event) -> None:
-        self._backoff = min(MAX_BACKOFF_S, max(POLL_S, self._backoff * 2))
+        first = self._engine.config.qdrant_retry_s
+        self._backoff = min(MAX_BACKOFF_S, max(first, 0.1, self._backoff * 2))
         self._retry_now.clear()
         self._retry_now.wait(self._backoff)

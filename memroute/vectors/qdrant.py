@@ -200,7 +200,8 @@ class QdrantAdapter:
         from qdrant_client import models
 
         params = None
-        if self.settings.quantization != "none":
+        # Local mode searches exactly (and warns that search params have no effect).
+        if self.settings.quantization != "none" and self.settings.local_location is None:
             params = models.SearchParams(quantization=models.QuantizationSearchParams(rescore=True))
         query = np.asarray(vector, dtype=np.float32).tolist()
 
