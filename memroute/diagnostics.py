@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from memroute.config import Config
+from memroute.vectors.qdrant import INSTALL_HINT, client_installed
 
 
 def _vec_status(config: Config) -> str:
@@ -29,6 +30,19 @@ def _vec_status(config: Config) -> str:
         con.close()
 
 
+def _qdrant_line(status: dict[str, Any]) -> str:
+    if not status["enabled"]:
+        return "disabled"
+    if not status["healthy"]:
+        return f"enabled, NOT reachable at {status['where']}: {status['error']}"
+    fill = status["backfill"]
+    state = "serving" if status["serving"] else f"back-filling ({fill['pending']} memories left)"
+    return (
+        f"{state} at {status['where']}, collection {status['collection']}, {status['points']} points,"
+        f" {status['outbox']} changes queued"
+    )
+
+
 def diagnose(config: Config) -> dict[str, Any]:
     from memroute.store import sqlite_info
 
@@ -40,7 +54,7 @@ def diagnose(config: Config) -> dict[str, Any]:
         "extension loading": "yes" if info["extensionLoading"] else "no",
         "sqlite-vec": _vec_status(config),
         "embedding source": "none configured (keyword search only)",
-        "qdrant": "not configured",
+        "qdrant": "not configured" if client_installed() else f"not configured ({INSTALL_HINT})",
         "data dir": str(config.data_dir),
         "database": str(config.db_path),
     }
@@ -62,6 +76,7 @@ def diagnose(config: Config) -> dict[str, Any]:
             report["vectors"] = (
                 f"{vectors['rowCount']} stored, {vectors['needsReindex']} waiting for a vector"
             )
+            report["qdrant"] = _qdrant_line(status["qdrant"])
         finally:
             mem.close()
     else:

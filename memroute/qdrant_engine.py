@@ -69,6 +69,7 @@ class QdrantEngine:
             hnsw_ef_construct=config.qdrant_hnsw_ef_construct,
         )
         self._lock = threading.Lock()
+        self._sync_lock = threading.Lock()
         self._adapter: QdrantAdapter | None = None
         self._adapter_key: tuple[Any, ...] | None = None
         self._dims: dict[tuple[str | None, str | None], int] = {}
@@ -198,6 +199,22 @@ class QdrantEngine:
     def sync_step(self) -> int:
         """Push one batch of queued changes and one of the back-fill; the number of
         memories handled (0: nothing to do). Raises QdrantError / EmbeddingError."""
+        with self._sync_lock:  # the worker and `reindex --wait` in one process
+            return self._sync_step()
+
+    def drain(self) -> dict[str, Any] | None:
+        """Sync until nothing is left (`reindex` with `wait`); None while Qdrant is off."""
+        if not self.settings().active:
+            return None
+        try:
+            while self.sync_step():
+                pass
+        except (QdrantError, EmbeddingError) as exc:
+            return {"ok": False, "error": exc.message, "serving": self.store.qdrant.state().serving}
+        state = self.store.qdrant.state()
+        return {"ok": True, "error": None, "serving": state.serving, "pushed": state.pushed}
+
+    def _sync_step(self) -> int:
         qs = self.settings()
         if not qs.active or not self.installed():
             return 0
@@ -227,7 +244,7 @@ class QdrantEngine:
             if finished:
                 self._sweep(adapter, collection)
             next_rowid = None if finished else rows[-1][0] + 1
-            if repo.advance(target, next_rowid, len(rows), now=self._now()) and finished:
+            if repo.advance(target, state.backfill_next, next_rowid, len(rows), now=self._now()) and finished:
                 log.info(
                     "memory.qdrant.backfill_done collection=%s pushed=%d", collection, repo.state().pushed
                 )

@@ -140,7 +140,9 @@ class SemanticEngine:
         return result.stored, result.errors
 
     def reindex(self, *, force: bool = False, wait: bool = False) -> dict[str, Any]:
-        """Start re-embedding (every memory with `force`); with `wait`, run it to the end here."""
+        """Start re-embedding (every memory with `force`) and, with Qdrant enabled, pushing
+        every memory to Qdrant again; with `wait`, run both to the end here (`qdrant` in the
+        report: None while Qdrant is off)."""
         choice = self.source(self._settings())
         self.qdrant.refresh()
         if force:
@@ -148,7 +150,15 @@ class SemanticEngine:
         pending = self.store.memories.count_needs_reindex()
         if choice.source is None or not self.index.available:
             reason = choice.reason if choice.source is None else "sqlite-vec not available"
-            return {"started": False, "pending": pending, "processed": 0, "errors": 0, "reason": reason}
+            qdrant = self.qdrant.drain() if wait else None
+            return {
+                "started": False,
+                "pending": pending,
+                "processed": 0,
+                "errors": 0,
+                "reason": reason,
+                "qdrant": qdrant,
+            }
         if not wait:
             self._worker.notify()
             return {"started": True, "pending": pending, "processed": 0, "errors": 0, "reason": None}
@@ -164,6 +174,7 @@ class SemanticEngine:
             "processed": processed,
             "errors": errors,
             "reason": self.last_error,
+            "qdrant": self.qdrant.drain(),
         }
 
     def notify(self) -> None:

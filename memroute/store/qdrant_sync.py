@@ -107,15 +107,16 @@ class QdrantSyncRepository:
         )
         return [(row[0], row_to_memory(row[1:])) for row in rows]
 
-    def advance(self, target: str, next_rowid: int | None, pushed: int, *, now: str) -> bool:
-        """Move the cursor of `target`'s back-fill on (None: finished, Qdrant may serve);
-        False, and nothing written, if the back-fill was restarted or retargeted meanwhile."""
+    def advance(self, target: str, start: int, next_rowid: int | None, pushed: int, *, now: str) -> bool:
+        """Move the cursor of `target`'s back-fill from `start` on (None: finished, Qdrant
+        may serve). False, and nothing written, if it was restarted, retargeted or moved
+        by another process meanwhile."""
         with self.db.write() as con:
             con.execute(
                 "UPDATE qdrant_sync_state SET backfill_next = ?, pushed = pushed + ?, updated_at = ?,"
                 " serving = CASE WHEN ? IS NULL THEN 1 ELSE serving END"
-                " WHERE id = 1 AND target = ? AND backfill_next IS NOT NULL",
-                (next_rowid, pushed, now, next_rowid, target),
+                " WHERE id = 1 AND target = ? AND backfill_next = ?",
+                (next_rowid, pushed, now, next_rowid, target, start),
             )
             return con.changes() > 0
 

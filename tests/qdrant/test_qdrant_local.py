@@ -331,3 +331,35 @@ def test_qdrant_down_mid_run_answers_keep_coming_from_sqlite_vec(db_path: Path, 
         )
     finally:
         mem.close()
+
+
+def test_reindex_pushes_every_memory_again_while_qdrant_keeps_serving(qmem: Memory) -> None:
+    _enable(qmem)
+    memories = _fill(qmem, 100)
+    _drain(qmem)
+    engine = _engine(qmem)
+    lost = memories[4]  # a point lost behind memroute's back (say, an older snapshot restored)
+    engine.adapter(engine.settings()).delete("memroute_memory_256", [lost.id])
+    assert _status(qmem)["points"] == 99
+    engine.refresh()
+    assert _semantic(qmem, "k1", "the lizard number 4 sleeps").resolution.vector_store == "qdrant"
+    report = qmem.reindex(wait=True)
+    assert report["qdrant"]["ok"] is True and report["qdrant"]["serving"] is True
+    assert _status(qmem)["points"] == 100
+    found = _semantic(qmem, "k1", "the lizard number 4 sleeps")
+    assert found.resolution.vector_store == "qdrant" and found.items[0].memory.id == lost.id
+
+
+def test_doctor_reports_qdrant(db_path: Path, tmp_path: Path, clock: ManualClock) -> None:
+    from memroute.diagnostics import diagnose
+
+    mem = _open(db_path, clock)
+    mem.update_settings(enabled=True, embedding_source="hashing")
+    _fill(mem, 5)
+    _enable(mem, f"local:{tmp_path / 'qdrant'}")
+    _drain(mem)
+    mem.close()
+    line = diagnose(Config.for_path(db_path, environ={}))["qdrant"]
+    assert (
+        line.startswith("serving at local mode") and "memroute_memory_256, 5 points, 0 changes queued" in line
+    )
