@@ -40,6 +40,7 @@ from memroute.models import (
 from memroute.portability import import_records
 from memroute.providers import ProviderRegistry
 from memroute.semantic import SemanticEngine
+from memroute.sessions import SessionBook
 from memroute.store import ExtractionJob, NewMemory, SqliteStore
 from memroute.worker import AccessRecorder, ExtractionWorker, PeriodicTask
 
@@ -74,6 +75,7 @@ class Memory:
             fail=lambda job, exc: store.jobs.fail(job.id, f"{type(exc).__name__}: {exc}"),
         )
         self.keys = KeyRing(store, clock)
+        self.sessions = SessionBook(store, clock)
         self.providers = ProviderRegistry(
             store, clock, default_base_url=config.upstream_base_url, default_api_key=config.upstream_api_key
         )

@@ -21,6 +21,7 @@ from memroute.store.memories import MemoryRepository, NewMemory
 from memroute.store.migrate import migrate
 from memroute.store.providers import ProviderRepository
 from memroute.store.qdrant_sync import QdrantSyncRepository
+from memroute.store.sessions import SessionRepository
 from memroute.store.settings import SettingsRepository
 from memroute.store.vectors import PendingMemory, VecMeta, VectorRepository
 
@@ -64,6 +65,7 @@ class SqliteStore:
         self.keys = KeyRepository(db)
         self.providers = ProviderRepository(db)
         self.qdrant = QdrantSyncRepository(db)
+        self.sessions = SessionRepository(db)
 
     @classmethod
     def open(cls, path: str | Path, *, synchronous: str = "normal", load_vec: bool = True) -> SqliteStore:

@@ -14,11 +14,20 @@ from memroute.config import Config
 from memroute.errors import MemrouteError
 
 TOKEN_FILE = "admin_token"
-COOKIE_NAME = "memroute_admin"
+SESSION_COOKIE = "memroute_session"
+# Requests authenticated by the session cookie that change something must carry this
+# header: a cross-site form or image cannot send it, and CORS is off (defence in depth
+# next to SameSite=Strict).
+DASHBOARD_HEADER = "x-memroute-dashboard"
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 class Unauthorized(MemrouteError):
     kind = "authentication_error"
+
+
+class TooManyAttempts(MemrouteError):
+    kind = "rate_limit_error"
 
 
 def load_or_create_admin_token(config: Config) -> tuple[str, bool]:
@@ -47,9 +56,34 @@ def bearer_token(request: Request) -> str | None:
     return None
 
 
-def require_admin(request: Request) -> None:
-    """FastAPI dependency for management routes: Bearer admin token or the dashboard cookie."""
+def session_secret(request: Request) -> str | None:
+    return request.cookies.get(SESSION_COOKIE) or None
+
+
+def has_session(request: Request) -> bool:
+    """Whether the request carries a live dashboard session cookie."""
+    secret = session_secret(request)
+    if secret is None:
+        return False
+    memory = request.app.state.memory
+    return memory.sessions.expires_at(secret, request.app.state.admin_token) is not None
+
+
+def admin_token_matches(request: Request, given: str) -> bool:
     expected: str = request.app.state.admin_token
-    given = bearer_token(request) or request.cookies.get(COOKIE_NAME)
-    if not given or not hmac.compare_digest(given.encode(), expected.encode()):
-        raise Unauthorized("missing or wrong admin token (Authorization: Bearer <admin token>)")
+    return hmac.compare_digest(given.encode(), expected.encode())
+
+
+def require_admin(request: Request) -> None:
+    """FastAPI dependency for management routes: the Bearer admin token, or a dashboard
+    session cookie (plus the dashboard header on writes)."""
+    given = bearer_token(request)
+    if given is not None:
+        if admin_token_matches(request, given):
+            return
+        raise Unauthorized("wrong admin token (Authorization: Bearer <admin token>)")
+    if has_session(request):
+        if request.method in SAFE_METHODS or request.headers.get(DASHBOARD_HEADER) == "1":
+            return
+        raise Unauthorized(f"a dashboard session must send the header {DASHBOARD_HEADER}: 1 on writes")
+    raise Unauthorized("missing admin token (Authorization: Bearer <admin token>) or dashboard session")

@@ -4,6 +4,7 @@ never a stack trace. Gateway routes add the OpenAI fields `param` and `code`."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -12,7 +13,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from memroute.errors import Conflict, InvalidInput, MemrouteError, NotFound, StorageFull, UpstreamError
-from memroute.web.auth import Unauthorized
+from memroute.web.auth import TooManyAttempts, Unauthorized
 
 log = logging.getLogger("memroute.web")
 
@@ -22,6 +23,8 @@ def status_of(exc: MemrouteError) -> int:
         return 400
     if isinstance(exc, Unauthorized):
         return 401
+    if isinstance(exc, TooManyAttempts):
+        return 429
     if isinstance(exc, NotFound):
         return 404
     if isinstance(exc, Conflict):
@@ -40,10 +43,15 @@ def error_body(message: str, kind: str, *, openai: bool = False) -> dict[str, An
     return {"error": error}
 
 
-def error_response(request: Request, status: int, message: str, kind: str) -> JSONResponse:
+def error_response(
+    request: Request, status: int, message: str, kind: str, headers: Mapping[str, str] | None = None
+) -> JSONResponse:
+    """The error as JSON. `headers` are kept (a 405's `Allow`, which RFC 9110 requires)."""
     openai = request.url.path.startswith("/v1/")
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    return JSONResponse(error_body(message, kind, openai=openai), status_code=status, headers=headers)
+    sent = dict(headers or {})
+    if status == 401:
+        sent["WWW-Authenticate"] = "Bearer"
+    return JSONResponse(error_body(message, kind, openai=openai), status_code=status, headers=sent or None)
 
 
 def _validation_message(exc: RequestValidationError) -> str:
@@ -72,7 +80,7 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         kind = "not_found_error" if exc.status_code == 404 else "invalid_request_error"
-        return error_response(request, exc.status_code, str(exc.detail), kind)
+        return error_response(request, exc.status_code, str(exc.detail), kind, exc.headers)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -9,15 +9,16 @@ from typing import Any
 import anyio
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from memroute.errors import UpstreamError
 from memroute.gateway.chat import ChatPipeline, parse_body
 from memroute.gateway.upstream import open_stream, read_json
 from memroute.providers import Route
 from memroute.web.auth import bearer_token
+from memroute.web.schemas import GATEWAY_ERROR_RESPONSES
 
-router = APIRouter(prefix="/v1", tags=["gateway"])
+router = APIRouter(prefix="/v1", tags=["gateway"], responses=GATEWAY_ERROR_RESPONSES)
 log = logging.getLogger("memroute.gateway")
 
 
@@ -25,14 +26,14 @@ class ChatCompletionRequest(BaseModel):
     """The OpenAI chat request; every other field is passed to the provider untouched."""
 
     model_config = ConfigDict(extra="allow")
-    model: str
+    model: str = Field(pattern=r"\S", description="`provider/model`, or a model of the default provider")
     messages: list[dict[str, Any]]
     stream: bool | None = None
 
 
 class EmbeddingRequest(BaseModel):
     model_config = ConfigDict(extra="allow")
-    model: str
+    model: str = Field(pattern=r"\S")
     input: str | list[str] | list[int] | list[list[int]]
 
 
@@ -45,7 +46,21 @@ def _pipeline(request: Request) -> ChatPipeline:
     return request.app.state.chat  # type: ignore[no-any-return]
 
 
-@router.post("/chat/completions", openapi_extra=_doc(ChatCompletionRequest))
+CHAT_OK: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "The provider's answer: a chat completion, or with `stream: true` its SSE events",
+        "content": {
+            "application/json": {"schema": {"type": "object"}},
+            "text/event-stream": {"schema": {"type": "string"}},
+        },
+    }
+}
+PASSED_THROUGH: dict[int | str, dict[str, Any]] = {
+    200: {"description": "The provider's answer, unchanged", "content": {"application/json": {"schema": {}}}}
+}
+
+
+@router.post("/chat/completions", openapi_extra=_doc(ChatCompletionRequest), responses=CHAT_OK)
 async def chat_completions(request: Request) -> Response:
     """Chat with memory: streaming (SSE) or not, in the OpenAI wire format.
 
@@ -76,7 +91,7 @@ async def list_models(request: Request) -> JSONResponse:
     return JSONResponse({"object": "list", "data": data})
 
 
-@router.post("/embeddings", openapi_extra=_doc(EmbeddingRequest))
+@router.post("/embeddings", openapi_extra=_doc(EmbeddingRequest), responses=PASSED_THROUGH)
 async def embeddings(request: Request) -> Response:
     """Passed through to the provider of `model` (prefix stripped)."""
     pipeline = _pipeline(request)

@@ -1,0 +1,6 @@
+// Replaced by the playground tab implementation.
+import { el } from "./ui.js";
+
+export function mount(panel) {
+  panel.append(el("h2", {}, "playground"));
+}

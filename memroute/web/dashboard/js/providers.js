@@ -1,0 +1,3 @@
+import { renderTopbar } from "./nav.js";
+
+renderTopbar();

@@ -1,0 +1,81 @@
+"""The dashboard's pages (SPEC §13): `/` and `/dashboard` lead to Memory Studio, the
+pages need a session (else the login page), static files are public (no data in them).
+
+Every page is sent with a strict Content-Security-Policy (scripts, styles and requests
+only from this origin, no framing), so injected markup could not run or phone home.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from urllib.parse import quote
+
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.responses import FileResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+
+from memroute.web.auth import has_session
+
+PAGES = {"memory": "memory.html", "keys": "keys.html", "providers": "providers.html"}
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+)
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+
+router = APIRouter(include_in_schema=False)
+
+
+def dashboard_dir() -> Path:
+    return Path(str(resources.files("memroute.web.dashboard")))
+
+
+def _page(name: str) -> Response:
+    return FileResponse(dashboard_dir() / name, media_type="text/html", headers=SECURITY_HEADERS)
+
+
+def _safe_next(target: str | None) -> str:
+    """Only a path of this dashboard: never another site (open redirect)."""
+    if target and target.startswith("/dashboard/") and not target.startswith("//") and "\\" not in target:
+        return target
+    return "/dashboard/memory"
+
+
+@router.get("/")
+def root() -> RedirectResponse:
+    return RedirectResponse("/dashboard/memory", status_code=307)
+
+
+@router.get("/dashboard")
+def dashboard_root() -> RedirectResponse:
+    return RedirectResponse("/dashboard/memory", status_code=307)
+
+
+@router.get("/dashboard/login")
+def login_page(request: Request) -> Response:
+    if has_session(request):
+        return RedirectResponse(_safe_next(request.query_params.get("next")), status_code=303)
+    return _page("login.html")
+
+
+@router.get("/dashboard/{name}")
+def page(request: Request, name: str) -> Response:
+    file = PAGES.get(name)
+    if file is None:
+        return RedirectResponse("/dashboard/memory", status_code=307)
+    if not has_session(request):
+        wanted = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        return RedirectResponse(f"/dashboard/login?next={quote(wanted, safe='')}", status_code=303)
+    return _page(file)
+
+
+def mount(app: FastAPI) -> None:
+    app.include_router(router)
+    app.mount("/dashboard/static", StaticFiles(directory=dashboard_dir()), name="dashboard-static")
