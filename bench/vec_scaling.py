@@ -30,7 +30,7 @@ real embedding by the bundled ONNX MiniLM (no download); its cost is timed apart
   (after them) and VmHWM (peak) from /proc/self/status, and VmRSS before the first search (baseline:
   interpreter, memroute, ONNX model). DB = the database file after a TRUNCATE checkpoint.
 
-    python -m bench.vec_scaling                      # 1k, 10k, 100k, 300k (~10-15 min on 2 cores)
+    python -m bench.vec_scaling                      # 1k, 10k, 100k, 300k (~7 min on 2 cores)
     python -m bench.vec_scaling --quick              # 1k and 5k (well under a minute)
     python -m bench.vec_scaling --sizes 1000,50000 --queries 100 --data-dir /tmp/b --json out.json
 """
