@@ -22,8 +22,10 @@ def to_iso(moment: datetime) -> str:
     """Format as `YYYY-MM-DDTHH:MM:SS.mmmZ` (naive datetimes are taken as UTC)."""
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    moment = moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    moment = moment.astimezone(UTC).replace(tzinfo=None)
+    # isoformat, not strftime("%Y"): glibc writes year 999 as "999", not "0999", and one
+    # fixed width is what makes string order equal time order.
+    return moment.isoformat(timespec="milliseconds") + "Z"
 
 
 def parse_time(value: object, field: str = "date") -> datetime:
@@ -41,7 +43,13 @@ def parse_time(value: object, field: str = "date") -> datetime:
         parsed = datetime.fromisoformat(text)
     except ValueError:
         raise InvalidInput(f"not an ISO-8601 date or timestamp: {value[:40]!r}", field) from None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    if parsed.tzinfo is None:
+        return parsed.replace(tzinfo=UTC)
+    try:
+        # In UTC now: an offset can push 0001-01-01 or 9999-12-31 out of datetime's range.
+        return parsed.astimezone(UTC)
+    except OverflowError:
+        raise InvalidInput(f"is out of range in UTC (years 1-9999): {value[:40]!r}", field) from None
 
 
 def normalize_time(value: object, field: str = "date") -> str | None:

@@ -337,6 +337,7 @@ def test_without_a_source_reindex_leaves_the_queue_untouched(vmem: Memory) -> No
         "processed": 0,
         "errors": 0,
         "reason": "static disabled in settings",
+        "qdrant": None,  # Qdrant is off
     }
     assert vmem.store.vectors.count() == 0
 
@@ -398,6 +399,29 @@ def test_large_keys_are_searched_in_memory_with_the_same_results_and_never_stale
         assert target.id not in searched("parrot Kiwi whistles jazz")
     finally:
         other.close()
+        mem.close()
+
+
+def test_a_key_too_big_for_the_copy_budget_is_never_loaded(db_path: Path, clock: Any) -> None:
+    # 1,500 vectors of 256 floats need ~1.6 MB: over a 1 MB budget the key stays in
+    # sqlite-vec, and is not read in full after every search just to be dropped.
+    mem = _open(db_path, clock, MEMORY_VEC_CACHE_MB="1")
+    try:
+        mem.update_settings(enabled=True, embedding_source="hashing")
+        with mem.store.db.write():
+            for i in range(1500):
+                mem.add("big", f"{TOPICS[i % len(TOPICS)]} ({i})")
+        mem.reindex(wait=True)
+        index = mem.semantic.index
+        assert index._wants_copy("big") is False
+        index.key_cache.refresh("big", mem.store.vectors.generation("big"))
+        assert index.key_cache.stats() == {"keys": 0, "bytes": 0}
+        flt = mem._filter("big", "apiKey", None, None)
+        choice = mem.semantic.source(mem.settings())
+        assert index.search(choice, "dog on the beach", flt, 5)  # answered by sqlite-vec
+        index.key_cache.max_bytes = 4 * 1024 * 1024
+        assert index._wants_copy("big") is True
+    finally:
         mem.close()
 
 

@@ -18,12 +18,20 @@ MAX_LIST_LIMIT = 200
 DEFAULT_LIST_LIMIT = 50
 
 
+def utf8_size(value: str, field: str) -> int:
+    """Bytes of `value` in UTF-8; a lone surrogate (JSON "\\ud800") cannot be stored."""
+    try:
+        return len(value.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise InvalidInput("must be valid Unicode (it holds a lone surrogate)", field) from None
+
+
 def text_field(value: object, field: str, *, max_bytes: int, allow_empty: bool = False) -> str:
     if not isinstance(value, str):
         raise InvalidInput("must be a string", field)
     if not allow_empty and not value.strip():
         raise InvalidInput("must not be empty", field)
-    size = len(value.encode("utf-8", "surrogatepass"))
+    size = utf8_size(value, field)
     if size > max_bytes:
         raise InvalidInput(f"is {size} bytes, over the limit of {max_bytes}", field)
     if "\x00" in value:
@@ -73,7 +81,9 @@ def metadata(value: object) -> dict[str, Any]:
         encoded = json.dumps(dict(value), ensure_ascii=False)
     except (TypeError, ValueError) as exc:
         raise InvalidInput(f"must be JSON-serialisable: {exc}", "metadata") from None
-    if len(encoded.encode("utf-8")) > MAX_METADATA_BYTES:
+    except RecursionError:
+        raise InvalidInput("is nested too deeply", "metadata") from None
+    if utf8_size(encoded, "metadata") > MAX_METADATA_BYTES:
         raise InvalidInput(f"is over {MAX_METADATA_BYTES} bytes", "metadata")
     return json.loads(encoded)  # type: ignore[no-any-return]
 
@@ -121,4 +131,5 @@ def paging(limit: object, page: object, offset: object) -> tuple[int, int, int]:
 def memory_id(value: object) -> str:
     if not isinstance(value, str) or not value.strip() or len(value) > MAX_ID_CHARS:
         raise InvalidInput("must be a memory id", "id")
+    utf8_size(value, "id")
     return value.strip()

@@ -222,33 +222,36 @@ class VectorRepository:
         layout. (`SELECT … FROM vec_memories WHERE api_key_id = ?` would scan every key.)"""
         con = self.db.read()
         item = np.dtype(np.int8) if int8 else np.dtype(np.float32)
+        rowids: list[NDArray[np.int64]] = []
+        vectors: list[NDArray[Any]] = []
         with con:  # one snapshot for the generation and the vectors
             generation = self.generation(api_key_id)
             try:
-                rows = con.execute(
+                # Row by row: only one chunk's blobs are held besides the copies kept.
+                for size, validity, ids, blob in con.execute(
                     "SELECT c.size, c.validity, c.rowids, v.vectors FROM vec_memories_chunks c"
                     " JOIN vec_memories_vector_chunks00 v ON v.rowid = c.chunk_id"
                     " WHERE c.partition00 = ? ORDER BY c.chunk_id",
                     (api_key_id,),
-                ).fetchall()
+                ):
+                    if not (
+                        isinstance(size, int)
+                        and isinstance(validity, bytes)
+                        and isinstance(ids, bytes)
+                        and isinstance(blob, bytes)
+                        and len(validity) * 8 >= size
+                        and len(ids) == 8 * size
+                        and len(blob) == item.itemsize * dim * size
+                    ):
+                        return None
+                    valid = (
+                        np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")[:size] == 1
+                    )
+                    rowids.append(np.frombuffer(ids, dtype=np.int64)[valid])
+                    vectors.append(np.frombuffer(blob, dtype=item).reshape(size, dim)[valid])
             except apsw.SQLError:
                 return None
-        rowids, vectors = [], []
-        for size, validity, ids, blob in rows:
-            if not (
-                isinstance(size, int)
-                and isinstance(validity, bytes)
-                and isinstance(ids, bytes)
-                and isinstance(blob, bytes)
-                and len(validity) * 8 >= size
-                and len(ids) == 8 * size
-                and len(blob) == item.itemsize * dim * size
-            ):
-                return None
-            valid = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")[:size] == 1
-            rowids.append(np.frombuffer(ids, dtype=np.int64)[valid])
-            vectors.append(np.frombuffer(blob, dtype=item).reshape(size, dim)[valid])
-        if not rows:
+        if not rowids:
             return KeyVectors(generation, np.zeros(0, np.int64), np.zeros((0, dim), item))
         return KeyVectors(generation, np.concatenate(rowids), np.concatenate(vectors))
 
@@ -258,8 +261,11 @@ class VectorRepository:
             return {}
         where, params = filter_sql(flt)
         marks = ",".join("?" * len(rowids))
+        # NOT INDEXED: look the rowids up; else the planner may pick the owner index and
+        # read every memory of the key (13 ms instead of 0.09 ms at 100k, bench/vec_scaling).
         rows = self.db.read().execute(
-            f"SELECT rowid, id FROM memories WHERE rowid IN ({marks}) AND {where}", (*rowids, *params)
+            f"SELECT rowid, id FROM memories NOT INDEXED WHERE rowid IN ({marks}) AND {where}",
+            (*rowids, *params),
         )
         return {int(r[0]): str(r[1]) for r in rows}
 

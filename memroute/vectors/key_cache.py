@@ -25,7 +25,7 @@ from memroute.worker import WakeLoop
 log = logging.getLogger("memroute.vectors.key_cache")
 
 MIN_CHUNKS = 64  # keys with fewer vector chunks (≤ 1,024 float vectors) are fast enough in sqlite-vec
-SMALL_KEYS_REMEMBERED = 10_000
+UNCOPIED_KEYS_REMEMBERED = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,22 +43,23 @@ class KeyMatrixCache:
     def __init__(
         self,
         load: Callable[[str], KeyMatrix | None],
-        is_large: Callable[[str], bool],
+        wants_copy: Callable[[str], bool],
         *,
         max_bytes: int,
     ) -> None:
-        """`load(key)` reads a key's vectors with their generation; `is_large(key)` says
-        whether a key is worth a copy."""
+        """`load(key)` reads a key's vectors with their generation; `wants_copy(key)` says
+        whether a key is worth a copy and would fit (checked before loading: a key too
+        big for `max_bytes` is never loaded just to be dropped)."""
         self._load = load
-        self._is_large = is_large
+        self._wants_copy = wants_copy
         self.max_bytes = max_bytes
         self._entries: OrderedDict[str, KeyMatrix] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
         self._wanted: OrderedDict[str, int] = OrderedDict()
         self._loop = WakeLoop("vec-cache", 5.0, self._drain)
-        # Keys found too small for a copy, with the generation they were checked at.
-        self._small: OrderedDict[str, int] = OrderedDict()
+        # Keys found too small or too big for a copy, with the generation they were checked at.
+        self._uncopied: OrderedDict[str, int] = OrderedDict()
 
     def get(self, key: str, generation: int) -> KeyMatrix | None:
         """The current copy of `key`'s vectors, or None (then a rebuild is requested)."""
@@ -67,7 +68,7 @@ class KeyMatrixCache:
             if entry is not None and entry.generation == generation:
                 self._entries.move_to_end(key)
                 return entry
-            if self._small.get(key) == generation:
+            if self._uncopied.get(key) == generation:
                 return None
         self._request(key, generation)
         return None
@@ -80,16 +81,16 @@ class KeyMatrixCache:
         self._loop.wake()
 
     def refresh(self, key: str, generation: int | None = None) -> None:
-        """Rebuild `key`'s copy now (in this thread), if it is large enough to need one.
+        """Rebuild `key`'s copy now (in this thread), if it needs one and fits.
         `generation`: the key's generation when the copy was asked for."""
-        if not self._is_large(key):
+        if not self._wants_copy(key):
             with self._lock:
                 self._drop(key)
                 if generation is not None:
-                    self._small[key] = generation
-                    self._small.move_to_end(key)
-                    while len(self._small) > SMALL_KEYS_REMEMBERED:
-                        self._small.popitem(last=False)
+                    self._uncopied[key] = generation
+                    self._uncopied.move_to_end(key)
+                    while len(self._uncopied) > UNCOPIED_KEYS_REMEMBERED:
+                        self._uncopied.popitem(last=False)
             return
         entry = self._load(key)
         with self._lock:
@@ -109,7 +110,7 @@ class KeyMatrixCache:
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
-            self._small.clear()
+            self._uncopied.clear()
             self._bytes = 0
 
     def stats(self) -> dict[str, int]:
@@ -138,9 +139,14 @@ class KeyMatrixCache:
 
 
 def as_matrix(vectors: NDArray[np.float32] | NDArray[np.int8], scale: float | None) -> NDArray[np.float32]:
-    """Float32 rows of unit length (int8 rows dequantised with `scale` first)."""
-    matrix = vectors.astype(np.float32) / np.float32(scale) if scale else vectors.astype(np.float32)
+    """Float32 rows of unit length (int8 rows dequantised with `scale` first). Works in
+    place on a writeable float32 `vectors` (no second copy of a large key)."""
+    matrix: NDArray[np.float32] = vectors.astype(np.float32, copy=False)
+    if not matrix.flags.writeable:
+        matrix = matrix.copy()
+    if scale:
+        matrix /= np.float32(scale)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    normalised: NDArray[np.float32] = (matrix / norms).astype(np.float32)
-    return normalised
+    matrix /= norms
+    return matrix

@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 
 from memroute.embeddings import EmbeddingSources, SourceChoice
 from memroute.models import MemoryFilter
-from memroute.store.vectors import PendingMemory, VecMeta, VectorRepository
+from memroute.store.vectors import VEC_CHUNK_FLOAT, VEC_CHUNK_INT8, PendingMemory, VecMeta, VectorRepository
 from memroute.vectors import VectorHit
 from memroute.vectors.int8 import dequantize, fit_scale, quantize
 from memroute.vectors.key_cache import MIN_CHUNKS, KeyMatrix, KeyMatrixCache, as_matrix
@@ -55,9 +55,17 @@ class SqliteVecIndex:
         self._now = now
         self.backfill_batch = backfill_batch
         self._reset_lock = threading.Lock()
-        self.key_cache = KeyMatrixCache(
-            self._load_key, lambda key: vectors.chunk_count(key) >= MIN_CHUNKS, max_bytes=cache_bytes
-        )
+        self.key_cache = KeyMatrixCache(self._load_key, self._wants_copy, max_bytes=cache_bytes)
+
+    def _wants_copy(self, key: str) -> bool:
+        """A key with enough vectors to be slow in sqlite-vec, whose copy fits the cache
+        (estimated from its chunk count before anything is loaded)."""
+        chunks = self.vectors.chunk_count(key)
+        if chunks < MIN_CHUNKS:
+            return False
+        dim = self.vectors.meta().active_dim or 0
+        per_chunk = VEC_CHUNK_INT8 if self.int8 else VEC_CHUNK_FLOAT
+        return chunks * per_chunk * (dim * 4 + 8) <= self.key_cache.max_bytes
 
     def _load_key(self, key: str) -> KeyMatrix | None:
         meta = self.vectors.meta()

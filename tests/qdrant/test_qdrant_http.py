@@ -74,7 +74,9 @@ def session(db: Path, bodies: list[str], **env: str) -> Iterator[httpx.Client]:
     config = Config.for_path(db, environ={"MEMROUTE_ADMIN_TOKEN": ADMIN, **env})
     with (
         LiveServer(create_app(config)) as server,
-        httpx.Client(base_url=server.url, headers=AUTH, timeout=30, event_hooks={"response": [keep]}) as client,
+        httpx.Client(
+            base_url=server.url, headers=AUTH, timeout=30, event_hooks={"response": [keep]}
+        ) as client,
     ):
         yield client
 
@@ -136,7 +138,9 @@ class StandIn:
                 key = headers.get("api-key", "")
                 if self.path == "/readyz":
                     status = stand_in.status
-                    text = f"{stand_in.body} (api-key {key})" if stand_in.echo_key_in_readyz else stand_in.body
+                    text = (
+                        f"{stand_in.body} (api-key {key})" if stand_in.echo_key_in_readyz else stand_in.body
+                    )
                 else:
                     status, text = 404, f'{{"status": {{"error": "Not found; you sent api-key {key}"}}}}'
                 data = text.encode()
@@ -148,7 +152,7 @@ class StandIn:
 
             do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = answer
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
+            def log_message(self, format: str, *args: Any) -> None:
                 pass
 
         class Server(ThreadingHTTPServer):
@@ -185,7 +189,9 @@ def timed_health(api: httpx.Client) -> tuple[dict[str, Any], float]:
 # -- settings: round trip, vectorStore, strict bodies ------------------------------------------
 
 
-def test_settings_round_trip_partially_update_and_survive_a_restart(tmp_path: Path, bodies: list[str]) -> None:
+def test_settings_round_trip_partially_update_and_survive_a_restart(
+    tmp_path: Path, bodies: list[str]
+) -> None:
     db = tmp_path / "memroute.db"
     with session(db, bodies) as api:
         assert ok(api.get(SETTINGS)) == DEFAULTS
@@ -293,7 +299,9 @@ def test_the_api_key_is_write_only_and_an_empty_one_removes_it(api: httpx.Client
     assert ok(api.get(SETTINGS))["host"] == "qdrant.internal"
 
 
-def test_environment_values_show_until_a_stored_value_replaces_them(tmp_path: Path, bodies: list[str]) -> None:
+def test_environment_values_show_until_a_stored_value_replaces_them(
+    tmp_path: Path, bodies: list[str]
+) -> None:
     env = {
         "QDRANT_HOST": "env-qdrant.internal",
         "QDRANT_PORT": "6334",
@@ -440,13 +448,17 @@ def test_health_reaches_an_ipv6_literal_host(api: httpx.Client) -> None:
 
 def test_retrieval_falls_back_to_sqlite_vec_while_qdrant_is_unreachable(api: httpx.Client) -> None:
     ok(api.put("/api/settings/memory", json={"embeddingSource": "hashing"}))
-    memory = ok(api.post("/api/memory", json={"content": "prefers green tea in the morning", "key": "pref:tea"}))
+    memory = ok(
+        api.post("/api/memory", json={"content": "prefers green tea in the morning", "key": "pref:tea"})
+    )
     port = free_port()
     ok(api.put(SETTINGS, json={"enabled": True, "host": "127.0.0.1", "port": port, "apiKey": KEY}))
     assert vector_store(api) == "qdrant"
 
     for strategy in ("semantic", "hybrid"):
-        preview = ok(api.post("/api/memory/retrieve-preview", json={"query": "green tea", "strategy": strategy}))
+        preview = ok(
+            api.post("/api/memory/retrieve-preview", json={"query": "green tea", "strategy": strategy})
+        )
         assert [m["id"] for m in preview["memories"]] == [memory["id"]], strategy
         assert preview["memories"][0]["tier"] in ("vector", "hybrid-rrf", "fts5")
         resolution = preview["resolution"]
@@ -477,9 +489,21 @@ def test_retrieval_falls_back_to_sqlite_vec_while_qdrant_is_unreachable(api: htt
     assert ok(api.get("/api/memory/engine-status"))["qdrant"]["healthy"] is None
 
 
-def test_search_and_cleanup_bodies_are_validated(api: httpx.Client) -> None:
-    for body in ({}, {"query": ""}, {"query": "x", "topK": 0}, {"query": "x", "topK": 51}, {"query": "x", "k": 5}):
+def test_the_search_body_is_validated_and_the_schemas_are_published(api: httpx.Client) -> None:
+    for body in (
+        {},
+        {"query": ""},
+        {"query": "x", "topK": 0},
+        {"query": "x", "topK": 51},
+        {"query": "x", "k": 5},
+    ):
         assert_error(api.post(f"{SETTINGS}/search", json=body), 400)
+    # REF qdrant-schemas: the schemas are exported, a partial update is valid, topK defaults to 5.
+    schemas = ok(api.get("/openapi.json"))["components"]["schemas"]
+    assert schemas["QdrantSearchRequest"]["properties"]["topK"]["default"] == 5
+    assert schemas["QdrantSearchRequest"]["required"] == ["query"]
+    assert not schemas["QdrantSettingsUpdate"].get("required")
+    assert "apiKey" not in schemas["QdrantSettingsOut"]["properties"]
 
 
 # -- embedding models ------------------------------------------------------------------------
@@ -491,7 +515,9 @@ def test_embedding_models_start_with_the_memory_embedding_source(api: httpx.Clie
         return JSONResponse({"object": "list", "data": [{"id": m, "object": "model"} for m in listed]})
 
     with LiveServer(Starlette(routes=[Route("/v1/models", models)])) as provider:
-        added = api.post("/api/providers", json={"id": "emb", "baseUrl": provider.url + "/v1", "apiKey": "sk-x-1"})
+        added = api.post(
+            "/api/providers", json={"id": "emb", "baseUrl": provider.url + "/v1", "apiKey": "sk-x-1"}
+        )
         assert added.status_code == 201, added.text
         ok(api.put("/api/settings/memory", json={"embeddingSource": "hashing"}))
         listed = ok(api.get(f"{SETTINGS}/embedding-models"))["models"]

@@ -127,12 +127,16 @@ def test_every_setting_falls_back_to_the_environment() -> None:
     )
 
 
-@pytest.mark.parametrize(("raw", "port"), [("6335", 6335), (" 6335 ", 6335), (6335, 6335), (1, 1), (65535, 65535)])
+@pytest.mark.parametrize(
+    ("raw", "port"), [("6335", 6335), (" 6335 ", 6335), (6335, 6335), (1, 1), (65535, 65535)]
+)
 def test_a_port_is_read_from_a_number_or_a_numeric_string(raw: Any, port: int) -> None:
     assert normalize(stored(port=raw), ENV).port == port
 
 
-@pytest.mark.parametrize("raw", ["abc", "", "6335.0", "-1", 0, 70000, -5, True, 6334.5, None, [6335]], ids=repr)
+@pytest.mark.parametrize(
+    "raw", ["abc", "", "6335.0", "-1", 0, 70000, -5, True, 6334.5, None, [6335]], ids=repr
+)
 def test_an_unusable_stored_port_falls_back_to_the_environment(raw: Any) -> None:
     assert normalize(stored(port=raw), ENV).port == 6334
     assert normalize(stored(port=raw), DEFAULT).port == 6333
@@ -453,7 +457,11 @@ def test_the_engine_reads_stored_settings_over_the_environment(tmp_path: Path) -
 
         engine.update_settings({"host": "db-qdrant.internal", "port": 7000, "apiKey": "db-key-1234wxyz"})
         from_db = engine.settings()
-        assert (from_db.host, from_db.port, from_db.api_key) == ("db-qdrant.internal", 7000, "db-key-1234wxyz")
+        assert (from_db.host, from_db.port, from_db.api_key) == (
+            "db-qdrant.internal",
+            7000,
+            "db-key-1234wxyz",
+        )
         assert from_db.collection == "env_collection"  # not stored: still the environment's
 
         engine.update_settings({"apiKey": ""})  # removing the stored key falls back to QDRANT_API_KEY
