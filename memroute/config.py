@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from memroute.errors import InvalidInput
 
@@ -34,6 +35,33 @@ def _port(env: Mapping[str, str], name: str, default: int) -> int:
     value = _int(env, name, default, minimum=1)
     if value > 65535:
         raise InvalidInput(f"must be a port from 1 to 65535, got {value}", name)
+    return value
+
+
+def check_qdrant_host(value: str, field: str = "host") -> str | None:
+    """A Qdrant host as given (None when empty): a host name, an http(s) URL (its port, if
+    any, 1–65535), ":memory:" or "local:<dir>" (Qdrant's local mode). InvalidInput else."""
+    value = value.strip()
+    if not value:
+        return None
+    if len(value) > 512 or any(c.isspace() for c in value):
+        raise InvalidInput("must be a host name or URL without spaces", field)
+    if value == ":memory:":
+        return value
+    if value.startswith("local:"):
+        if not value[len("local:") :].strip():
+            raise InvalidInput("local mode needs a folder: local:<dir>", field)
+        return value
+    candidate = value if "://" in value else f"http://{value}"
+    try:
+        parts = urlsplit(candidate)
+        port = parts.port
+    except ValueError as exc:
+        raise InvalidInput(f"is not a valid host or URL ({exc})", field) from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InvalidInput("must be a host name, or an http(s) URL", field)
+    if port == 0:
+        raise InvalidInput("port must be from 1 to 65535", field)
     return value
 
 
@@ -67,9 +95,9 @@ class Config:
     # Server and gateway.
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
-    admin_token: str | None = None
+    admin_token: str | None = field(default=None, repr=False)
     upstream_base_url: str | None = None
-    upstream_api_key: str | None = None
+    upstream_api_key: str | None = field(default=None, repr=False)
     require_api_key: bool = True
     max_chat_body_bytes: int = 32 * 1024 * 1024
     upstream_connect_timeout_s: float = 10.0
@@ -91,7 +119,7 @@ class Config:
     # Qdrant (REF §9): env fallbacks for the settings of `/api/settings/qdrant`.
     qdrant_host: str = ""
     qdrant_port: int = 6333
-    qdrant_api_key: str | None = None
+    qdrant_api_key: str | None = field(default=None, repr=False)
     qdrant_collection: str = "memroute_memory"
     qdrant_embedding_model: str | None = None
     qdrant_hnsw_ef_construct: int = 128
@@ -149,7 +177,7 @@ class Config:
             disable_vec=_bool(env, "VECTOR_STORE_DISABLE_VEC", False),
             min_score=_float(env, "MEMORY_MIN_SCORE", None),
             backfill_batch=_int(env, "MEMORY_BACKFILL_BATCH", 32),
-            qdrant_host=_str(env, "QDRANT_HOST", ""),
+            qdrant_host=check_qdrant_host(env.get("QDRANT_HOST", ""), "QDRANT_HOST") or "",
             qdrant_port=_port(env, "QDRANT_PORT", 6333),
             qdrant_api_key=env.get("QDRANT_API_KEY", "").strip() or None,
             qdrant_collection=_str(env, "QDRANT_COLLECTION", "memroute_memory"),

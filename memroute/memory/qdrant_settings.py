@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
+from memroute.config import check_qdrant_host
 from memroute.errors import InvalidInput
 
 QUANTIZATIONS = ("none", "int8", "binary")
@@ -104,8 +105,11 @@ def normalize(stored: Mapping[str, Any], fallback: QdrantSettings) -> QdrantSett
         return raw.strip() if isinstance(raw, str) and raw.strip() else default
 
     port = stored.get(DB_KEYS["port"])
-    if isinstance(port, str) and port.strip().isdigit():
-        port = int(port.strip())
+    if isinstance(port, str):
+        try:
+            port = int(port.strip())
+        except ValueError:
+            port = None
     if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
         port = fallback.port
     quantization = stored.get(DB_KEYS["quantization"])
@@ -113,7 +117,7 @@ def normalize(stored: Mapping[str, Any], fallback: QdrantSettings) -> QdrantSett
     return replace(
         fallback,
         enabled=stored.get(DB_KEYS["enabled"]) is True,
-        host=text("host", fallback.host) or "",
+        host=_usable_host(text("host", None)) or fallback.host,
         port=port,
         https=https if isinstance(https, bool) else fallback.https,
         collection=text("collection", fallback.collection) or fallback.collection,
@@ -121,6 +125,14 @@ def normalize(stored: Mapping[str, Any], fallback: QdrantSettings) -> QdrantSett
         quantization=quantization if quantization in QUANTIZATIONS else fallback.quantization,
         api_key=text("apiKey", fallback.api_key),
     )
+
+
+def _usable_host(value: str | None) -> str | None:
+    """A stored host that passes the checks (a hand-edited bad one reads as unset)."""
+    try:
+        return check_qdrant_host(value) if value else None
+    except InvalidInput:
+        return None
 
 
 def validate_update(changes: Mapping[str, Any]) -> dict[str, Any]:
@@ -166,22 +178,4 @@ def _check(name: str, raw: Any) -> Any:
         if not _COLLECTION.match(value):
             raise InvalidInput("must be 1–100 letters, digits, '_' or '-'", name)
         return value
-    return _check_host(value)
-
-
-def _check_host(value: str) -> str | None:
-    if not value:
-        return None
-    if len(value) > 512 or any(c.isspace() for c in value):
-        raise InvalidInput("must be a host name or URL without spaces", "host")
-    if value == LOCAL_MEMORY or value.startswith(LOCAL_PREFIX):
-        return value
-    candidate = value if "://" in value else f"http://{value}"
-    try:
-        parts = urlsplit(candidate)
-        parts.port  # noqa: B018 - raises ValueError for a bad port
-    except ValueError as exc:
-        raise InvalidInput(f"is not a valid host or URL ({exc})", "host") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise InvalidInput("must be a host name, or an http(s) URL", "host")
-    return value
+    return check_qdrant_host(value)

@@ -343,12 +343,13 @@ ROUTES: list[tuple[str, str, Any]] = [
 
 def test_every_qdrant_route_needs_the_admin_token(api: httpx.Client, bodies: list[str]) -> None:
     before = ok(api.get(SETTINGS))
-    for method, path, body in ROUTES:
-        for headers in ({}, {"Authorization": "Bearer wrong-token"}, {"Authorization": ADMIN}):
-            response = httpx.request(method, f"{api.base_url}{path}", json=body, headers=headers)
-            bodies.append(response.text)
-            error = assert_error(response, 401)
-            assert "admin token" in error["message"], (method, path)
+    with httpx.Client(base_url=api.base_url, timeout=30) as stranger:
+        for method, path, body in ROUTES:
+            for headers in ({}, {"Authorization": "Bearer wrong-token"}, {"Authorization": ADMIN}):
+                response = stranger.request(method, path, json=body, headers=headers)
+                bodies.append(response.text)
+                error = assert_error(response, 401)
+                assert "token" in error["message"], (method, path)
     assert ok(api.get(SETTINGS)) == before  # the refused PUT wrote nothing
     assert vector_store(api) == "auto"
     assert api.get(f"{SETTINGS}/health").status_code == 200  # the token itself works
@@ -380,22 +381,26 @@ def test_health_is_not_configured_until_enabled_with_a_host(api: httpx.Client) -
 def test_health_against_a_closed_port_fails_fast_with_a_clear_error(api: httpx.Client) -> None:
     port = free_port()  # nothing listens there
     ok(api.put(SETTINGS, json={"enabled": True, "host": "127.0.0.1", "port": port, "apiKey": KEY}))
+    first, first_seconds = timed_health(api)  # may include loading qdrant-client once
     health, seconds = timed_health(api)
-    assert health["ok"] is False
-    assert "Qdrant health failed" in health["error"]
-    assert "refused" in health["error"].lower() or "connect" in health["error"].lower()
-    assert isinstance(health["latencyMs"], int | float)
+    for body in (first, health):
+        assert body["ok"] is False
+        assert "Qdrant health failed" in body["error"]
+        assert "refused" in body["error"].lower() or "connect" in body["error"].lower()
+        assert isinstance(body["latencyMs"], int | float)
+    assert first_seconds < 6.0, f"the first check of a closed port took {first_seconds:.1f} s"
     assert seconds < 3.0, f"a closed port took {seconds:.1f} s to report"
 
 
-def test_health_gives_up_on_a_server_that_never_answers(api: httpx.Client) -> None:
-    with silent_port() as port:
+def test_health_gives_up_on_a_server_that_never_answers(tmp_path: Path, bodies: list[str]) -> None:
+    # A 30 s client timeout for every other call: only the health check's own 2 s bound
+    # can make this quick (REF §9 has no bound at all).
+    with session(tmp_path / "memroute.db", bodies, QDRANT_TIMEOUT="30") as api, silent_port() as port:
         ok(api.put(SETTINGS, json={"enabled": True, "host": "127.0.0.1", "port": port}))
         health, seconds = timed_health(api)
     assert health["ok"] is False
     assert "timeout" in health["error"].lower() or "timed out" in health["error"].lower()
-    # The health check waits at most 2 s for Qdrant (REF §9 has no bound at all).
-    assert seconds < 4.5, f"health waited {seconds:.1f} s for a silent server"
+    assert 1.5 < seconds < 8.0, f"health waited {seconds:.1f} s for a silent server"
 
 
 def test_health_of_a_ready_server_sends_the_configured_api_key(api: httpx.Client) -> None:
@@ -568,11 +573,6 @@ def test_the_qdrant_key_leaks_nowhere_even_when_the_server_echoes_it(
 # -- known bug ---------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: QDRANT_HOST is not validated; QdrantSettings.url raises ValueError for '::1' "
-    "and GET /api/memory/engine-status answers 500 even with Qdrant disabled",
-)
 def test_an_unusable_qdrant_host_variable_is_refused_or_reported(tmp_path: Path, bodies: list[str]) -> None:
     env = {"MEMROUTE_ADMIN_TOKEN": ADMIN, "QDRANT_HOST": "::1"}  # a bare IPv6 literal, no brackets
     try:

@@ -142,12 +142,6 @@ def test_an_unusable_stored_port_falls_back_to_the_environment(raw: Any) -> None
     assert normalize(stored(port=raw), DEFAULT).port == 6333
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="BUG: normalize() calls int() on any str.isdigit() value; '²' is a digit to isdigit() "
-    "but int('²') raises ValueError, so a hand-edited qdrantPort breaks every Qdrant call",
-)
 def test_a_superscript_digit_port_falls_back_instead_of_raising() -> None:
     assert normalize(stored(port="²"), ENV).port == 6334
 
@@ -336,11 +330,6 @@ def test_a_refused_api_key_is_not_repeated_in_the_error() -> None:
     assert KEY not in str(refused.value)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: validate_update accepts 'local:' with no directory; local_location is then None "
-    "and the host is used as the server URL 'http://local::6333'",
-)
 def test_local_mode_without_a_directory_is_refused() -> None:
     with pytest.raises(InvalidInput):
         validate_update({"host": "local:"})
