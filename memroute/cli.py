@@ -280,13 +280,18 @@ def memory_import(ctx: click.Context, source: str, api_key_id: str | None) -> No
                 text = handle.read()
         except OSError as exc:
             raise InvalidInput(f"cannot read {source}: {exc.strerror}") from None
-    records: list[Any] = text.splitlines()
+    from memroute.portability import json_lines
+
+    records: list[Any] = json_lines(text)
     if text.lstrip().startswith("["):
         try:
             records = json.loads(text)
         except json.JSONDecodeError as exc:
             with _errors():
                 raise InvalidInput(f"not a valid JSON array ({exc.msg})") from None
+        except RecursionError:
+            with _errors():
+                raise InvalidInput("not a valid JSON array (nested too deeply)") from None
     with _memory(ctx) as mem:
         report = mem.import_(records, actor="cli", api_key_id=api_key_id)
     _json(report.to_dict())

@@ -116,6 +116,7 @@ class Config:
     disable_vec: bool = False
     min_score: float | None = None
     backfill_batch: int = 32
+    reindex_poll_s: float = 5.0  # the re-index worker also looks for settings changed elsewhere this often
     # Qdrant (REF §9): env fallbacks for the settings of `/api/settings/qdrant`.
     qdrant_host: str = ""
     qdrant_port: int = 6333
@@ -177,6 +178,7 @@ class Config:
             disable_vec=_bool(env, "VECTOR_STORE_DISABLE_VEC", False),
             min_score=_float(env, "MEMORY_MIN_SCORE", None),
             backfill_batch=_int(env, "MEMORY_BACKFILL_BATCH", 32),
+            reindex_poll_s=_float(env, "MEMORY_REINDEX_POLL_S", 5.0) or 5.0,
             qdrant_host=check_qdrant_host(env.get("QDRANT_HOST", ""), "QDRANT_HOST") or "",
             qdrant_port=_port(env, "QDRANT_PORT", 6333),
             qdrant_api_key=env.get("QDRANT_API_KEY", "").strip() or None,

@@ -19,6 +19,12 @@ from memroute.models import ImportReport
 from memroute.store import NewMemory, SqliteStore
 
 
+def json_lines(text: str) -> list[str]:
+    """The lines of a JSON Lines text: split at "\n" (and "\r\n") only. `str.splitlines`
+    would also split inside a string at U+2028, U+0085 or U+001C, which JSON leaves as they are."""
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
 def parse_record(record: str | Mapping[str, Any], api_key_id: str | None, *, max_bytes: int) -> NewMemory:
     """A validated memory from one export record (camelCase fields, as `MemoryRecord.to_dict`)."""
     if isinstance(record, str):
@@ -26,6 +32,8 @@ def parse_record(record: str | Mapping[str, Any], api_key_id: str | None, *, max
             record = json.loads(record)
         except json.JSONDecodeError as exc:
             raise InvalidInput(f"not valid JSON ({exc.msg})") from None
+        except RecursionError:
+            raise InvalidInput("not valid JSON (nested too deeply)") from None
     if not isinstance(record, Mapping):
         raise InvalidInput("each record must be a JSON object")
     owner = api_key_id if api_key_id is not None else record.get("apiKeyId", record.get("api_key_id"))

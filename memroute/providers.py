@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+import httpx
+
 from memroute.clock import Clock, to_iso
 from memroute.errors import InvalidInput, NotFound, UpstreamError
 from memroute.models import ProviderRecord
@@ -39,7 +41,12 @@ def validate_base_url(value: object) -> str:
     if not isinstance(value, str):
         raise InvalidInput("must be a URL", "baseUrl")
     url = value.strip().rstrip("/")
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range
+        httpx.URL(url)  # what requests are sent with: no control characters
+    except (ValueError, httpx.InvalidURL) as exc:  # e.g. "http://[" (a broken IPv6 address)
+        raise InvalidInput(f"is not a valid URL ({exc})", "baseUrl") from None
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise InvalidInput("must be an http:// or https:// URL, e.g. https://api.openai.com/v1", "baseUrl")
     return url

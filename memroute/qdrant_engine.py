@@ -24,7 +24,7 @@ from memroute.clock import parse_time
 from memroute.config import Config
 from memroute.embeddings import EmbeddingSources, SourceChoice
 from memroute.errors import EmbeddingError, MemrouteError, QdrantError
-from memroute.memory.qdrant_settings import QdrantSettings, normalize, validate_update
+from memroute.memory.qdrant_settings import LOCAL_MEMORY, QdrantSettings, normalize, validate_update
 from memroute.memory.settings import MemorySettings
 from memroute.models import MemoryFilter, MemoryRecord
 from memroute.providers import ProviderRegistry
@@ -40,6 +40,7 @@ SYNC_BATCH = 64
 POLL_S = 5.0
 MAX_BACKOFF_S = 60.0
 MODELS_TIMEOUT_S = 5.0
+RETIRE_GRACE_S = 10.0  # a replaced connection is closed this long after its last hand-out
 
 
 class QdrantEngine:
@@ -72,6 +73,7 @@ class QdrantEngine:
         self._sync_lock = threading.Lock()
         self._adapter: QdrantAdapter | None = None
         self._adapter_key: tuple[Any, ...] | None = None
+        self._retired: list[tuple[float, QdrantAdapter]] = []  # (close after, adapter)
         self._dims: dict[tuple[str | None, str | None], int] = {}
         self._down_until = 0.0
         self.last_error: str | None = None
@@ -89,6 +91,8 @@ class QdrantEngine:
         values = validate_update(changes)
         if "qdrantEnabled" in values:
             values["memoryVectorStore"] = "qdrant" if values["qdrantEnabled"] else "auto"
+        if values.get("qdrantEnabled"):
+            self.installed()  # import qdrant-client now (~1 s), not in the first search
         if values:
             self.store.qdrant.save_settings(values, now=self._now())
             log.info("memory.qdrant.settings_changed fields=%s", ",".join(sorted(values)))
@@ -102,17 +106,54 @@ class QdrantEngine:
             self._installed = client_installed()
         return self._installed
 
-    def adapter(self, qs: QdrantSettings) -> QdrantAdapter:
-        """The adapter for these settings, rebuilt when the connection settings change."""
-        key = (qs.host, qs.port, qs.https, qs.api_key, qs.collection, qs.quantization, qs.hnsw_ef_construct)
+    def adapter(self) -> QdrantAdapter:
+        """The adapter for the current settings (read again here, so a caller holding an
+        older read never switches back). A change of collection settings keeps the
+        connection; a change of connection retires the old one, which is closed a little
+        later: another thread may still be using it."""
         with self._lock:
-            if self._adapter is None or self._adapter_key != key:
-                if self._adapter is not None:
-                    self._adapter.close()  # first: local mode allows one client per folder
-                    self._adapter = None
+            self._close_retired()
+            qs = self.settings()
+            key = (
+                qs.host,
+                qs.port,
+                qs.https,
+                qs.api_key,
+                qs.collection,
+                qs.quantization,
+                qs.hnsw_ef_construct,
+            )
+            if self._adapter is not None and self._adapter_key == key:
+                return self._adapter
+            old = self._adapter
+            if old is not None and old.connection == (qs.host, qs.port, qs.https, qs.api_key, old.timeout_s):
+                self._adapter = old.with_settings(qs)
+            else:
+                self._retire()
                 self._adapter = QdrantAdapter(qs, timeout_s=self.config.qdrant_timeout_s)
-                self._adapter_key = key
+            self._adapter_key = key
             return self._adapter
+
+    def _retire(self) -> None:
+        """Stop handing out the current adapter (caller holds the lock). Local mode on a
+        folder allows one client at a time, so that one is closed at once."""
+        adapter, self._adapter, self._adapter_key = self._adapter, None, None
+        if adapter is None:
+            return
+        if adapter.settings.local_location not in (None, LOCAL_MEMORY):
+            adapter.close()
+        else:
+            self._retired.append((time.monotonic() + RETIRE_GRACE_S, adapter))
+
+    def _close_retired(self, everything: bool = False) -> None:
+        now = time.monotonic()
+        keep = []
+        for deadline, adapter in self._retired:
+            if everything or deadline <= now:
+                adapter.close()
+            else:
+                keep.append((deadline, adapter))
+        self._retired = keep
 
     def embedding(self, qs: QdrantSettings, ms: MemorySettings) -> SourceChoice:
         """`qdrantEmbeddingModel` when set (a provider's model), else the memory embedding
@@ -148,9 +189,7 @@ class QdrantEngine:
         self._down_until = time.monotonic() + self.config.qdrant_retry_s
         log.warning("memory.qdrant.fail error=%s", exc.message)
         with self._lock:
-            if self._adapter is not None:
-                self._adapter.close()
-                self._adapter = None
+            self._retire()
 
     def _recovered(self) -> None:
         if self.last_error is not None:
@@ -188,7 +227,7 @@ class QdrantEngine:
             )
             return None, f"Qdrant back-fill in progress ({left} memories left)"
         try:
-            adapter = self.adapter(qs)
+            adapter = self.adapter()
         except QdrantError as exc:
             self.trip(exc)
             return None, f"Qdrant unavailable ({exc.message})"
@@ -221,7 +260,7 @@ class QdrantEngine:
         choice = self.embedding(qs, self._memory_settings())
         if choice.source is None:
             return 0
-        adapter = self.adapter(qs)
+        adapter = self.adapter()
         dim = self._dimension(choice)
         collection, created = adapter.ensure_collection(dim)
         target = self.target(qs, collection)
@@ -313,9 +352,8 @@ class QdrantEngine:
     def stop(self) -> None:
         self._worker.stop()
         with self._lock:
-            if self._adapter is not None:
-                self._adapter.close()
-                self._adapter = None
+            self._retire()
+            self._close_retired(everything=True)
 
     # -- the settings page and engine status ----------------------------------------
 
@@ -326,7 +364,7 @@ class QdrantEngine:
         if not self.installed():
             return qs, None, {"ok": False, "latencyMs": 0, "error": INSTALL_HINT}
         try:
-            return qs, self.adapter(qs), None
+            return qs, self.adapter(), None
         except QdrantError as exc:
             return qs, None, {"ok": False, "latencyMs": 0, "error": exc.message}
 
@@ -426,7 +464,7 @@ class QdrantEngine:
             return out
         try:
             dim = self._known_dimension(choice)
-            adapter = self.adapter(qs)
+            adapter = self.adapter()
             if dim is not None:
                 collection = adapter.collection_name(dim)
                 out["collection"] = collection
@@ -489,6 +527,8 @@ class QdrantTier:
             if flt.api_key_id is not None:
                 self._engine.push_key(self._adapter, self._choice, self._collection, flt.api_key_id)
             vector = self._engine.sources.embed_query(self._choice, query)
+            if not vector.any():  # no known word: a zero vector has no direction, so no neighbours
+                return []
             return self._adapter.search(self._collection, vector, flt, k)
         except QdrantError as exc:
             self._engine.trip(exc)

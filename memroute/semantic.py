@@ -31,7 +31,6 @@ from memroute.worker import WakeLoop
 log = logging.getLogger("memroute.semantic")
 
 REINDEX_BATCH = 64
-REINDEX_POLL_S = 5.0
 ERROR_BACKOFF_S = 30.0
 
 
@@ -277,7 +276,7 @@ class ReindexWorker:
 
     def __init__(self, engine: SemanticEngine) -> None:
         self._engine = engine
-        self._loop = WakeLoop("reindex", REINDEX_POLL_S, self._drain)
+        self._loop = WakeLoop("reindex", engine.config.reindex_poll_s, self._drain)
         self._processed = 0
         self._errors = 0
         self._running = False

@@ -635,8 +635,17 @@ class Memory:
         return result
 
     def verify(self) -> dict[str, Any]:
-        """Run extraction → store → keyword search → delete on a private owner id."""
-        return verify_pipeline(_VerifyAdapter(self))
+        """Run extraction → store → search → delete on a private owner id, inside one write
+        transaction that is then rolled back: no other reader ever sees the probe memory
+        (not even an all-keys list), and it leaves no history, vector or queue entry."""
+        result: dict[str, Any] = {}
+        try:
+            with self.store.db.write():
+                result = verify_pipeline(_VerifyAdapter(self))
+                raise _ProbeDone
+        except _ProbeDone:
+            pass
+        return result
 
     # -- export / import ----------------------------------------------------------
 
@@ -667,6 +676,10 @@ class Memory:
         return report
 
 
+class _ProbeDone(Exception):
+    """Ends the health probe's transaction with a rollback."""
+
+
 class _VerifyAdapter:
     """The health probe's view of the service."""
 
@@ -679,8 +692,16 @@ class _VerifyAdapter:
         return self.memory.remember(api_key_id, text, session_id, source)
 
     def search_ids(self, api_key_id: str, query: str) -> builtins.list[str]:
+        # sqlite-vec, never Qdrant: a point pushed to Qdrant would outlive the rollback.
+        local = replace(self.memory.settings(), vector_store="sqlite-vec")
         items = self.memory.retrieve(
-            api_key_id, query, strategy="semantic", max_tokens=2000, retention_days=1, record_access=False
+            api_key_id,
+            query,
+            strategy="semantic",
+            max_tokens=2000,
+            retention_days=1,
+            record_access=False,
+            settings=local,
         )
         return [i.memory.id for i in items if i.tier != "recent"]
 

@@ -188,7 +188,7 @@ class ChatPipeline:
         if upstream.status_code == 200:
             try:
                 reply = reply_text(json.loads(content))
-            except ValueError:
+            except (ValueError, RecursionError):
                 reply = ""
             await self.queue_extraction(ctx, body, reply)
         if upstream.status_code == 200:
@@ -254,6 +254,8 @@ def parse_body(raw: bytes) -> dict[str, Any]:
         body = json.loads(raw)
     except ValueError:
         raise InvalidInput("the request body is not valid JSON") from None
+    except RecursionError:
+        raise InvalidInput("the request body nests arrays or objects too deeply") from None
     if not isinstance(body, dict):
         raise InvalidInput("the request body must be a JSON object")
     return body
@@ -277,5 +279,5 @@ def _passed(upstream: httpx.Response) -> dict[str, str]:
 def _json_or_none(content: bytes) -> Any:
     try:
         return json.loads(content)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None

@@ -32,7 +32,7 @@ class ReplyAssembler:
             return
         try:
             event = json.loads(payload)
-        except ValueError:
+        except (ValueError, RecursionError):  # a provider's garbage never breaks the relay
             return
         choices = event.get("choices") if isinstance(event, dict) else None
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):

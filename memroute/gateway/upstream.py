@@ -25,9 +25,12 @@ async def open_stream(
     client: httpx.AsyncClient, method: str, route: Route, path: str, body: bytes | None = None
 ) -> AsyncIterator[httpx.Response]:
     """Send a request and yield the response with its body not yet read."""
-    request = client.build_request(
-        method, route.base_url + path, content=body, headers=upstream_headers(route)
-    )
+    try:
+        request = client.build_request(
+            method, route.base_url + path, content=body, headers=upstream_headers(route)
+        )
+    except httpx.InvalidURL:  # a base URL stored before validation was this strict
+        raise UpstreamError(f"upstream provider '{route.provider_id}' has an invalid base URL") from None
     try:
         response = await client.send(request, stream=True)
     except httpx.TimeoutException:

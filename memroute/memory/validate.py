@@ -4,7 +4,7 @@ InvalidInput before anything is written."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from memroute.clock import normalize_time
@@ -14,6 +14,7 @@ from memroute.models import MEMORY_TYPES, SCOPES, STRATEGIES
 MAX_KEY_CHARS = 512
 MAX_ID_CHARS = 256
 MAX_METADATA_BYTES = 16 * 1024
+MAX_METADATA_DEPTH = 64
 MAX_LIST_LIMIT = 200
 DEFAULT_LIST_LIMIT = 50
 
@@ -72,17 +73,37 @@ def optional_type(value: object) -> str | None:
     return None if value in (None, "") else memory_type(value)
 
 
+def _nesting_depth_over(value: object, limit: int) -> bool:
+    """Whether objects and arrays nest more than `limit` levels (checked without recursion;
+    a cycle counts as too deep)."""
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            children: Iterable[object] = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
 def metadata(value: object) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
         raise InvalidInput("must be a JSON object", "metadata")
+    # A stored memory must stay readable: JSON encoders (pydantic's stops at ~250 levels,
+    # the json module at the recursion limit) fail on deeper values, on every later read.
+    if _nesting_depth_over(value, MAX_METADATA_DEPTH):
+        raise InvalidInput(f"nests objects and arrays over {MAX_METADATA_DEPTH} levels deep", "metadata")
     try:
         encoded = json.dumps(dict(value), ensure_ascii=False)
     except (TypeError, ValueError) as exc:
         raise InvalidInput(f"must be JSON-serialisable: {exc}", "metadata") from None
-    except RecursionError:
-        raise InvalidInput("is nested too deeply", "metadata") from None
     if utf8_size(encoded, "metadata") > MAX_METADATA_BYTES:
         raise InvalidInput(f"is over {MAX_METADATA_BYTES} bytes", "metadata")
     return json.loads(encoded)  # type: ignore[no-any-return]

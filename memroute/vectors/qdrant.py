@@ -81,11 +81,24 @@ class QdrantAdapter:
     """One connection (a server, or local mode for tests and demos) and the operations
     memroute needs. Thread-safe as far as qdrant-client is."""
 
-    def __init__(self, settings: QdrantSettings, *, timeout_s: float = 5.0) -> None:
+    def __init__(self, settings: QdrantSettings, *, timeout_s: float = 5.0, client: Any = None) -> None:
         self.settings = settings
         self.timeout_s = timeout_s
         self._known: set[str] = set()  # collections checked or created by this adapter
-        self._client = self._guard("connect", lambda: _connect(settings, timeout_s))
+        self._client = (
+            client if client is not None else self._guard("connect", lambda: _connect(settings, timeout_s))
+        )
+
+    def with_settings(self, settings: QdrantSettings) -> QdrantAdapter:
+        """An adapter for new collection settings (name, quantisation, HNSW) on this one's
+        connection: the caller drops this adapter without closing it."""
+        return QdrantAdapter(settings, timeout_s=self.timeout_s, client=self._client)
+
+    @property
+    def connection(self) -> tuple[Any, ...]:
+        """What the connection depends on: adapters equal here can share a client."""
+        s = self.settings
+        return (s.host, s.port, s.https, s.api_key, self.timeout_s)
 
     # -- errors ----------------------------------------------------------------------
 
@@ -329,12 +342,16 @@ def _connect(settings: QdrantSettings, timeout_s: float) -> QdrantClient:
         return QdrantClient(location=LOCAL_MEMORY)
     if location is not None:
         return QdrantClient(path=location)
-    return QdrantClient(
-        url=settings.url,
-        api_key=settings.api_key,
-        timeout=max(1, math.ceil(timeout_s)),
-        check_compatibility=False,  # no request at construction: an unreachable server fails on use
-    )
+    if settings.api_key and settings.url.startswith("http://"):
+        log.warning("memory.qdrant.insecure: the API key is sent without TLS (use https)")
+    with warnings.catch_warnings():  # qdrant-client's own warning says the same, on stderr
+        warnings.simplefilter("ignore", UserWarning)
+        return QdrantClient(
+            url=settings.url,
+            api_key=settings.api_key,
+            timeout=max(1, math.ceil(timeout_s)),
+            check_compatibility=False,  # no request at construction: an unreachable server fails on use
+        )
 
 
 def _match(models: Any, key: str, value: str) -> Any:

@@ -157,6 +157,10 @@ class SqliteVecIndex:
         if self.backfill_batch > 0 and flt.api_key_id is not None:
             self.embed_pending(choice, flt.api_key_id, self.backfill_batch)
             meta = self.vectors.meta()
+        if not np.any(vector):
+            # No token the embedding knows ("*", "^"): a zero vector has no direction, so no
+            # neighbours (sqlite-vec's cosine distance to it is NULL).
+            return []
         if flt.api_key_id is not None:
             copy = self.key_cache.get(flt.api_key_id, self.vectors.generation(flt.api_key_id))
             if copy is not None:

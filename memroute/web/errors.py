@@ -4,6 +4,7 @@ never a stack trace. Gateway routes add the OpenAI fields `param` and `code`."""
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -54,6 +55,25 @@ def error_response(
     return JSONResponse(error_body(message, kind, openai=openai), status_code=status, headers=sent or None)
 
 
+HTTP_METHODS = frozenset({"get", "put", "post", "delete", "options", "head", "patch", "trace"})
+
+
+def documented_methods(request: Request) -> str | None:
+    """The methods the OpenAPI document gives the resource at this path (the most specific
+    template: `/api/memory/health` before `/api/memory/{id}`), or None for an undocumented
+    path. Starlette's own `Allow` names only the first route matching the path, and FastAPI
+    makes one route per method."""
+    path = request.scope["path"]
+    best: tuple[int, list[str]] | None = None
+    for template, operations in request.app.openapi().get("paths", {}).items():
+        pattern = re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(template))
+        if re.fullmatch(pattern, path):
+            rank = template.count("{")
+            if best is None or rank < best[0]:
+                best = (rank, sorted(m.upper() for m in operations if m in HTTP_METHODS))
+    return None if best is None else ", ".join(best[1])
+
+
 def _validation_message(exc: RequestValidationError) -> str:
     parts = []
     for err in exc.errors()[:5]:
@@ -80,7 +100,10 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         kind = "not_found_error" if exc.status_code == 404 else "invalid_request_error"
-        return error_response(request, exc.status_code, str(exc.detail), kind, exc.headers)
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            headers["Allow"] = documented_methods(request) or headers.get("Allow", "")
+        return error_response(request, exc.status_code, str(exc.detail), kind, headers)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from memroute.web.errors import error_body
 
 
 class BodyLimit:
@@ -24,7 +25,7 @@ class BodyLimit:
         limit = self.chat_limit if scope["path"].startswith("/v1/") else self.limit
         declared = dict(scope.get("headers") or []).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
-            await _too_large(send, limit)
+            await _too_large(send, limit, openai=scope["path"].startswith("/v1/"))
             return
         received = 0
 
@@ -41,10 +42,10 @@ class BodyLimit:
         await self.app(scope, limited_receive, send)
 
 
-async def _too_large(send: Send, limit: int) -> None:
-    body: dict[str, Any] = {
-        "error": {"message": f"request body is larger than {limit} bytes", "type": "invalid_request_error"}
-    }
+async def _too_large(send: Send, limit: int, *, openai: bool) -> None:
+    """The 413 for a declared Content-Length over the limit, in the same shape as every
+    other error (with OpenAI's `param` and `code` on the gateway)."""
+    body = error_body(f"request body is larger than {limit} bytes", "invalid_request_error", openai=openai)
     payload = json.dumps(body).encode()
     await send(
         {

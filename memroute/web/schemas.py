@@ -8,13 +8,36 @@ these models exist so clients get precise errors and a complete schema.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
 MemoryTypeName = Literal["factual", "episodic", "procedural", "semantic"]
 PreviewStrategy = Literal["exact", "recent", "semantic", "hybrid"]
 SettingsStrategy = Literal["recent", "semantic", "hybrid"]
+
+
+def _whole_number(value: Any) -> Any:
+    """JSON has one number type: 30.0 is the integer 30 (JSON Schema agrees), 30.5 is not."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+# An integer in a request body: strict (no "5", no true), but 30.0 counts as 30.
+JsonInt = Annotated[int, BeforeValidator(_whole_number)]
+# What `memroute.clock.parse_time` reads: a date or an ISO-8601 timestamp.
+DateOrTimestamp = Annotated[
+    str,
+    WithJsonSchema(
+        {"anyOf": [{"type": "string", "format": "date"}, {"type": "string", "format": "date-time"}]}
+    ),
+]
+
+
+NOT_BLANK = r"\S"  # a non-space character somewhere
+
 
 OwnerId = Annotated[str, Field(max_length=256, description='API key id that owns the memory ("" = unowned)')]
 Timestamp = Annotated[str, Field(description="ISO-8601 UTC, e.g. 2026-06-01T12:00:00.000Z")]
@@ -30,10 +53,24 @@ def _no_default(schema: dict[str, Any]) -> None:
     schema.pop("default", None)
 
 
-def optional(**constraints: Any) -> Any:
+def documented_pattern(pattern: str, *, no_default: bool = False) -> Callable[[dict[str, Any]], None]:
+    """`json_schema_extra` that documents a pattern the core checks itself, with a clearer
+    message than pydantic's ("must not be empty", "must be an http:// or https:// URL")."""
+
+    def extra(schema: dict[str, Any]) -> None:
+        schema["pattern"] = pattern
+        if no_default:
+            _no_default(schema)
+
+    return extra
+
+
+def optional(*, documented: str | None = None, **constraints: Any) -> Any:
     """A field that may be left out (handlers read `model_dump(exclude_unset=True)`) but,
-    when given, must have its type: null is rejected like any other wrong type."""
-    return Field(None, json_schema_extra=_no_default, **constraints)
+    when given, must have its type: null is rejected like any other wrong type.
+    `documented`: a pattern the core checks (see `documented_pattern`)."""
+    extra = _no_default if documented is None else documented_pattern(documented, no_default=True)
+    return Field(None, json_schema_extra=extra, **constraints)
 
 
 # -- errors ---------------------------------------------------------------------------
@@ -130,13 +167,15 @@ class MemoryList(BaseModel):
 class MemoryCreate(StrictBody):
     """A memory to store; an existing memory with the same (apiKeyId, key) is replaced."""
 
-    content: str = Field(min_length=1)
+    content: str = Field(min_length=1, json_schema_extra=documented_pattern(NOT_BLANK))
     key: str = Field(min_length=1, max_length=512)
     type: MemoryTypeName = "factual"
     sessionId: str = Field("", max_length=256)
     apiKeyId: OwnerId = ""
     metadata: dict[str, Any] = Field(default_factory=dict)
-    expiresAt: str | None = Field(None, description="ISO-8601 date or timestamp; null = never expires")
+    expiresAt: DateOrTimestamp | None = Field(
+        None, description="ISO-8601 date or timestamp; null = never expires"
+    )
 
 
 class MemoryCreated(BaseModel):
@@ -149,10 +188,10 @@ class MemoryUpdate(StrictBody):
     """The fields to change; absent fields keep their value. `expiresAt: null` removes the expiry."""
 
     type: MemoryTypeName = optional()
-    key: str = optional(min_length=1, max_length=512)
-    content: str = optional(min_length=1)
+    key: str = optional(min_length=1, max_length=512, documented=NOT_BLANK)
+    content: str = optional(min_length=1, documented=NOT_BLANK)
     metadata: dict[str, Any] = optional()
-    expiresAt: str | None = None
+    expiresAt: DateOrTimestamp | None = None
     sessionId: str = optional(max_length=256)
 
 
@@ -204,11 +243,11 @@ class HealthOut(BaseModel):
 class PreviewRequest(StrictBody):
     """A dry run of retrieval: nothing is written, access counts are not bumped."""
 
-    query: str = Field(min_length=1, max_length=16000)
+    query: str = Field(min_length=1, max_length=16000, json_schema_extra=documented_pattern(NOT_BLANK))
     strategy: PreviewStrategy = Field("hybrid", description='"recent" is an alias of "exact"')
-    maxTokens: int = Field(2000, ge=1, le=16000)
+    maxTokens: JsonInt = Field(2000, ge=1, le=16000)
     apiKeyId: str | None = Field(None, max_length=256, description="absent or null = every key")
-    limit: int = Field(20, ge=1, le=100)
+    limit: JsonInt = Field(20, ge=1, le=100)
 
 
 class PreviewItem(BaseModel):
@@ -353,9 +392,19 @@ class EmbeddingProvidersOut(BaseModel):
 
 
 class SummarizeRequest(StrictBody):
-    """Compact memories not updated for `olderThanDays` into one summary per key."""
+    """Compact memories not updated for `olderThanDays` into one summary per key: give
+    `apiKeyId` or `allKeys: true`, not both."""
 
-    olderThanDays: int = Field(30, ge=1, le=365)
+    model_config = ConfigDict(
+        json_schema_extra={
+            "oneOf": [
+                {"required": ["apiKeyId"], "properties": {"apiKeyId": {"type": "string"}}},
+                {"required": ["allKeys"], "properties": {"allKeys": {"const": True}}},
+            ]
+        }
+    )
+
+    olderThanDays: JsonInt = Field(30, ge=1, le=365)
     apiKeyId: str | None = Field(None, max_length=256, description="the key to compact")
     allKeys: bool = Field(False, description="compact every key (each key gets its own summary)")
     dryRun: bool = Field(False, description="only list the candidates")
@@ -433,8 +482,8 @@ class MemorySettingsUpdate(StrictBody):
     """Settings to change; absent fields keep their value. All or nothing: one bad value → 400."""
 
     enabled: bool = optional()
-    maxTokens: int = optional(ge=0, le=16000)
-    retentionDays: int = optional(ge=1, le=365)
+    maxTokens: JsonInt = optional(ge=0, le=16000)
+    retentionDays: JsonInt = optional(ge=1, le=365)
     strategy: SettingsStrategy = optional()
     skillsEnabled: bool = optional(description="stored for compatibility; has no effect")
     embeddingSource: EmbeddingSourceName = optional()
@@ -472,10 +521,14 @@ class QdrantSettingsUpdate(StrictBody):
 
     enabled: bool = optional()
     host: str | None = optional(max_length=512)
-    port: int = optional(ge=1, le=65535)
+    port: JsonInt = optional(ge=1, le=65535)
     https: bool = optional()
-    collection: str = optional(min_length=1, max_length=100)
-    embeddingModel: str | None = optional(max_length=256)
+    collection: str = optional(min_length=1, max_length=100, documented=r"^\s*[A-Za-z0-9_-]+\s*$")
+    embeddingModel: str | None = optional(
+        max_length=256,
+        description="'provider/model'; '' or null = the memory embedding source",
+        documented=r"^\s*$|/",
+    )
     quantization: Literal["none", "int8", "binary"] = optional()
     apiKey: str | None = optional(max_length=1024, description='"" or null removes the stored key')
 
@@ -488,7 +541,7 @@ class QdrantHealthOut(BaseModel):
 
 class QdrantSearchRequest(StrictBody):
     query: str = Field(min_length=1, max_length=4096)
-    topK: int = Field(5, ge=1, le=50)
+    topK: JsonInt = Field(5, ge=1, le=50)
 
 
 class QdrantSearchHit(BaseModel):
@@ -552,6 +605,8 @@ class ApiKeyList(BaseModel):
     keys: list[ApiKeyOut]
 
 
+# An http(s) URL with a host (the core also checks the port and that httpx can send to it).
+HTTP_URL = r"^\s*[Hh][Tt][Tt][Pp][Ss]?://[^/?#]"
 ProviderId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")]
 EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")]
 Secret = Annotated[str, Field(min_length=1, max_length=4096, description="stored; never returned")]
@@ -570,11 +625,28 @@ class ProviderOut(BaseModel):
     updatedAt: Timestamp
 
 
+# `apiKey` and `apiKeyEnv` exclude each other (either may be null).
+ONE_KEY_SOURCE = ConfigDict(
+    json_schema_extra={
+        "not": {
+            "required": ["apiKey", "apiKeyEnv"],
+            "properties": {"apiKey": {"type": "string"}, "apiKeyEnv": {"type": "string"}},
+        }
+    }
+)
+
+
 class ProviderCreate(StrictBody):
     """Give the upstream key by environment variable name (`apiKeyEnv`) or as `apiKey`, not both."""
 
+    model_config = ONE_KEY_SOURCE
+
     id: ProviderId
-    baseUrl: str = Field(max_length=2048, description="e.g. https://api.openai.com/v1")
+    baseUrl: str = Field(
+        max_length=2048,
+        json_schema_extra=documented_pattern(HTTP_URL),
+        description="e.g. https://api.openai.com/v1",
+    )
     apiKeyEnv: EnvName | None = None
     apiKey: Secret | None = None
     default: bool = False
@@ -582,9 +654,11 @@ class ProviderCreate(StrictBody):
 
 class ProviderUpdate(StrictBody):
     """Absent fields keep their value. Setting `apiKey` clears `apiKeyEnv` and the
-    other way round; `null` removes it."""
+    other way round (not both at once); `null` removes it."""
 
-    baseUrl: str = optional(max_length=2048)
+    model_config = ONE_KEY_SOURCE
+
+    baseUrl: str = optional(max_length=2048, documented=HTTP_URL)
     apiKeyEnv: EnvName | None = None
     apiKey: Secret | None = None
     default: bool = optional()

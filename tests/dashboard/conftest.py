@@ -70,13 +70,19 @@ class Studio:
 
 
 @pytest.fixture(scope="module")
-def studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Studio]:
+def studio_env() -> dict[str, str]:
+    """Extra environment of the module's server (override in a test module)."""
+    return {}
+
+
+@pytest.fixture(scope="module")
+def studio(tmp_path_factory: pytest.TempPathFactory, studio_env: dict[str, str]) -> Iterator[Studio]:
     """One server per test module (a fresh database each)."""
     from memroute.config import Config
     from memroute.web.app import create_app
 
     db = tmp_path_factory.mktemp("studio") / "memroute.db"
-    config = Config.for_path(db, environ={"MEMROUTE_ADMIN_TOKEN": ADMIN})
+    config = Config.for_path(db, environ={"MEMROUTE_ADMIN_TOKEN": ADMIN, **studio_env})
     with (
         LiveServer(create_app(config)) as server,
         httpx.Client(base_url=server.url, headers=AUTH, timeout=30) as api,

@@ -314,7 +314,7 @@ def test_qdrant_down_mid_run_answers_keep_coming_from_sqlite_vec(db_path: Path, 
         _wait_for(lambda: _status(mem)["serving"])
         assert _semantic(mem, "k2", "the dog number 9 sleeps").resolution.vector_store == "qdrant"
         qdrant = _engine(mem)
-        qdrant.adapter(qdrant.settings()).close()  # the connection dies under the running server
+        qdrant.adapter().close()  # the connection dies under the running server
         down = _semantic(mem, "k2", "the dog number 9 sleeps")
         assert down.items[0].memory.id == memories[9].id and down.items[0].tier == "vector"
         assert down.resolution.vector_store == "sqlite-vec"
@@ -339,7 +339,7 @@ def test_reindex_pushes_every_memory_again_while_qdrant_keeps_serving(qmem: Memo
     _drain(qmem)
     engine = _engine(qmem)
     lost = memories[4]  # a point lost behind memroute's back (say, an older snapshot restored)
-    engine.adapter(engine.settings()).delete("memroute_memory_256", [lost.id])
+    engine.adapter().delete("memroute_memory_256", [lost.id])
     assert _status(qmem)["points"] == 99
     engine.refresh()
     assert _semantic(qmem, "k1", "the lizard number 4 sleeps").resolution.vector_store == "qdrant"
@@ -363,3 +363,29 @@ def test_doctor_reports_qdrant(db_path: Path, tmp_path: Path, clock: ManualClock
     assert (
         line.startswith("serving at local mode") and "memroute_memory_256, 5 points, 0 changes queued" in line
     )
+
+
+def test_a_query_without_a_known_word_finds_nothing_in_qdrant_and_does_not_fail(qmem: Memory) -> None:
+    _enable(qmem)
+    _fill(qmem, 10)
+    _drain(qmem)
+    result = qmem.retrieve_preview("k1", "* ^ ???", strategy="semantic", limit=5)
+    assert "qdrant returned no match" in (result.resolution.fallback_reason or "")
+    assert "failed" not in (result.resolution.fallback_reason or "")
+    assert all(item.tier != "qdrant" for item in result.items)  # no score-0 "neighbours"
+    assert _status(qmem)["lastError"] is None
+
+
+def test_changing_collection_settings_keeps_the_connection_and_its_points(qmem: Memory) -> None:
+    _enable(qmem)
+    _fill(qmem, 20)
+    _drain(qmem)
+    engine = _engine(qmem)
+    before = engine.adapter()
+    engine.update_settings({"quantization": "int8"})
+    assert before.count("memroute_memory_256") == 20  # a search still holding it goes on working
+    assert engine.adapter() is not before and engine.adapter().settings.quantization == "int8"
+    _drain(qmem)
+    status = _status(qmem)
+    assert status["serving"] is True and status["lastError"] is None and status["points"] == 20
+    assert _semantic(qmem, "k1", "the cat number 8 sleeps").resolution.vector_store == "qdrant"

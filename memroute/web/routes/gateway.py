@@ -51,7 +51,14 @@ CHAT_OK: dict[int | str, dict[str, Any]] = {
         "description": "The provider's answer: a chat completion, or with `stream: true` its SSE events",
         "content": {
             "application/json": {"schema": {"type": "object"}},
-            "text/event-stream": {"schema": {"type": "string"}},
+            # Open API 3.1: the schema of one event.
+            "text/event-stream": {
+                "schema": {
+                    "type": "object",
+                    "properties": {"data": {"type": "string", "description": "a chunk as JSON, or [DONE]"}},
+                    "required": ["data"],
+                }
+            },
         },
     }
 }
@@ -97,7 +104,8 @@ async def embeddings(request: Request) -> Response:
     pipeline = _pipeline(request)
     await anyio.to_thread.run_sync(pipeline.authenticate, bearer_token(request))
     body = parse_body(await request.body())
-    route: Route = await anyio.to_thread.run_sync(pipeline.memory.providers.route, str(body.get("model", "")))
+    # Not str(...): a model that is not a non-empty string is a 400, as for chat.
+    route: Route = await anyio.to_thread.run_sync(pipeline.memory.providers.route, body.get("model", ""))
     payload = json.dumps({**body, "model": route.model}).encode()
     async with open_stream(pipeline.client, "POST", route, "/embeddings", payload) as upstream:
         content = await upstream.aread()

@@ -17,6 +17,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import StreamingResponse
 
 from memroute.errors import InvalidInput, NotFound
+from memroute.portability import json_lines
 from memroute.service import Memory
 from memroute.web.auth import require_admin
 from memroute.web.schemas import (
@@ -178,7 +179,16 @@ EXPORT_DOC: dict[int | str, dict[str, Any]] = {
     200: {
         "description": "One memory per line (JSON Lines), in the order they were stored",
         "content": {"application/x-ndjson": {"schema": {"$ref": "#/components/schemas/MemoryOut"}}},
-    }
+    },
+    # Errors are JSON, not JSON Lines: with "model", FastAPI would file them under the
+    # route's media type. ErrorResponse is in the components through every other route.
+    **{
+        status: {
+            "description": doc["description"],
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorResponse"}}},
+        }
+        for status, doc in ERROR_RESPONSES.items()
+    },
 }
 
 
@@ -205,7 +215,7 @@ IMPORT_DOC = {
         "required": True,
         "description": "JSON Lines (one record per line, as exported) or a JSON array of records",
         "content": {
-            "application/x-ndjson": {"schema": {"type": "string"}},
+            "application/x-ndjson": {"schema": {"type": "string", "pattern": r"\S"}},
             "application/json": {"schema": {"type": "array", "items": ImportRecord.model_json_schema()}},
         },
     }
@@ -220,11 +230,13 @@ def _records(body: bytes) -> list[Any]:
     if not text.strip():
         raise InvalidInput("the body is empty: send JSON Lines (one memory per line) or a JSON array")
     if not text.lstrip().startswith("["):
-        return text.splitlines()
+        return json_lines(text)
     try:
         parsed = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"Invalid JSON body: {exc.msg} (line {exc.lineno} column {exc.colno})") from None
+    except RecursionError:
+        raise InvalidInput("Invalid JSON body: arrays or objects are nested too deeply") from None
     # A string in an array is a wrong record, not JSON text to parse again: wrap it so the
     # importer reports it as "must be a JSON object".
     return [(item,) if isinstance(item, str) else item for item in parsed]

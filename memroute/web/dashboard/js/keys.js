@@ -46,7 +46,10 @@ function snippet(secret) {
     "# Python, with the openai package",
     "from openai import OpenAI",
     "",
-    `client = OpenAI(base_url="${BASE_URL}", api_key="${secret}")`,
+    "client = OpenAI(",
+    `    base_url="${BASE_URL}",`,
+    `    api_key="${secret}",`,
+    ")",
     "",
     "# any OpenAI-compatible tool",
     `export OPENAI_BASE_URL=${BASE_URL}`,
@@ -114,7 +117,7 @@ async function loadKeys() {
 /** The dialog that shows a new key's secret, once. Closing it removes it (and the
  * secret) from the page; nothing else keeps the secret. */
 async function showSecret(key, secret) {
-  const secretBox = el("code", { class: "secret", id: "new-secret", tabindex: 0, "aria-label": "Secret key" }, secret);
+  const secretBox = el("code", { class: "secret", id: "new-secret", tabindex: -1 }, secret);
   const copyStatus = el("p", { class: "help", id: "copy-status", "aria-live": "polite" });
 
   async function copy() {
@@ -217,7 +220,12 @@ function render() {
       "Applications send a key to the gateway as their OpenAI API key. Each key owns the memories " +
         "learned through it. memroute stores only a hash: the secret is shown once, when the key is created.",
     ),
-    el("section", { class: "card", "aria-labelledby": "create-title" }, el("h2", { id: "create-title" }, "Create a key"), form),
+    el(
+      "section",
+      { class: "card", "aria-labelledby": "create-title" },
+      el("h2", { id: "create-title" }, "Create a key"),
+      form,
+    ),
     el(
       "section",
       { class: "card", "aria-labelledby": "keys-title" },

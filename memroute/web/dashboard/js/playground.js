@@ -7,9 +7,9 @@ import { clear, el, field, toast } from "./ui.js";
 const BUDGET = { min: 100, max: 16000, step: 100, initial: 2000 };
 const LIMIT = 20;
 const STRATEGIES = [
-  ["hybrid", "hybrid — keyword + vector fused (RRF)"],
-  ["semantic", "semantic — vector similarity"],
-  ["exact", "exact — newest first"],
+  ["hybrid", "hybrid (keyword + vector)"],
+  ["semantic", "semantic (vector)"],
+  ["exact", "exact (newest first)"],
 ];
 const TIER_HELP = {
   fts5: "keyword match (SQLite FTS5)",
@@ -20,18 +20,19 @@ const TIER_HELP = {
 };
 
 const ui = {};
+const keyNames = new Map(); // apiKeyId → key name, to name the owner of each memory
 
 export function mount(panel) {
   panel.append(
-    el("h2", { class: "visually-hidden" }, "Retrieval playground"),
     buildForm(),
     (ui.error = el("p", { class: "error pg-error", role: "alert", hidden: true })),
-    (ui.results = el("div", { class: "pg-results", "aria-live": "polite" }, introText())),
+    (ui.announce = el("p", { class: "pg-sr-only", role: "status" })),
+    (ui.results = el("div", { class: "pg-results" }, introText())),
   );
-  loadKeys();
 }
 
-/** Called whenever the tab is selected: keys may have been added on the keys page. */
+/** Called whenever the tab is selected (also right after mount): keys may have been added
+ * on the keys page since. */
 export function show() {
   loadKeys();
 }
@@ -39,47 +40,71 @@ export function show() {
 // -- the form --------------------------------------------------------------------------
 
 function buildForm() {
-  ui.query = el("input", { type: "search", id: "pg-query", required: true, maxlength: 16000, autocomplete: "off", placeholder: "e.g. which editor do I use?" });
+  ui.query = el("input", {
+    type: "search",
+    id: "pg-query",
+    required: true,
+    maxlength: 16000,
+    autocomplete: "off",
+    placeholder: "e.g. which editor do I use?",
+  });
   ui.key = el("select", { id: "pg-key" }, el("option", { value: "" }, "All keys"));
   ui.strategy = el("select", { id: "pg-strategy" }, STRATEGIES.map(([value, label]) => el("option", { value }, label)));
   ui.strategy.value = "hybrid";
   ui.submit = el("button", { type: "submit", class: "primary" }, "Simulate");
-  const form = el(
+  const query = field("Query", ui.query, "Press Enter or Simulate: nothing is written, no memory is marked as used.");
+  besides(ui.query, ui.submit);
+  query.wrap.classList.add("pg-query");
+  return el(
     "form",
     { class: "card pg-form", "aria-label": "Retrieval simulation", onsubmit: onSubmit },
-    el("div", { class: "pg-query" }, field("Query", ui.query, "Press Enter or Simulate: nothing is written.").wrap),
+    query.wrap,
     el(
       "div",
       { class: "pg-options" },
       field("API key", ui.key).wrap,
       field("Strategy", ui.strategy).wrap,
       budgetField(),
-      el("div", { class: "pg-submit" }, ui.submit),
     ),
   );
-  return form;
 }
 
 function budgetField() {
   const { min, max, step, initial } = BUDGET;
   ui.budget = el("input", { type: "number", id: "pg-budget", min, max, step, value: initial, required: true });
-  ui.budgetRange = el("input", { type: "range", id: "pg-budget-range", min, max, step, value: initial, "aria-label": "Token budget slider" });
+  ui.budgetRange = el("input", {
+    type: "range",
+    id: "pg-budget-range",
+    min,
+    max,
+    step,
+    value: initial,
+    "aria-label": "Token budget slider",
+  });
   ui.budget.addEventListener("input", () => {
     if (ui.budget.validity.valid) ui.budgetRange.value = ui.budget.value;
   });
   ui.budgetRange.addEventListener("input", () => (ui.budget.value = ui.budgetRange.value));
+  const ends = [el("span", {}, String(min)), el("span", {}, String(max))];
+  const scale = el("div", { class: "pg-range-labels", "aria-hidden": "true" }, ends);
   const { wrap } = field("Token budget", ui.budget);
   wrap.classList.add("pg-budget");
-  wrap.append(
-    ui.budgetRange,
-    el("div", { class: "pg-range-labels", "aria-hidden": "true" }, el("span", {}, String(min)), el("span", {}, String(max))),
-  );
+  besides(ui.budget, el("div", { class: "pg-range" }, ui.budgetRange, scale));
   return wrap;
+}
+
+/** Put `nodes` on one line with `control`, which keeps its label. */
+function besides(control, ...nodes) {
+  const line = el("div", { class: "pg-inline" });
+  control.replaceWith(line);
+  line.append(control, ...nodes);
 }
 
 async function loadKeys() {
   try {
     const { keys } = await api("/api/keys");
+    keyNames.clear();
+    for (const key of keys) keyNames.set(key.id, key.name);
     const chosen = ui.key.value;
     ui.key.replaceChildren(el("option", { value: "" }, "All keys"), ...keys.map(keyOption));
     ui.key.value = keys.some((k) => k.id === chosen) ? chosen : "";
@@ -115,9 +140,10 @@ async function onSubmit(event) {
   ui.submit.disabled = true;
   ui.results.setAttribute("aria-busy", "true");
   try {
-    const preview = await api("/api/memory/retrieve-preview", { method: "POST", body: requestBody() });
+    const body = requestBody();
+    const preview = await api("/api/memory/retrieve-preview", { method: "POST", body });
     showError(null);
-    renderPreview(preview);
+    renderPreview(preview, !body.apiKeyId);
   } catch (error) {
     showError(`Simulation failed: ${error.message}`);
   } finally {
@@ -131,16 +157,23 @@ function showError(message) {
   ui.error.textContent = message || "";
 }
 
+function countMemories(count) {
+  return `${count} ${count === 1 ? "memory" : "memories"}`;
+}
+
 function introText() {
   return el("p", { class: "muted" }, "Simulate a query to see which memories retrieval would inject, and why.");
 }
 
 // -- results ---------------------------------------------------------------------------
 
-function renderPreview(preview) {
+function renderPreview(preview, allKeys) {
+  const { memories, totalTokensUsed, budgetMaxTokens } = preview;
+  const used = `${totalTokensUsed} of ${budgetMaxTokens} tokens`;
+  ui.announce.textContent = `${countMemories(memories.length)} retrieved, ${used}.`;
   clear(ui.results).append(
     el("div", { class: "pg-summary" }, budgetCard(preview), resolutionCard(preview.resolution)),
-    rankedList(preview.memories),
+    rankedList(preview.memories, allKeys),
   );
 }
 
@@ -157,7 +190,7 @@ function budgetCard({ totalTokensUsed, budgetMaxTokens, memories }) {
   return el(
     "section",
     { class: "card pg-budget-card", "aria-labelledby": "pg-budget-title" },
-    el("h3", { id: "pg-budget-title" }, "Token budget"),
+    el("h3", { id: "pg-budget-title" }, "Budget used"),
     meter,
     el(
       "p",
@@ -165,7 +198,7 @@ function budgetCard({ totalTokensUsed, budgetMaxTokens, memories }) {
       el("strong", { class: "pg-used" }, String(totalTokensUsed)),
       " of ",
       el("strong", { class: "pg-max" }, String(budgetMaxTokens)),
-      ` tokens used (${percent}%) by ${memories.length} ${memories.length === 1 ? "memory" : "memories"}`,
+      ` tokens used (${percent}%) by ${countMemories(memories.length)}`,
     ),
   );
 }
@@ -182,14 +215,15 @@ function resolutionCard(resolution) {
   const list = el(
     "dl",
     { class: "pg-resolution" },
-    rows.map(([term, value]) => [el("dt", {}, term), el("dd", { dataset: { term } }, value)]),
+    rows.flatMap(([term, value]) => [el("dt", {}, term), el("dd", { dataset: { term } }, value)]),
   );
   const fallback = list.querySelector('[data-term="Fallback reason"]');
   if (resolution.fallbackReason) fallback.classList.add("pg-fallback");
-  return el("section", { class: "card", "aria-labelledby": "pg-res-title" }, el("h3", { id: "pg-res-title" }, "Resolution"), list);
+  const heading = el("h3", { id: "pg-res-title" }, "Resolution");
+  return el("section", { class: "card", "aria-labelledby": heading.id }, heading, list);
 }
 
-function rankedList(memories) {
+function rankedList(memories, allKeys) {
   if (!memories.length) {
     return el("p", { class: "card muted pg-empty" }, "No memory would be retrieved for this query.");
   }
@@ -197,13 +231,18 @@ function rankedList(memories) {
     "section",
     { "aria-labelledby": "pg-list-title" },
     el("h3", { id: "pg-list-title" }, `Ranked memories (${memories.length})`),
-    el("ol", { class: "pg-list" }, memories.map(rankedItem)),
+    el("ol", { class: "pg-list" }, memories.map((item, index) => rankedItem(item, index, allKeys))),
   );
 }
 
-function rankedItem(item, index) {
+function ownerName(apiKeyId) {
+  if (!apiKeyId) return "unowned";
+  return keyNames.get(apiKeyId) || `key ${apiKeyId.slice(0, 8)}`;
+}
+
+function rankedItem(item, index, allKeys) {
   const facts = [
-    el("span", { class: "pg-rank", "aria-label": `rank ${index + 1}` }, `#${index + 1}`),
+    el("span", { class: "pg-rank" }, `#${index + 1}`),
     el("span", { class: `badge tier tier-${item.tier}`, title: TIER_HELP[item.tier] || item.tier }, item.tier),
     metric("score", item.score, "pg-score"),
     el("span", { class: "pg-tokens" }, `${item.tokens} tokens`),
@@ -211,6 +250,7 @@ function rankedItem(item, index) {
     item.ftsScore !== null && item.ftsScore !== undefined ? metric("fts", item.ftsScore, "pg-fts") : null,
     el("span", { class: "badge off" }, item.type),
     item.truncated ? el("span", { class: "badge bad" }, "truncated") : null,
+    allKeys ? el("span", { class: "pg-owner" }, `owner: ${ownerName(item.apiKeyId)}`) : null,
   ];
   return el(
     "li",
@@ -222,5 +262,12 @@ function rankedItem(item, index) {
 }
 
 function metric(label, value, cls) {
-  return el("span", { class: `pg-metric ${cls}` }, `${label} `, el("strong", {}, Number(value).toFixed(3)));
+  const attrs = { class: `pg-metric ${cls}`, title: `${label} ${value}` };
+  return el("span", attrs, `${label} `, el("strong", {}, fixed3(value)));
+}
+
+/** Three decimals, without a "-0.000" for tiny negative bm25 scores. */
+function fixed3(value) {
+  const text = Number(value).toFixed(3);
+  return text === "-0.000" ? "0.000" : text;
 }

@@ -31,6 +31,7 @@ export function clear(node) {
 }
 
 let toastTimer;
+let dialogCount = 0;
 /** A short message in the live region (kind: "ok" | "error"). */
 export function toast(message, kind = "ok") {
   const box = document.getElementById("toast");
@@ -45,7 +46,8 @@ export function toast(message, kind = "ok") {
 /** A modal <dialog> with a title, body nodes and buttons; resolves with the button's value. */
 export function modal(title, body, buttons = [{ label: "Close", value: "close" }]) {
   return new Promise((resolve) => {
-    const heading = el("h2", { id: `dlg-${Date.now()}` }, title);
+    dialogCount += 1;
+    const heading = el("h2", { id: `dlg-${dialogCount}` }, title);
     const actions = el(
       "div",
       { class: "actions" },
