@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import threading
+import time
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -657,3 +659,32 @@ def test_import_line_that_conflicts_is_reported_and_the_rest_still_imported(mem:
     assert mem.get(coffee.id).content == "likes coffee"  # type: ignore[union-attr]
     assert mem.get(tea.id).key == "pref:hot-drink"  # type: ignore[union-attr]
     assert mem.list("k1", q="good line").total == 1
+
+
+def test_the_health_probe_is_never_visible_to_other_readers(mem: Memory) -> None:
+    # The probe runs in one write transaction that is rolled back: a list of every key,
+    # taken while probes run, never shows the probe's memory, and nothing is left.
+
+    mem.add("k1", "prefers vim", key="editor")
+    stop = threading.Event()
+    results: list[dict[str, Any]] = []
+
+    def probe() -> None:
+        while not stop.is_set():
+            results.append(mem.verify())
+
+    thread = threading.Thread(target=probe)
+    thread.start()
+    try:
+        owners: set[str] = set()
+        deadline = time.monotonic() + 1.5
+        while time.monotonic() < deadline or len(results) < 20:
+            owners |= {m.api_key_id for m in mem.list(limit=200).items}
+    finally:
+        stop.set()
+        thread.join()
+    assert owners == {"k1"}
+    assert results and all(r["working"] for r in results), results[-1]
+    assert mem.stats().total == 1
+    count = mem.store.db.read().execute("SELECT COUNT(*) FROM memory_history").fetchone()[0]
+    assert count == 1  # the ADD of "prefers vim" only
