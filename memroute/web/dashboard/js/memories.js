@@ -19,18 +19,6 @@ const FROM_FILE = "*file";
 const state = { page: 1, type: "", q: "", keys: [], request: 0 };
 const ui = {};
 let healthTimer = null;
-let busy = Promise.resolve();
-
-/**
- * Runs `task` after the previous one. The health probe stores a memory for a moment under a
- * private owner, and a list or export of every key taken at that moment includes it; so
- * this tab never reads memories while its probe runs (and the reverse).
- */
-function oneAtATime(task) {
-  const run = busy.then(task);
-  busy = run.catch(() => {});
-  return run;
-}
 
 // -- owners ------------------------------------------------------------------------------
 
@@ -128,7 +116,7 @@ async function load() {
   if (owner !== null) params.set("apiKeyId", owner);
   ui.table.setAttribute("aria-busy", "true");
   try {
-    const result = await oneAtATime(() => api(`/api/memory?${params}`));
+    const result = await api(`/api/memory?${params}`);
     if (ticket !== state.request) return;
     if (result.data.length === 0 && result.totalPages > 0 && state.page > result.totalPages) {
       state.page = result.totalPages; // the last page emptied (delete, compaction): step back
@@ -501,7 +489,7 @@ async function exportMemories() {
   ui.exportButton.disabled = true;
   try {
     const query = owner === null ? "" : `?apiKeyId=${encodeURIComponent(owner)}`;
-    const text = await oneAtATime(async () => (await request(`/api/memory/export${query}`)).text());
+    const text = await (await request(`/api/memory/export${query}`)).text();
     const count = text.split("\n").filter((line) => line.trim()).length;
     if (count === 0) {
       toast(`No memories of ${describeOwner(owner)} to export`);
@@ -738,7 +726,7 @@ function showHealth(ok, text, detail) {
 async function checkHealth() {
   ui.healthCheck.disabled = true;
   try {
-    const health = await oneAtATime(() => api("/api/memory/health"));
+    const health = await api("/api/memory/health");
     const checked = `${health.latencyMs.toFixed(1)} ms · checked ${new Date().toLocaleTimeString()}`;
     if (health.working) showHealth(true, "Working", checked);
     else showHealth(false, `Broken: ${health.error || "unknown error"}`, checked);
