@@ -110,6 +110,7 @@ class Config:
     transformers_model: str = ""
     vec_top_k: int = 20
     redact: bool = True  # secrets in chat texts are replaced before extraction (memory/redact.py)
+    memory_framing: bool = True  # injected memories say they are background facts, not instructions
     vec_cache_mb: int = 256
     rrf_k: int = 60
     vec_quantization: str = "none"
@@ -172,6 +173,7 @@ class Config:
             transformers_model=_str(env, "MEMORY_TRANSFORMERS_MODEL", ""),
             vec_top_k=_int(env, "MEMORY_VEC_TOP_K", 20, minimum=1),
             redact=_bool(env, "MEMROUTE_REDACT", True),
+            memory_framing=_bool(env, "MEMROUTE_MEMORY_FRAMING", True),
             vec_cache_mb=_int(env, "MEMORY_VEC_CACHE_MB", 256, minimum=0),
             rrf_k=_int(env, "MEMORY_RRF_K", 60, minimum=1),
             vec_quantization="int8" if quant == "int8" else "none",

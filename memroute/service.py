@@ -457,7 +457,9 @@ class Memory:
         provider: str | None = None,
         model: str | None = None,
     ) -> dict[str, Any]:
-        return injection.inject(request, memories, provider, model)
+        """`request` with the memories added as one message (framed as background facts
+        unless MEMROUTE_MEMORY_FRAMING=false, which gives REF's exact text)."""
+        return injection.inject(request, memories, provider, model, framed=self.config.memory_framing)
 
     # -- extraction -------------------------------------------------------------
 

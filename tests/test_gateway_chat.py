@@ -14,6 +14,7 @@ from servers import LiveServer, ScriptedUpstream, free_port
 
 from memroute import Memory
 from memroute.config import Config
+from memroute.memory.injection import FRAMING, MEMORY_PREFIX
 from memroute.models import MemoryRecord
 from memroute.web.app import create_app
 
@@ -93,7 +94,7 @@ def test_stored_memories_are_injected_as_a_system_message(gateway: Gateway) -> N
     )
     first = gateway.upstream.last["body"]["messages"][0]
     assert first["role"] == "system"
-    assert first["content"] == "Memory context: User prefers concise answers."
+    assert first["content"] == framed("User prefers concise answers.")
     assert raw.headers["x-memroute-memory-count"] == "1"
     assert raw.headers["x-memroute-memory-tokens"] == str(len("User prefers concise answers.") // 4 + 1)
     assert raw.headers["x-memroute-memory-ids"] == stored.id
@@ -177,7 +178,7 @@ def test_o1_and_glm_get_the_memory_as_a_user_message(gateway: Gateway) -> None:
     for model in ("o1-mini", "glm/glm-4"):
         gateway.client().chat.completions.create(model=model, messages=[{"role": "user", "content": "Hi"}])
         sent = gateway.upstream.last["body"]
-        assert sent["messages"][0] == {"role": "user", "content": "Memory context: prefers dark mode"}
+        assert sent["messages"][0] == {"role": "user", "content": framed("prefers dark mode")}
     assert gateway.upstream.last["body"]["model"] == "glm-4"
 
 
@@ -196,7 +197,7 @@ def test_cache_control_markers_get_cache_safe_placement(gateway: Gateway) -> Non
     gateway.client().chat.completions.create(model="echo-1", messages=messages)
     sent = gateway.upstream.last["body"]["messages"]
     assert sent[:3] == messages[:3]
-    assert sent[3] == {"role": "system", "content": "Memory context: prefers dark mode"}
+    assert sent[3] == {"role": "system", "content": framed("prefers dark mode")}
     assert sent[4] == messages[3]
 
 
@@ -346,8 +347,12 @@ def test_the_budget_limits_what_is_injected(gateway: Gateway) -> None:
     raw = gateway.client().chat.completions.with_raw_response.create(
         model="echo-1", messages=[{"role": "user", "content": "Hello"}]
     )
-    assert (
-        gateway.upstream.last["body"]["messages"][0]["content"]
-        == "Memory context: Newest preference should fit first."
+    assert gateway.upstream.last["body"]["messages"][0]["content"] == framed(
+        "Newest preference should fit first."
     )
     assert int(raw.headers["x-memroute-memory-tokens"]) <= 20
+
+
+def framed(*memories: str) -> str:
+    """The injected text: the prefix, the framing sentence, one memory per line."""
+    return MEMORY_PREFIX + FRAMING + "\n" + "\n".join(memories)

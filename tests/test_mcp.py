@@ -20,6 +20,7 @@ from servers import LiveServer, ScriptedUpstream
 from memroute import Memory
 from memroute.config import Config
 from memroute.mcp.server import TOOL_NAMES
+from memroute.memory.injection import FRAMING, MEMORY_PREFIX
 from memroute.web.app import create_app
 
 ADMIN = "admin-test-token"
@@ -237,7 +238,7 @@ def test_memories_added_over_mcp_are_injected_by_the_gateway(
     )
     assert raw.headers["x-memroute-memory-count"] == "1"
     first = upstream.last["body"]["messages"][0]
-    assert first == {"role": "system", "content": "Memory context: prefers answers in French"}
+    assert first == {"role": "system", "content": framed("prefers answers in French")}
     assert side.list(key.id).items[0].content == "prefers answers in French"
 
 
@@ -249,3 +250,8 @@ def test_the_tool_reference_in_the_docs_is_generated_from_the_registry() -> None
     assert section == reference().strip(), "run: python -m memroute.mcp.reference --write docs/mcp.md"
     for name in TOOL_NAMES:
         assert f"### `{name}`" in section
+
+
+def framed(*memories: str) -> str:
+    """The injected text: the prefix, the framing sentence, one memory per line."""
+    return MEMORY_PREFIX + FRAMING + "\n" + "\n".join(memories)

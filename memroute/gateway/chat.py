@@ -28,7 +28,7 @@ from memroute.errors import InvalidInput, UpstreamError
 from memroute.gateway.sse import DONE_EVENT, ReplyAssembler, reply_text
 from memroute.gateway.upstream import open_stream
 from memroute.memory.extraction import may_state_facts
-from memroute.memory.injection import inject, last_user_text, should_inject
+from memroute.memory.injection import last_user_text, should_inject
 from memroute.models import ApiKey, RetrievedItem
 from memroute.providers import Route
 from memroute.service import Memory
@@ -132,7 +132,7 @@ class ChatPipeline:
                 record_access=False,
             )
             self.metrics.observe("memroute_retrieval_seconds", time.perf_counter() - started)
-            return route, inject(body, ctx.items, route.provider_id, route.model)
+            return route, self.memory.inject(body, ctx.items, route.provider_id, route.model)
         except Exception as exc:
             log.warning("memory.retrieval.failed error=%s", type(exc).__name__)
             self.metrics.inc("memroute_memory_errors_total", stage="retrieval")
