@@ -11,6 +11,7 @@ import builtins
 import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -571,8 +572,25 @@ class Memory:
         return self.semantic.reindex(force=force, wait=wait)
 
     def engine_status(self) -> dict[str, Any]:
-        """Which search tiers are active and why (REF §8.4 shape)."""
-        return self.semantic.engine_status()
+        """Which search tiers are active and why (REF §8.4 shape), and the storage."""
+        return {**self.semantic.engine_status(), "storage": self._storage_status()}
+
+    def _storage_status(self) -> dict[str, Any]:
+        storage = self.store.db.storage()
+        if storage["full"]:
+            since = to_iso(datetime.fromtimestamp(storage["fullSince"], UTC))
+            reason = (
+                f"writes fail since {since}: the database or its disk is full; memories are still"
+                " read and injected, nothing new is learned until space is freed"
+            )
+        else:
+            reason = "writes succeed"
+        return {
+            "writable": not storage["full"],
+            "reason": reason,
+            "databaseBytes": storage["databaseBytes"],
+            "diskFreeBytes": storage["diskFreeBytes"],
+        }
 
     def reindex_pending(self) -> int:
         """Memories whose vector is missing or stale (embedded by the vector tier)."""

@@ -148,11 +148,16 @@ def test_a_full_database_keeps_the_chat_working_and_loses_nothing(tmp_path: Path
                 in httpx.get(server.url + "/metrics").text
             )
             assert api.get(f"/api/memory/{kept.id}").json()["memory"]["content"] == "prefers dark mode"
+            storage = api.get("/api/memory/engine-status").json()["storage"]
+            assert storage["writable"] is False and "full" in storage["reason"]
+            assert storage["databaseBytes"] > 0 and storage["diskFreeBytes"] > 0
             writer.execute("PRAGMA max_page_count = 1073741823")  # space again: writes work again
             assert (
                 api.post("/api/memory", json={"apiKeyId": key.id, "content": big, "key": "big"}).status_code
                 == 200
             )
+            storage = api.get("/api/memory/engine-status").json()["storage"]
+            assert storage == {**storage, "writable": True, "reason": "writes succeed"}
     finally:
         mem.close()
     with Memory.open(db, start_workers=False) as check:

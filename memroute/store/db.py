@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
+import shutil
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -96,6 +99,9 @@ class Database:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._vec_path, self.vec_error = sqlite_vec_path() if load_vec else (None, "disabled")
         self._lock = threading.RLock()
+        # When a write last failed because the database or its disk was full (unix time),
+        # until the next successful commit; engine-status reports it.
+        self.full_since: float | None = None
         self._owner: int | None = None
         self._depth = 0
         self._after_commit: list[Callable[[], None]] = []
@@ -182,7 +188,9 @@ class Database:
                 finally:
                     self._owner, self._depth = None, 0
             except apsw.FullError as exc:
+                self.full_since = self.full_since or time.time()
                 raise StorageFull("the database or its disk is full: nothing was written") from exc
+            self.full_since = None
             callbacks, self._after_commit = self._after_commit, []
         for callback in callbacks:
             callback()
@@ -210,6 +218,25 @@ class Database:
             with self._readers_lock:
                 self._readers.append(con)
         return con
+
+    def storage(self) -> dict[str, Any]:
+        """The file's size and the free space of its disk, and whether writes fail for lack
+        of space (set by the last write, cleared by the next that commits)."""
+        size = free = None
+        if self.path != ":memory:":
+            with contextlib.suppress(OSError):
+                size = sum(
+                    os.path.getsize(self.path + suffix)
+                    for suffix in ("", "-wal")
+                    if os.path.exists(self.path + suffix)
+                )
+                free = shutil.disk_usage(Path(self.path).parent).free
+        return {
+            "full": self.full_since is not None,
+            "fullSince": self.full_since,
+            "databaseBytes": size,
+            "diskFreeBytes": free,
+        }
 
     def _check_open(self) -> None:
         if self._closed:

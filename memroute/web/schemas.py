@@ -353,6 +353,13 @@ class ReindexProgress(BaseModel):
     errors: int
 
 
+class StorageStatus(BaseModel):
+    writable: bool = Field(description="false while writes fail because the database or its disk is full")
+    reason: str
+    databaseBytes: int | None = Field(description="the database file and its WAL")
+    diskFreeBytes: int | None
+
+
 class EngineStatus(BaseModel):
     keyword: KeywordStatus
     embedding: EmbeddingStatus
@@ -361,6 +368,7 @@ class EngineStatus(BaseModel):
     rerank: RerankStatus
     extractionQueue: ExtractionQueue
     reindex: ReindexProgress
+    storage: StorageStatus
 
 
 class ReindexRequest(StrictBody):
