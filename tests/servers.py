@@ -80,6 +80,7 @@ class Scripted:
     body: Any = None
     chunk_delay: float = 0.0
     delay: float = 0.0  # before answering at all
+    raw: list[bytes] | None = None  # a stream of exactly these chunks (garbage, cut short, …)
 
 
 @dataclass
@@ -95,6 +96,10 @@ class ScriptedUpstream:
 
     def fail(self, status: int, body: Any) -> None:
         self.script.append(Scripted(status=status, body=body))
+
+    def raw_stream(self, *chunks: bytes) -> None:
+        """Answer the next streamed request with exactly these bytes."""
+        self.script.append(Scripted(raw=list(chunks)))
 
     def stall(self, seconds: float) -> None:
         self.script.append(Scripted(text="late", delay=seconds))
@@ -119,6 +124,8 @@ class ScriptedUpstream:
             await asyncio.sleep(step.delay)
         if step.status != 200:
             return JSONResponse(step.body, status_code=step.status)
+        if step.raw is not None:
+            return StreamingResponse(_chunks(step.raw), media_type="text/event-stream")
         if body.get("stream"):
             return StreamingResponse(self._sse(body, step), media_type="text/event-stream")
         return JSONResponse(_completion(body, step.text))
@@ -189,3 +196,8 @@ def _completion(body: dict[str, Any], text: str) -> dict[str, Any]:
         "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
         "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
     }
+
+
+async def _chunks(chunks: list[bytes]):  # type: ignore[no-untyped-def]
+    for chunk in chunks:
+        yield chunk

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import apsw
@@ -163,3 +164,38 @@ def test_a_full_database_keeps_the_chat_working_and_loses_nothing(tmp_path: Path
     with Memory.open(db, start_workers=False) as check:
         assert check.store.db.read().execute("PRAGMA integrity_check").fetchall() == [("ok",)]
         assert {m.key for m in check.list(key.id).items} == {"preference:dark_mode", "big"}
+
+
+def test_garbage_sse_from_the_provider_is_relayed_untouched_and_breaks_nothing(
+    gateway: Gateway,  # noqa: F811
+) -> None:
+    # A provider that streams broken JSON, binary noise, an event without data, and stops
+    # without [DONE]: the client gets exactly those bytes (memroute relays, it does not
+    # judge), the parts that are valid still teach memroute, and the server goes on.
+    good = {"choices": [{"index": 0, "delta": {"content": "I prefer tabs."}}]}
+    chunks = [
+        b"data: {not json at all\n\n",
+        b"\x00\xff\xfe garbage without a field name\n\n",
+        b"event: ping\n\n",
+        b"data: " + json.dumps(good).encode() + b"\n\n",
+        b'data: {"choices": "not a list"}\n\n',
+        b"data: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\n\n",  # cut short, no [DONE]
+    ]
+    gateway.upstream.raw_stream(*chunks)
+    body = {
+        "model": "echo-1",
+        "stream": True,
+        "messages": [{"role": "user", "content": "I prefer dark mode."}],
+    }
+    headers = {"Authorization": f"Bearer {gateway.secret}"}
+    with httpx.stream("POST", f"{gateway.url}/v1/chat/completions", json=body, headers=headers) as response:
+        assert response.status_code == 200
+        received = b"".join(response.iter_bytes())
+    assert received == b"".join(chunks)
+    learned = lambda: {m.content for m in gateway.memory.list(gateway.key_id).items}  # noqa: E731
+    gateway.wait_for(lambda: learned() >= {"prefers dark mode", "prefers tabs"})  # the reply's one good event
+    after = gateway.client().chat.completions.create(
+        model="echo-1", messages=[{"role": "user", "content": "still there?"}]
+    )
+    assert after.choices[0].message.content == "still there?"
+    assert httpx.get(f"{gateway.url}/healthz").json()["status"] == "ok"
