@@ -206,3 +206,16 @@ def work_dir(keep: Path | None) -> Iterator[Path]:
 def log(message: str) -> None:
     """Progress on stderr, so stdout stays clean markdown."""
     print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+# For child processes that report their memory: `status()` → {"VmRSS": MB, "VmHWM": MB}.
+PROC_STATUS = r"""
+def status():
+    fields = {}
+    with open("/proc/self/status") as f:
+        for line in f:
+            name, _, value = line.partition(":")
+            if name in ("VmRSS", "VmHWM"):
+                fields[name] = int(value.split()[0]) / 1024
+    return fields
+"""

@@ -57,7 +57,19 @@ import numpy as np
 
 import memroute
 from bench import quality_run
-from bench.common import Latency, Report, emit, human_bytes, log, ms, parser, table, verdict, work_dir
+from bench.common import (
+    PROC_STATUS,
+    Latency,
+    Report,
+    emit,
+    human_bytes,
+    log,
+    ms,
+    parser,
+    table,
+    verdict,
+    work_dir,
+)
 from bench.corpus import queries
 from bench.dataset import BuiltDb, build, measure_size
 from bench.retrieval import parse_size
@@ -689,18 +701,13 @@ def bench_reindex_scale(directory: Path, built: BuiltDb, model_dir: Path) -> dic
     return out
 
 
-RSS_CHILD = r"""
+RSS_CHILD = (
+    r"""
 import json, sys, time
 args = json.loads(sys.argv[1])
-
-def status():
-    fields = {}
-    with open("/proc/self/status") as f:
-        for line in f:
-            name, _, value = line.partition(":")
-            if name in ("VmRSS", "VmHWM"):
-                fields[name] = int(value.split()[0]) / 1024
-    return fields
+"""
+    + PROC_STATUS
+    + r"""
 
 from memroute import Memory
 from memroute.config import Config
@@ -724,6 +731,7 @@ done = status()
 mem.close()
 print(json.dumps({"imported": imported, "done": done, "seconds": time.perf_counter() - started}))
 """
+)
 
 
 def bench_rss(

@@ -47,7 +47,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from bench.common import Report, emit, log, ms, parser, table, work_dir
+from bench.common import PROC_STATUS, Report, emit, log, ms, parser, table, work_dir
 from bench.dataset import build
 from bench.semantic import (
     VecDb,
@@ -254,18 +254,13 @@ def bench_size(
 
 # -- memory (RSS) --------------------------------------------------------------------------------------
 
-RSS_CHILD = r"""
+RSS_CHILD = (
+    r"""
 import json, sys
 args = json.loads(sys.argv[1])
-
-def status():
-    fields = {}
-    with open("/proc/self/status") as f:
-        for line in f:
-            name, _, value = line.partition(":")
-            if name in ("VmRSS", "VmHWM"):
-                fields[name] = int(value.split()[0]) / 1024
-    return fields
+"""
+    + PROC_STATUS
+    + r"""
 
 from memroute import Memory
 from memroute.config import Config
@@ -288,6 +283,7 @@ copy = mem.semantic.index.key_cache.stats()
 mem.close()
 print(json.dumps({"imported": imported, "ready": ready, "done": done, "copy": copy}))
 """
+)
 
 
 def bench_rss(db: VecDb, case: Case, model_dir: Path, queries: Sequence[str]) -> dict[str, Any]:

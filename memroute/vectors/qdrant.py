@@ -248,22 +248,27 @@ class QdrantAdapter:
         )
         return [{"id": str(p.id), "score": float(p.score), "payload": p.payload} for p in points]
 
+    def _pages(self, collection: str, flt: Any, what: str) -> Iterator[list[Any]]:
+        """The points `flt` admits (with their memoryId), a page at a time."""
+        offset: Any = None
+        while True:
+            page, offset = self._guard(
+                what,
+                lambda o=offset: self._client.scroll(
+                    collection, scroll_filter=flt, limit=SCROLL_PAGE, offset=o, with_payload=["memoryId"]
+                ),
+            )
+            yield page
+            if offset is None:
+                return
+
     def memory_ids(self, collection: str) -> Iterator[list[str]]:
         """Every memory id with a point, a page at a time."""
         from qdrant_client import models
 
         kind = models.Filter(must=[_match(models, "kind", KIND)])
-        offset: Any = None
-        while True:
-            page, offset = self._guard(
-                "scroll",
-                lambda o=offset: self._client.scroll(
-                    collection, scroll_filter=kind, limit=SCROLL_PAGE, offset=o, with_payload=["memoryId"]
-                ),
-            )
+        for page in self._pages(collection, kind, "scroll"):
             yield [p.payload["memoryId"] for p in page if p.payload and "memoryId" in p.payload]
-            if offset is None:
-                return
 
     def count(self, collection: str) -> int:
         return int(self._guard("count", lambda: self._client.count(collection, exact=True).count))
@@ -282,18 +287,11 @@ class QdrantAdapter:
                 models.FieldCondition(key="updatedAtUnix", range=models.Range(lt=cutoff)),
             ],
         )
-        doomed: list[tuple[str, str]] = []
-        offset: Any = None
-        while True:
-            page, offset = self._guard(
-                "cleanup scan",
-                lambda o=offset: self._client.scroll(
-                    collection, scroll_filter=old, limit=SCROLL_PAGE, offset=o, with_payload=["memoryId"]
-                ),
-            )
-            doomed.extend((str(p.id), (p.payload or {}).get("memoryId", str(p.id))) for p in page)
-            if offset is None:
-                break
+        doomed = [
+            (str(p.id), (p.payload or {}).get("memoryId", str(p.id)))
+            for page in self._pages(collection, old, "cleanup scan")
+            for p in page
+        ]
         for start in range(0, len(doomed), SCROLL_PAGE):
             ids: list[Any] = [point for point, _ in doomed[start : start + SCROLL_PAGE]]
             selector = models.PointIdsList(points=ids)
