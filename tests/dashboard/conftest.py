@@ -45,8 +45,11 @@ def chromium_path() -> str:
     pytest.skip(message)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """Chromium for one test module. Not for the session: Playwright's sync API keeps an
+    asyncio loop running in the main thread until it stops, and later tests that run
+    their own loop (`asyncio.run`, the MCP client) would fail."""
     executable = chromium_path()
     from playwright.sync_api import sync_playwright
 
