@@ -19,6 +19,7 @@ import pytest
 from clocks import ManualClock
 
 from memroute import Memory, StoreError
+from memroute.store import SqliteStore
 from memroute.store.migrate import available_migrations, migrate
 
 ISO_MS_Z = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
@@ -544,3 +545,25 @@ def test_sigkill_from_outside_mid_write_loses_nothing(
     assert len(acknowledged) == 60, "child died early"
     assert child.returncode == -signal.SIGKILL
     _check_after_crash(db_path, acknowledged, clock)
+
+
+def test_read_connections_of_finished_threads_are_closed(tmp_path: Path) -> None:
+    # Thread pools retire idle workers and start new ones; each new thread opens a read
+    # connection. Those of finished threads must not pile up (page cache, 2 fds each).
+    import threading
+
+    store = SqliteStore.open(tmp_path / "m.db")
+
+    def open_files() -> int:
+        fds = Path("/proc/self/fd")
+        return sum(1 for fd in fds.iterdir() if str(tmp_path) in os.path.realpath(fd))
+
+    try:
+        before = open_files()
+        for _ in range(50):
+            worker = threading.Thread(target=lambda: store.db.read().execute("SELECT 1").fetchall())
+            worker.start()
+            worker.join()
+        assert open_files() - before <= 4  # one finished thread's connection at most
+    finally:
+        store.close()

@@ -106,7 +106,10 @@ class Database:
         self._depth = 0
         self._after_commit: list[Callable[[], None]] = []
         self._local = threading.local()
-        self._readers: list[apsw.Connection] = []
+        # One read connection per live thread. Thread pools retire idle workers and start
+        # new ones, so a connection whose thread has exited is closed when the next one
+        # opens (else connections, their page caches and file descriptors pile up).
+        self._readers: dict[threading.Thread, apsw.Connection] = {}
         self._readers_lock = threading.Lock()
         self._closed = False
         try:
@@ -216,7 +219,9 @@ class Database:
             con = self._connect(readonly=True)
             self._local.con = con
             with self._readers_lock:
-                self._readers.append(con)
+                for thread in [t for t in self._readers if not t.is_alive()]:
+                    self._readers.pop(thread).close()
+                self._readers[threading.current_thread()] = con
         return con
 
     def storage(self) -> dict[str, Any]:
@@ -248,7 +253,7 @@ class Database:
         with self._lock:
             self._closed = True
             with self._readers_lock:
-                for con in self._readers:
+                for con in self._readers.values():
                     con.close()
                 self._readers.clear()
             self._checkpointer.stop()
