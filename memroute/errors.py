@@ -4,6 +4,8 @@ MemrouteError
 ├── InvalidInput      bad input from a caller (HTTP 400, CLI exit 2)
 ├── NotFound          the thing asked for does not exist (HTTP 404)
 ├── Conflict          the request contradicts the current state (HTTP 409)
+├── Unauthorized      a missing or wrong key or token (HTTP 401)
+├── TooManyAttempts   too many wrong tokens from one client (HTTP 429)
 ├── UpstreamError     the LLM provider failed or is unreachable (HTTP 502)
 ├── EmbeddingError    an embedding source failed (degrade to keyword search)
 ├── QdrantError       Qdrant failed or is unreachable (degrade to sqlite-vec, then FTS5)
@@ -38,6 +40,14 @@ class NotFound(MemrouteError):
 
 class Conflict(MemrouteError):
     kind = "conflict_error"
+
+
+class Unauthorized(MemrouteError):
+    kind = "authentication_error"
+
+
+class TooManyAttempts(MemrouteError):
+    kind = "rate_limit_error"
 
 
 class UpstreamError(MemrouteError):

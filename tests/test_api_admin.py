@@ -12,7 +12,7 @@ import httpx
 import pytest
 from servers import ADMIN, management_api
 
-from memroute.keys import hash_secret
+from memroute.service.keys import hash_secret
 
 PROVIDER_SECRET = "sk-provider-secret-DO-NOT-LEAK-0123456789"
 

@@ -17,8 +17,8 @@ import pytest
 
 from memroute import InvalidInput, Memory
 from memroute.clock import to_iso
+from memroute.service.workers import ExtractionWorker
 from memroute.store import ExtractionJob
-from memroute.worker import ExtractionWorker
 
 
 def _wait_until(predicate: Any, timeout: float = 8.0) -> bool:

@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from memroute import InvalidInput, Memory, NotFound, UpstreamError
 from memroute.cli import main
-from memroute.keys import hash_secret
-from memroute.providers import ProviderRegistry
+from memroute.service.keys import hash_secret
+from memroute.service.providers import ProviderRegistry
 
 
 def _raw(db_path: Path, sql: str) -> list[tuple]:

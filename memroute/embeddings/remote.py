@@ -19,7 +19,7 @@ from memroute.embeddings.base import FloatMatrix, empty_matrix, is_blank, l2_nor
 from memroute.errors import EmbeddingError, MemrouteError
 
 if TYPE_CHECKING:
-    from memroute.providers import Route
+    from memroute.upstream.route import Route
 
 SOURCE = "remote"
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from memroute.config import Config
-from memroute.memory.settings import MemorySettings
 
 DEFAULT_STATIC_MODEL = "minishlab/potion-base-8M"
 DEFAULT_STATIC_DIMENSIONS = 256
@@ -33,6 +33,19 @@ class SourceChoice:
         """`source:model:dimensions`, with "null" for a missing part (REF §7.1)."""
         parts = (self.source, self.model, None if self.dimensions is None else str(self.dimensions))
         return ":".join("null" if part is None else part for part in parts)
+
+
+class SourceSettings(Protocol):
+    """The four settings that choose the embedding source."""
+
+    @property
+    def embedding_source(self) -> str: ...
+    @property
+    def embedding_provider_model(self) -> str | None: ...
+    @property
+    def static_enabled(self) -> bool: ...
+    @property
+    def transformers_enabled(self) -> bool: ...
 
 
 def provider_of(model: str | None) -> str | None:
@@ -66,7 +79,7 @@ def hashing_choice(dimensions: int = DEFAULT_HASHING_DIMENSIONS) -> SourceChoice
 
 
 def resolve_source(
-    settings: MemorySettings, config: Config, provider_configured: Callable[[str], bool]
+    settings: SourceSettings, config: Config, provider_configured: Callable[[str], bool]
 ) -> SourceChoice:
     """REF §7.1, except that `auto` picks remote only when the provider of
     `embedding_provider_model` is configured, and `hashing` exists (explicit only)."""

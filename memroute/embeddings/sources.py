@@ -37,7 +37,7 @@ from memroute.errors import EmbeddingError
 from memroute.lru import LruTtlCache
 
 if TYPE_CHECKING:
-    from memroute.providers import Route
+    from memroute.upstream.route import Route
 
 FAILURE_MEMORY_S = 30.0
 _LOCAL = ("transformers", "static")

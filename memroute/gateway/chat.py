@@ -15,25 +15,23 @@ import functools
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import httpx
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from memroute.errors import InvalidInput, UpstreamError
+from memroute.errors import InvalidInput, Unauthorized, UpstreamError
 from memroute.gateway.sse import DONE_EVENT, ReplyAssembler, reply_text
-from memroute.gateway.upstream import open_stream
 from memroute.memory.extraction import may_state_facts
 from memroute.memory.injection import last_user_text, should_inject
 from memroute.models import ApiKey, RetrievedItem
-from memroute.providers import Route
 from memroute.service import Memory
-from memroute.web.auth import Unauthorized, bearer_token
-from memroute.web.metrics import Metrics
+from memroute.upstream.http import open_stream
+from memroute.upstream.route import Route
 
 log = logging.getLogger("memroute.gateway")
 
@@ -75,12 +73,31 @@ class ChatContext:
         return out
 
 
+class GatewayMetrics(Protocol):
+    """Where the gateway counts requests, injections and memory failures."""
+
+    def inc(self, name: str, amount: float = 1.0, **labels: str) -> None: ...
+
+    def observe(self, name: str, seconds: float) -> None: ...
+
+
 class ChatPipeline:
-    def __init__(self, memory: Memory, client: httpx.AsyncClient, metrics: Metrics, require_api_key: bool):
+    """The chat request path. The caller gives it how a request names its client key
+    (`client_secret`) and where to count (`metrics`)."""
+
+    def __init__(
+        self,
+        memory: Memory,
+        client: httpx.AsyncClient,
+        metrics: GatewayMetrics,
+        require_api_key: bool,
+        client_secret: Callable[[Request], str | None],
+    ):
         self.memory = memory
         self.client = client
         self.metrics = metrics
         self.require_api_key = require_api_key
+        self.client_secret = client_secret
 
     # -- steps ------------------------------------------------------------------
 
@@ -171,7 +188,7 @@ class ChatPipeline:
     async def complete(self, request: Request) -> Response:
         raw = await request.body()  # bounded by the body limit
         ctx, body, route, outgoing = await anyio.to_thread.run_sync(
-            self.admit, bearer_token(request), request.headers, raw
+            self.admit, self.client_secret(request), request.headers, raw
         )
         payload = json.dumps({**outgoing, "model": route.model}).encode()
         debug = header_truthy(request.headers, (DEBUG_HEADER,))

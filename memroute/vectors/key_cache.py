@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from memroute.worker import WakeLoop
+from memroute.loops import WakeLoop
 
 log = logging.getLogger("memroute.vectors.key_cache")
 

@@ -23,9 +23,9 @@ from numpy.typing import NDArray
 
 from memroute.clock import parse_time
 from memroute.errors import QdrantError
-from memroute.memory.qdrant_settings import LOCAL_MEMORY, QdrantSettings
 from memroute.models import MemoryFilter, MemoryRecord
 from memroute.vectors import VectorHit
+from memroute.vectors.qdrant_settings import LOCAL_MEMORY, QdrantSettings
 
 if TYPE_CHECKING:
     from qdrant_client import QdrantClient

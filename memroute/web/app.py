@@ -15,7 +15,7 @@ from memroute.mcp.http import http_endpoint
 from memroute.mcp.server import build_server
 from memroute.service import Memory
 from memroute.web import errors
-from memroute.web.auth import load_or_create_admin_token
+from memroute.web.auth import bearer_token, load_or_create_admin_token
 from memroute.web.limits import BodyLimit
 from memroute.web.metrics import CountRequests, standard_metrics
 
@@ -39,7 +39,9 @@ def create_app(config: Config, *, memory: Memory | None = None) -> FastAPI:
             app.state.memory = mem
             app.state.http = client
             app.state.metrics = standard_metrics(lambda: float(mem.extraction_queue()["pending"]))
-            app.state.chat = ChatPipeline(mem, client, app.state.metrics, config.require_api_key)
+            app.state.chat = ChatPipeline(
+                mem, client, app.state.metrics, config.require_api_key, client_secret=bearer_token
+            )
             try:
                 async with mcp.session_manager.run():
                     yield

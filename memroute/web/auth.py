@@ -11,7 +11,7 @@ from pathlib import Path
 from fastapi import Request
 
 from memroute.config import Config
-from memroute.errors import MemrouteError
+from memroute.errors import Unauthorized
 
 TOKEN_FILE = "admin_token"
 SESSION_COOKIE = "memroute_session"
@@ -20,14 +20,6 @@ SESSION_COOKIE = "memroute_session"
 # next to SameSite=Strict).
 DASHBOARD_HEADER = "x-memroute-dashboard"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-
-
-class Unauthorized(MemrouteError):
-    kind = "authentication_error"
-
-
-class TooManyAttempts(MemrouteError):
-    kind = "rate_limit_error"
 
 
 def load_or_create_admin_token(config: Config) -> tuple[str, bool]:

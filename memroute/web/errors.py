@@ -13,8 +13,16 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from memroute.errors import Conflict, InvalidInput, MemrouteError, NotFound, StorageFull, UpstreamError
-from memroute.web.auth import TooManyAttempts, Unauthorized
+from memroute.errors import (
+    Conflict,
+    InvalidInput,
+    MemrouteError,
+    NotFound,
+    StorageFull,
+    TooManyAttempts,
+    Unauthorized,
+    UpstreamError,
+)
 
 log = logging.getLogger("memroute.web")
 

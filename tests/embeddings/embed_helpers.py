@@ -8,7 +8,7 @@ import numpy as np
 
 from memroute.config import Config
 from memroute.errors import UpstreamError
-from memroute.providers import Route
+from memroute.upstream.route import Route
 
 #: Small enough to distil in a few seconds, large enough to hold common English words.
 SMALL_VOCAB = 3000

@@ -23,7 +23,7 @@ from starlette.routing import Route as HttpRoute
 
 from memroute.embeddings import EmbeddingSources, SourceChoice
 from memroute.errors import EmbeddingError, UpstreamError
-from memroute.providers import Route
+from memroute.upstream.route import Route
 
 SECRET = "sk-test-memroute-SECRET-0123456789abcdef"
 MODEL = "acme/text-embed-1"

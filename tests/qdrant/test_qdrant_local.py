@@ -23,7 +23,7 @@ from memroute import Memory
 from memroute.clock import to_iso
 from memroute.config import Config
 from memroute.models import MemoryFilter
-from memroute.qdrant_engine import QdrantEngine
+from memroute.service.qdrant import QdrantEngine
 
 ANIMALS = ["cat", "dog", "horse", "parrot", "lizard", "rabbit", "goat", "otter"]
 
@@ -351,7 +351,7 @@ def test_reindex_pushes_every_memory_again_while_qdrant_keeps_serving(qmem: Memo
 
 
 def test_doctor_reports_qdrant(db_path: Path, tmp_path: Path, clock: ManualClock) -> None:
-    from memroute.diagnostics import diagnose
+    from memroute.service.diagnostics import diagnose
 
     mem = _open(db_path, clock)
     mem.update_settings(enabled=True, embedding_source="hashing")

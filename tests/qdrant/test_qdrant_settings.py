@@ -19,7 +19,7 @@ import pytest
 
 from memroute import InvalidInput, Memory
 from memroute.config import Config
-from memroute.memory.qdrant_settings import QdrantSettings, normalize, validate_update
+from memroute.vectors.qdrant_settings import QdrantSettings, normalize, validate_update
 
 KEY = "qd-key-DO-NOT-LEAK-9f8e7d6c"
 DEFAULT = QdrantSettings()

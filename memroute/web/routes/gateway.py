@@ -13,8 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memroute.errors import UpstreamError
 from memroute.gateway.chat import ChatPipeline, parse_body
-from memroute.gateway.upstream import open_stream, read_json
-from memroute.providers import Route
+from memroute.upstream.http import open_stream, read_json
+from memroute.upstream.route import Route
 from memroute.web.auth import bearer_token
 from memroute.web.schemas import GATEWAY_ERROR_RESPONSES
 

@@ -17,7 +17,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import StreamingResponse
 
 from memroute.errors import InvalidInput, NotFound
-from memroute.portability import json_lines
+from memroute.memory.portability import json_lines
 from memroute.service import Memory
 from memroute.web.auth import require_admin
 from memroute.web.schemas import (

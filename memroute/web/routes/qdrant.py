@@ -7,7 +7,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Request
 
-from memroute.qdrant_engine import QdrantEngine
+from memroute.service.qdrant import QdrantEngine
 from memroute.web.auth import require_admin
 from memroute.web.routes.memory import memory_of
 from memroute.web.schemas import (

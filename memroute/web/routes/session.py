@@ -11,14 +11,9 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, Field
 
-from memroute.sessions import SESSION_TTL
-from memroute.web.auth import (
-    SESSION_COOKIE,
-    TooManyAttempts,
-    Unauthorized,
-    admin_token_matches,
-    session_secret,
-)
+from memroute.errors import TooManyAttempts, Unauthorized
+from memroute.service.sessions import SESSION_TTL
+from memroute.web.auth import SESSION_COOKIE, admin_token_matches, session_secret
 from memroute.web.routes.memory import memory_of
 from memroute.web.schemas import ERROR_RESPONSES, StrictBody
 

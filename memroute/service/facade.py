@@ -15,14 +15,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memroute import maintenance
 from memroute.clock import Clock, days_ago, parse_time, to_iso, utc_now
 from memroute.config import Config
 from memroute.errors import InvalidInput, NotFound
-from memroute.keys import KeyRing
-from memroute.memory import injection, validate
+from memroute.loops import PeriodicTask
+from memroute.memory import injection, maintenance, validate
 from memroute.memory.decay import DecayPolicy
 from memroute.memory.extraction import extract_facts_from_text, may_state_facts
+from memroute.memory.portability import import_records
 from memroute.memory.redact import redact
 from memroute.memory.retrieval import NO_VECTOR_REASON, RetrieveParams, retrieve
 from memroute.memory.settings import MemorySettings, normalize, validate_update
@@ -38,12 +38,12 @@ from memroute.models import (
     RetrievedItem,
     Stats,
 )
-from memroute.portability import import_records
-from memroute.providers import ProviderRegistry
-from memroute.semantic import SemanticEngine
-from memroute.sessions import SessionBook
+from memroute.service.keys import KeyRing
+from memroute.service.providers import ProviderRegistry
+from memroute.service.semantic import SemanticEngine
+from memroute.service.sessions import SessionBook
+from memroute.service.workers import AccessRecorder, ExtractionWorker
 from memroute.store import ExtractionJob, NewMemory, SqliteStore
-from memroute.worker import AccessRecorder, ExtractionWorker, PeriodicTask
 
 log = logging.getLogger("memroute.memory")
 

@@ -24,15 +24,15 @@ from memroute.clock import parse_time
 from memroute.config import Config
 from memroute.embeddings import EmbeddingSources, SourceChoice
 from memroute.errors import EmbeddingError, MemrouteError, QdrantError
-from memroute.memory.qdrant_settings import LOCAL_MEMORY, QdrantSettings, normalize, validate_update
+from memroute.loops import WakeLoop
 from memroute.memory.settings import MemorySettings
 from memroute.models import MemoryFilter, MemoryRecord
-from memroute.providers import ProviderRegistry
+from memroute.service.providers import ProviderRegistry
 from memroute.store import SqliteStore
 from memroute.store.qdrant_sync import OutboxEntry
 from memroute.vectors import VectorHit
 from memroute.vectors.qdrant import INSTALL_HINT, QdrantAdapter, client_installed
-from memroute.worker import WakeLoop
+from memroute.vectors.qdrant_settings import LOCAL_MEMORY, QdrantSettings, normalize, validate_update
 
 log = logging.getLogger("memroute.qdrant")
 

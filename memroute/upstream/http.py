@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 
 from memroute.errors import UpstreamError
-from memroute.providers import Route
+from memroute.upstream.route import Route
 
 
 def upstream_headers(route: Route) -> dict[str, str]:

@@ -280,7 +280,7 @@ def memory_import(ctx: click.Context, source: str, api_key_id: str | None) -> No
                 text = handle.read()
         except OSError as exc:
             raise InvalidInput(f"cannot read {source}: {exc.strerror}") from None
-    from memroute.portability import json_lines
+    from memroute.memory.portability import json_lines
 
     records: list[Any] = json_lines(text)
     if text.lstrip().startswith("["):
@@ -511,7 +511,7 @@ def health(ctx: click.Context) -> None:
 @click.pass_context
 def doctor(ctx: click.Context) -> None:
     """Report SQLite, FTS5, extension loading, sqlite-vec and the database in use."""
-    from memroute.diagnostics import diagnose
+    from memroute.service.diagnostics import diagnose
 
     with _errors():
         report = diagnose(_config(ctx))
@@ -529,7 +529,7 @@ def doctor(ctx: click.Context) -> None:
 def demo(keep: str | None) -> None:
     """A scripted conversation through the gateway and a built-in echo upstream:
     facts are learned, then injected into the next request."""
-    from memroute.demo import run_demo
+    from memroute.cli.demo import run_demo
 
     with _errors():
         if keep:

@@ -19,14 +19,15 @@ import httpx
 from memroute.config import Config
 from memroute.embeddings import EmbeddingSources, SourceChoice, resolve_source
 from memroute.errors import EmbeddingError
+from memroute.loops import WakeLoop
+from memroute.memory.retrieval import Reranker
 from memroute.memory.settings import MemorySettings
-from memroute.providers import ProviderRegistry
-from memroute.qdrant_engine import QdrantEngine
-from memroute.rerank import ProviderReranker, Reranker
+from memroute.service.providers import ProviderRegistry
+from memroute.service.qdrant import QdrantEngine
 from memroute.store import SqliteStore
+from memroute.upstream.rerank import ProviderReranker
 from memroute.vectors import VectorTier
 from memroute.vectors.sqlite_vec import SqliteVecIndex
-from memroute.worker import WakeLoop
 
 log = logging.getLogger("memroute.semantic")
 

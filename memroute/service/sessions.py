@@ -13,7 +13,7 @@ import secrets
 from datetime import timedelta
 
 from memroute.clock import Clock, to_iso
-from memroute.keys import hash_secret
+from memroute.service.keys import hash_secret
 from memroute.store import SqliteStore
 
 SESSION_TTL = timedelta(hours=12)

@@ -12,7 +12,6 @@ import builtins
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import httpx
@@ -21,20 +20,11 @@ from memroute.clock import Clock, to_iso
 from memroute.errors import InvalidInput, NotFound, UpstreamError
 from memroute.models import ProviderRecord
 from memroute.store import SqliteStore
+from memroute.upstream.route import Route
 
 ENV_PROVIDER_ID = "default"
 _PROVIDER_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
-
-
-@dataclass(frozen=True, slots=True)
-class Route:
-    """Where one request goes. `api_key` is a secret: never log or return it."""
-
-    provider_id: str
-    base_url: str
-    api_key: str | None
-    model: str
 
 
 def validate_base_url(value: object) -> str:

@@ -11,10 +11,9 @@ from collections.abc import Sequence
 
 import httpx
 
-from memroute.memory.retrieval import Reranker
-from memroute.providers import Route
+from memroute.upstream.route import Route
 
-__all__ = ["ProviderReranker", "RerankError", "Reranker"]
+__all__ = ["ProviderReranker", "RerankError"]
 
 log = logging.getLogger("memroute.rerank")
 

@@ -1,0 +1,1 @@
+"""HTTP to upstream providers: routes, request helpers, the reranker."""
