@@ -1,23 +1,47 @@
 """memroute: persistent per-API-key memory for OpenAI-compatible LLM clients.
 
 from memroute import Memory, inject, extract_facts_from_text
+
+The public names are imported on first use, so `import memroute` (and the CLI's
+`--help`) stays instant: nothing heavy is loaded until it is needed.
 """
 
-from memroute.errors import (
-    Conflict,
-    EmbeddingError,
-    InvalidInput,
-    MemrouteError,
-    NotFound,
-    StoreError,
-    UpstreamError,
-)
-from memroute.memory.extraction import extract_facts_from_text
-from memroute.memory.injection import inject
-from memroute.models import Fact, MemoryRecord, RetrievedItem
-from memroute.service import Memory
+from __future__ import annotations
 
-__version__ = "0.1.0"
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memroute.errors import (
+        Conflict,
+        EmbeddingError,
+        InvalidInput,
+        MemrouteError,
+        NotFound,
+        StoreError,
+        UpstreamError,
+    )
+    from memroute.memory.extraction import extract_facts_from_text
+    from memroute.memory.injection import inject
+    from memroute.models import Fact, MemoryRecord, RetrievedItem
+    from memroute.service import Memory
+
+#: public name → the module that defines it
+_HOMES = {
+    "Conflict": "memroute.errors",
+    "EmbeddingError": "memroute.errors",
+    "InvalidInput": "memroute.errors",
+    "MemrouteError": "memroute.errors",
+    "NotFound": "memroute.errors",
+    "StoreError": "memroute.errors",
+    "UpstreamError": "memroute.errors",
+    "extract_facts_from_text": "memroute.memory.extraction",
+    "inject": "memroute.memory.injection",
+    "Fact": "memroute.models",
+    "MemoryRecord": "memroute.models",
+    "RetrievedItem": "memroute.models",
+    "Memory": "memroute.service",
+}
 
 __all__ = [
     "Conflict",
@@ -31,6 +55,24 @@ __all__ = [
     "RetrievedItem",
     "StoreError",
     "UpstreamError",
+    "__version__",
     "extract_facts_from_text",
     "inject",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        from importlib.metadata import version
+
+        return version("memroute")
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'memroute' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_HOMES, "__version__"])

@@ -244,33 +244,44 @@ def load_transformers(spec: str, cache_dir: Path) -> OnnxEmbedder:
         return OnnxEmbedder(verified_default_model(), DEFAULT_TOKENIZER, DEFAULT_TRANSFORMERS_MODEL)
     path = Path(spec).expanduser()
     if path.exists():
-        if not path.is_dir():
-            raise _fail(f"MEMORY_TRANSFORMERS_MODEL {spec} is not a folder")
-        files = _folder_files(path)
-        if files is None:
-            raise _fail(
-                f"the folder {spec} needs tokenizer.json and an ONNX model ({', '.join(ONNX_CANDIDATES)})"
-            )
-        return OnnxEmbedder(files[0], files[1], spec)
-    if not looks_like_repo_id(spec):
+        model, tokenizer = _local_folder(spec, path)
+    elif looks_like_repo_id(spec):
+        model, tokenizer = _hub_folder(spec, cache_dir / cache_folder_name(spec))
+    else:
         raise _fail(f"MEMORY_TRANSFORMERS_MODEL {spec}: no such folder")
-    cached = cache_dir / cache_folder_name(spec)
+    return OnnxEmbedder(model, tokenizer, spec)
+
+
+def _local_folder(spec: str, path: Path) -> tuple[Path, Path]:
+    """(model.onnx, tokenizer.json) of a folder given by path; a clear error if it lacks one."""
+    if not path.is_dir():
+        raise _fail(f"MEMORY_TRANSFORMERS_MODEL {spec} is not a folder")
+    files = _folder_files(path)
+    if files is None:
+        raise _fail(
+            f"the folder {spec} needs tokenizer.json and an ONNX model ({', '.join(ONNX_CANDIDATES)})"
+        )
+    return files
+
+
+def _hub_folder(spec: str, cached: Path) -> tuple[Path, Path]:
+    """(model.onnx, tokenizer.json) of a Hub repo: from the cache, else downloaded into it."""
+    files = _folder_files(cached)
+    if files is not None:
+        return files
+    try:
+        ensure_reachable()
+    except HubUnreachable as exc:
+        raise _fail(
+            f"could not download {spec}: the Hugging Face Hub could not be reached ({exc}); " + _hub_help()
+        ) from None
+    try:
+        download_into(cached, lambda tmp: _download(spec, tmp))
+    except Exception as exc:
+        raise _fail(
+            f"could not download {spec} from the Hugging Face Hub ({type(exc).__name__}); " + _hub_help()
+        ) from None
     files = _folder_files(cached)
     if files is None:
-        try:
-            ensure_reachable()
-        except HubUnreachable as exc:
-            raise _fail(
-                f"could not download {spec}: the Hugging Face Hub could not be reached ({exc}); "
-                + _hub_help()
-            ) from None
-        try:
-            download_into(cached, lambda tmp: _download(spec, tmp))
-        except Exception as exc:
-            raise _fail(
-                f"could not download {spec} from the Hugging Face Hub ({type(exc).__name__}); " + _hub_help()
-            ) from None
-        files = _folder_files(cached)
-        if files is None:
-            raise _fail(f"the download of {spec} is incomplete; " + _hub_help())
-    return OnnxEmbedder(files[0], files[1], spec)
+        raise _fail(f"the download of {spec} is incomplete; " + _hub_help())
+    return files

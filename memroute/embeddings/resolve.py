@@ -81,11 +81,12 @@ def hashing_choice(dimensions: int = DEFAULT_HASHING_DIMENSIONS) -> SourceChoice
 def resolve_source(
     settings: SourceSettings, config: Config, provider_configured: Callable[[str], bool]
 ) -> SourceChoice:
-    """REF §7.1, except that `auto` picks remote only when the provider of
-    `embedding_provider_model` is configured, and `hashing` exists (explicit only)."""
+    """The embedding source the settings select. `auto` picks remote only when the provider
+    of `embedding_provider_model` is configured, then static, then transformers, whichever
+    is enabled; `hashing` (a deterministic test embedder) is chosen only explicitly."""
     source = settings.embedding_source
-    model = settings.embedding_provider_model
     if source == "remote":
+        model = settings.embedding_provider_model
         if not model:
             return SourceChoice(None, None, None, "no_key: embeddingProviderModel not configured")
         return SourceChoice("remote", model, None, f"remote provider configured: {model}")
@@ -100,12 +101,19 @@ def resolve_source(
     if source == "hashing":
         return hashing_choice()
     if source == "auto":
-        provider = provider_of(model)
-        if model and provider and provider_configured(provider):
-            return SourceChoice("remote", model, None, f"auto: provider {provider} configured")
-        if settings.static_enabled:
-            return static_choice(config, "auto: potion-base-8M (static) available")
-        if settings.transformers_enabled:
-            return transformers_choice(config, "auto: transformers (all-MiniLM-L6-v2, ONNX) available")
-        return SourceChoice(None, None, None, "auto: no embedding source available")
+        return _auto_choice(settings, config, provider_configured)
     return SourceChoice(None, None, None, "unknown embedding source")
+
+
+def _auto_choice(
+    settings: SourceSettings, config: Config, provider_configured: Callable[[str], bool]
+) -> SourceChoice:
+    model = settings.embedding_provider_model
+    provider = provider_of(model)
+    if model and provider and provider_configured(provider):
+        return SourceChoice("remote", model, None, f"auto: provider {provider} configured")
+    if settings.static_enabled:
+        return static_choice(config, "auto: potion-base-8M (static) available")
+    if settings.transformers_enabled:
+        return transformers_choice(config, "auto: transformers (all-MiniLM-L6-v2, ONNX) available")
+    return SourceChoice(None, None, None, "auto: no embedding source available")
