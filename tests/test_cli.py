@@ -228,7 +228,9 @@ def test_serve_prints_the_admin_token_once_and_serves(tmp_path: Path) -> None:
     assert create_key is not None, output
     bare_env = {k: v for k, v in env.items() if k != "MEMROUTE_DATA_DIR"}
     for command in (switch_on.group(1), create_key.group(1)):
-        done = subprocess.run(shlex.split(command), env=bare_env, capture_output=True, text=True, cwd=tmp_path)
+        done = subprocess.run(
+            shlex.split(command), env=bare_env, capture_output=True, text=True, cwd=tmp_path
+        )
         assert done.returncode == 0, done.stderr
     again_proc, again = start(0)  # any free port, named in the banner
     assert again_proc.returncode == 0, again
@@ -250,7 +252,10 @@ def test_the_printed_command_is_the_one_that_runs(tmp_path: Path) -> None:
     assert self_command(".venv/bin/memroute", "python3", lambda name: None) == ".venv/bin/memroute"
     assert self_command("memroute", "python3", lambda name: None) == "memroute"
     main_py = "/src/memroute/__main__.py"
-    assert self_command(main_py, "/opt/my python/bin/python", shutil.which) == "'/opt/my python/bin/python' -m memroute"
+    assert (
+        self_command(main_py, "/opt/my python/bin/python", shutil.which)
+        == "'/opt/my python/bin/python' -m memroute"
+    )
 
 
 def test_real_process_help_and_bad_input(tmp_path: Path) -> None:

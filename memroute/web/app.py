@@ -14,6 +14,7 @@ from memroute.gateway.chat import ChatPipeline
 from memroute.mcp.http import http_endpoint
 from memroute.mcp.server import build_server
 from memroute.service import Memory
+from memroute.version import package_version
 from memroute.web import errors
 from memroute.web.auth import bearer_token, load_or_create_admin_token
 from memroute.web.limits import BodyLimit
@@ -51,7 +52,7 @@ def create_app(config: Config, *, memory: Memory | None = None) -> FastAPI:
 
     app = FastAPI(
         title="memroute",
-        version="0.1.0",
+        version=package_version(),
         summary="Persistent per-API-key memory for OpenAI-compatible LLM clients.",
         lifespan=lifespan,
     )

@@ -77,7 +77,9 @@ def token_help(config: Config) -> str:
     path = admin_token_path(config)
     home = Path.home()
     shown = f"~/{path.relative_to(home)}" if path.is_relative_to(home) else str(path)
-    return f"Printed by <code>memroute serve</code> on first start and stored in <code>{escape(shown)}</code>."
+    return (
+        f"Printed by <code>memroute serve</code> on first start and stored in <code>{escape(shown)}</code>."
+    )
 
 
 @router.get("/dashboard/{name}")
