@@ -66,9 +66,13 @@ def has_session(request: Request) -> bool:
     return memory.sessions.expires_at(secret, request.app.state.admin_token) is not None
 
 
-def admin_token_matches(request: Request, given: str) -> bool:
-    expected: str = request.app.state.admin_token
+def same_token(given: str, expected: str) -> bool:
+    """Whether two tokens are equal, compared in constant time."""
     return hmac.compare_digest(given.encode(), expected.encode())
+
+
+def admin_token_matches(request: Request, given: str) -> bool:
+    return same_token(given, request.app.state.admin_token)
 
 
 def require_admin(request: Request) -> None:
