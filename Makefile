@@ -1,35 +1,47 @@
-# The two commands of the README: `make run` and `make test`. Each creates .venv
-# and installs what it needs, so both work on a fresh machine.
+# The two commands of the README: `make run` and `make test`. Each creates the venv
+# and installs what it needs, so both work on a fresh machine: `make run` what the
+# server needs (memroute and its Qdrant client), `make test` and `make lint` add the
+# test extras (pytest, ruff, mypy, Playwright …) on top.
 PYTHON ?= python3
-VENV := .venv
+VENV ?= .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+# pip speaks only when something fails: `PIP_FLAGS= make run` shows everything it says.
+PIP_FLAGS ?= --quiet --quiet
+PIP := $(BIN)/python -m pip $(PIP_FLAGS)
+# A stamp per pyproject.toml content: editing the dependencies reinstalls.
+PROJECT := $(shell cksum < pyproject.toml | cut -d' ' -f1)
+RUN_STAMP := $(VENV)/.installed-run-$(PROJECT)
+TEST_STAMP := $(VENV)/.installed-test-$(PROJECT)
 PYTEST_ARGS ?=
 
 .PHONY: run test lint bench venv clean
 
-$(STAMP): pyproject.toml
+$(RUN_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,qdrant]'
-	rm -f $(VENV)/.installed-*
-	touch $(STAMP)
+	$(PIP) install -e '.[qdrant]'
+	rm -f $(VENV)/.installed-run-*
+	touch $(RUN_STAMP)
 
-venv: $(STAMP)
+$(TEST_STAMP): $(RUN_STAMP)
+	$(PIP) install -e '.[test,qdrant]'
+	rm -f $(VENV)/.installed-test-*
+	touch $(TEST_STAMP)
+
+venv: $(RUN_STAMP)
 
 # Starts the gateway and management API on 127.0.0.1:20128 (MEMROUTE_HOST/MEMROUTE_PORT).
-run: $(STAMP)
+run: $(RUN_STAMP)
 	$(BIN)/memroute serve
 
-test: $(STAMP)
+test: $(TEST_STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-lint: $(STAMP)
+lint: $(TEST_STAMP)
 	$(BIN)/ruff check memroute tests bench
 	$(BIN)/ruff format --check memroute tests bench
 	$(BIN)/mypy
 
-bench: $(STAMP)
+bench: $(RUN_STAMP)
 	$(BIN)/python -m bench.run_all
 
 clean:

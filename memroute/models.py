@@ -7,6 +7,8 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, overload
 
+from memroute.masking import mask_secret
+
 MEMORY_TYPES: tuple[str, ...] = ("factual", "episodic", "procedural", "semantic")
 
 STRATEGIES: tuple[str, ...] = ("exact", "semantic", "hybrid")
@@ -277,13 +279,6 @@ class ApiKey:
             "revokedAt": self.revoked_at,
             "active": self.active,
         }
-
-
-def mask_secret(secret: str | None) -> str | None:
-    """`***` plus the last 4 characters (none of a short secret), or None."""
-    if not secret:
-        return None
-    return "***" + (secret[-4:] if len(secret) >= 12 else "")
 
 
 @dataclass(slots=True, frozen=True)

@@ -201,3 +201,59 @@ def _completion(body: dict[str, Any], text: str) -> dict[str, Any]:
 async def _chunks(chunks: list[bytes]):  # type: ignore[no-untyped-def]
     for chunk in chunks:
         yield chunk
+
+
+class RawUpstream:
+    """A provider at the TCP level, for answers no HTTP framework would send: it reads each
+    request, writes exactly `reply` (nothing at all by default), and hangs up."""
+
+    def __init__(self, reply: bytes = b"") -> None:
+        self.reply = reply
+        self.requests = 0
+        self._sock = socket.socket()
+        self._sock.bind(("127.0.0.1", 0))
+        self._sock.listen()
+        self.url = f"http://127.0.0.1:{self._sock.getsockname()[1]}"
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    def __enter__(self) -> RawUpstream:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._sock.close()
+        self._thread.join(5)
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:  # closed by __exit__
+                return
+            with conn:
+                _read_request(conn)
+                self.requests += 1
+                conn.sendall(self.reply)
+
+
+def _read_request(conn: socket.socket) -> None:
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next(
+        (
+            int(line.split(b":", 1)[1])
+            for line in head.split(b"\r\n")
+            if line.lower().startswith(b"content-length:")
+        ),
+        0,
+    )
+    while len(body) < length:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return
+        body += chunk

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
+import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from memroute.cli import main
+from memroute.cli.banner import self_command
 
 
 @pytest.fixture
@@ -62,9 +66,35 @@ def test_remember_then_search_and_list(run) -> None:
     assert as_json["total"] == 2 and len(as_json["data"]) == 1 and as_json["totalPages"] == 2
 
 
+def test_search_without_a_key_searches_every_key_and_says_so(run) -> None:
+    run("memory", "add", "-k", "k1", "-c", "prefers the vim editor", "--key", "preference:editor")
+    run("memory", "add", "-k", "k2", "-c", "prefers the emacs editor", "--key", "preference:editor")
+    run("memory", "add", "-c", "an unowned editor note")
+    everywhere = run("memory", "search", "editor")
+    assert everywhere.exit_code == 0, everywhere.output
+    found = json.loads(everywhere.stdout)
+    assert {m["apiKeyId"] for m in found} == {"k1", "k2", ""}
+    assert "searched every key" in everywhere.stderr
+    one = run("memory", "search", "-k", "k2", "editor")
+    assert [m["content"] for m in json.loads(one.stdout)] == ["prefers the emacs editor"]
+    assert one.stderr == ""
+    unowned = json.loads(run("memory", "search", "-k", "", "editor").stdout)
+    assert [m["content"] for m in unowned] == ["an unowned editor note"]
+
+
+def test_the_list_is_a_table_unless_json_is_asked_for(run) -> None:
+    run("memory", "add", "-k", "k1", "-c", "prefers vim", "--key", "preference:editor")
+    table = run("memory", "list").output.splitlines()
+    assert table[0].split()[1:4] == ["k1", "factual", "preference:editor"]
+    assert table[-1] == "1 memories, page 1 of 1"
+    assert json.loads(run("memory", "list", "--json").output)["data"][0]["content"] == "prefers vim"
+
+
 @pytest.mark.parametrize(
     "args",
     [
+        ("memory", "search", "--scope", "apiKey", "editor"),
+        ("memory", "search", "--scope", "session", "editor"),
         ("memory", "add", "-k", "k1", "-c", "   "),
         ("memory", "add", "-k", "k1", "-c", "x", "--metadata", "[1, 2]"),
         ("memory", "add", "-k", "k1", "-c", "x", "--metadata", "{oops"),
@@ -162,33 +192,70 @@ def test_serve_prints_the_admin_token_once_and_serves(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMROUTE_")}
     env["MEMROUTE_DATA_DIR"] = str(tmp_path)
 
-    def start() -> tuple[subprocess.Popen[str], str]:
+    def start(port: int) -> tuple[subprocess.Popen[bytes], str]:
         proc = subprocess.Popen(
             [sys.executable, "-m", "memroute", "serve", "--port", str(port)],
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            text=True,
+            bufsize=0,  # unbuffered: readline() takes only the first line, communicate() the rest
         )
+        assert proc.stdout is not None
+        first_line = proc.stdout.readline().decode()  # "memroute <url>", also for --port 0
+        url = first_line.split()[1]
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             try:
-                if httpx.get(f"http://127.0.0.1:{port}/healthz").status_code == 200:
+                if httpx.get(f"{url}/healthz").status_code == 200:
                     break
             except httpx.HTTPError:
                 time.sleep(0.1)
         proc.send_signal(signal.SIGINT)
         output, _ = proc.communicate(timeout=20)
-        return proc, output
+        return proc, first_line + output.decode()
 
-    first, output = start()
+    first, output = start(port)
     token = (tmp_path / "admin_token").read_text().strip()
     assert f"admin token (shown once; stored in {tmp_path}/admin_token): {token}" in output
     assert f"http://127.0.0.1:{port}/v1" in output
+    assert f"http://127.0.0.1:{port}/dashboard" in output
     assert first.returncode == 0
     assert oct((tmp_path / "admin_token").stat().st_mode & 0o777) == "0o600"
-    _, again = start()
+    # The commands it prints work as printed, from a shell without MEMROUTE_DATA_DIR.
+    switch_on = re.search(r"memory is off: .*`(.+ settings set enabled=true)`", output)
+    assert switch_on is not None, output
+    create_key = re.search(r"create a client key: (.+)$", output, re.M)
+    assert create_key is not None, output
+    bare_env = {k: v for k, v in env.items() if k != "MEMROUTE_DATA_DIR"}
+    for command in (switch_on.group(1), create_key.group(1)):
+        done = subprocess.run(
+            shlex.split(command), env=bare_env, capture_output=True, text=True, cwd=tmp_path
+        )
+        assert done.returncode == 0, done.stderr
+    again_proc, again = start(0)  # any free port, named in the banner
+    assert again_proc.returncode == 0, again
     assert token not in again and "admin token: in" in again
+    assert "memory is on" in again and "memory is off" not in again
+    assert "Uvicorn running on " + again.split()[1] in again
+
+
+def test_the_printed_command_is_the_one_that_runs(tmp_path: Path) -> None:
+    script = tmp_path / "venv" / "bin" / "memroute"
+    script.parent.mkdir(parents=True)
+    script.write_text("#!/bin/sh\n")
+    elsewhere = tmp_path / "other" / "memroute"
+    elsewhere.parent.mkdir()
+    elsewhere.write_text("#!/bin/sh\n")
+    assert self_command(str(script), "/usr/bin/python3", lambda name: str(script)) == "memroute"
+    assert self_command(str(script), "/usr/bin/python3", lambda name: str(elsewhere)) == str(script)
+    assert self_command(str(script), "/usr/bin/python3", lambda name: None) == str(script)
+    assert self_command(".venv/bin/memroute", "python3", lambda name: None) == ".venv/bin/memroute"
+    assert self_command("memroute", "python3", lambda name: None) == "memroute"
+    main_py = "/src/memroute/__main__.py"
+    assert (
+        self_command(main_py, "/opt/my python/bin/python", shutil.which)
+        == "'/opt/my python/bin/python' -m memroute"
+    )
 
 
 def test_real_process_help_and_bad_input(tmp_path: Path) -> None:

@@ -147,3 +147,25 @@ def test_cache_refuses_a_value_read_before_an_invalidation() -> None:
     assert cache.get("a") is None
     cache.set("a", "fresh", if_version=cache.version)
     assert cache.get("a") == "fresh"
+
+
+def test_one_version_written_in_pyproject_and_reported_everywhere(tmp_path: Path) -> None:
+    import tomllib
+
+    import httpx
+    from click.testing import CliRunner
+    from servers import LiveServer
+
+    from memroute.cli import main
+    from memroute.version import package_version
+    from memroute.web.app import create_app
+
+    written = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())["project"][
+        "version"
+    ]
+    assert package_version() == written
+    app = create_app(Config.for_path(tmp_path / "m.db", environ={"MEMROUTE_ADMIN_TOKEN": "t"}))
+    with LiveServer(app) as server:
+        assert httpx.get(server.url + "/healthz").json()["version"] == written
+        assert httpx.get(server.url + "/openapi.json").json()["info"]["version"] == written
+    assert CliRunner().invoke(main, ["--version"]).output.strip().endswith(f"version {written}")

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import apsw
 import httpx
 import openai
-from servers import LiveServer
+import pytest
+from servers import LiveServer, RawUpstream, free_port
 from test_gateway_chat import ADMIN, Gateway, _config, gateway, upstream  # noqa: F401  (fixtures)
 
 from memroute import Memory
@@ -109,8 +111,13 @@ def test_admin_token_is_not_a_client_key(gateway: Gateway) -> None:  # noqa: F81
         client.chat.completions.create(model="echo-1", messages=[{"role": "user", "content": "hi"}])
     except openai.AuthenticationError as exc:
         assert exc.status_code == 401
+        # The answer says why, and how to get a client key.
+        assert exc.body["message"].startswith("this is the admin token")
+        assert "memroute keys create" in exc.body["message"] and "API keys page" in exc.body["message"]
+        assert ADMIN not in exc.body["message"]
     else:
         raise AssertionError("the admin token must not work as a client key")
+    assert gateway.upstream.requests == []
 
 
 def test_a_full_database_keeps_the_chat_working_and_loses_nothing(tmp_path: Path, upstream) -> None:  # noqa: F811
@@ -199,3 +206,60 @@ def test_garbage_sse_from_the_provider_is_relayed_untouched_and_breaks_nothing(
     )
     assert after.choices[0].message.content == "still there?"
     assert httpx.get(f"{gateway.url}/healthz").json()["status"] == "ok"
+
+
+@pytest.mark.parametrize("messages", [openai.NOT_GIVEN, "hello", {"role": "user", "content": "hi"}, None])
+def test_messages_that_are_not_a_list_are_a_400_and_nothing_is_forwarded(gateway: Gateway, messages) -> None:  # noqa: F811
+    with pytest.raises(openai.BadRequestError) as caught:
+        gateway.client().chat.completions.create(model="echo-1", messages=messages)
+    assert caught.value.body["type"] == "invalid_request_error"
+    assert caught.value.body["message"].startswith("messages: must be a list of messages")
+    assert gateway.upstream.requests == []
+
+
+CUT_SHORT = (
+    b'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 500\r\n\r\n{"id": "chatcmpl-'
+)
+
+
+@pytest.mark.parametrize(
+    "reply", [b"", CUT_SHORT], ids=["hangs-up-without-answering", "cuts-its-answer-short"]
+)
+def test_a_provider_that_breaks_off_its_answer_is_not_called_unreachable(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, reply: bytes
+) -> None:
+    db = tmp_path / "m.db"
+    with Memory.open(db, start_workers=False) as side:
+        _, secret = side.keys.create("k")
+    with RawUpstream(reply) as raw, LiveServer(create_app(_config(db, raw.url))) as server:
+        client = openai.OpenAI(base_url=server.url + "/v1", api_key=secret, max_retries=0)
+        with (
+            caplog.at_level(logging.WARNING, logger="memroute.upstream"),
+            pytest.raises(openai.APIStatusError) as caught,
+        ):
+            client.chat.completions.create(model="echo-1", messages=[{"role": "user", "content": "hi"}])
+        assert raw.requests >= 1  # it was reached
+    assert caught.value.status_code == 502
+    assert caught.value.body["message"].startswith("upstream provider 'default' broke off its answer (")
+    assert any(f"provider=default url={raw.url}/v1" in r.getMessage() for r in caplog.records)
+
+
+def test_an_unreachable_provider_is_logged_with_its_url_but_no_secret(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    db = tmp_path / "m.db"
+    with Memory.open(db, start_workers=False) as side:
+        _, secret = side.keys.create("k")
+    port = free_port()
+    dead = f"http://someone:pa55word@127.0.0.1:{port}/v1?key=AIza-DO-NOT-LEAK"
+    config = _config(
+        db, "unused", MEMROUTE_UPSTREAM_BASE_URL=dead, MEMROUTE_UPSTREAM_API_KEY="sk-DO-NOT-LEAK-42"
+    )
+    with LiveServer(create_app(config)) as server, caplog.at_level(logging.DEBUG):
+        client = openai.OpenAI(base_url=server.url + "/v1", api_key=secret, max_retries=0)
+        with pytest.raises(openai.APIStatusError) as caught:
+            client.chat.completions.create(model="echo-1", messages=[{"role": "user", "content": "hi"}])
+    assert caught.value.status_code == 502 and "is unreachable (ConnectError)" in caught.value.body["message"]
+    logged = [r.getMessage() for r in caplog.records]
+    assert any(f"provider=default url=http://127.0.0.1:{port}/v1 error=ConnectError" in m for m in logged)
+    assert not any(s in m for m in logged for s in ("pa55word", "DO-NOT-LEAK", "someone"))

@@ -63,3 +63,27 @@ def test_the_login_page_never_redirects_to_another_site(tmp_path: Path) -> None:
             assert response.status_code == 303 and response.headers["location"] == "/dashboard/memory"
         kept = httpx.get(f"{server.url}/dashboard/login", params={"next": "/dashboard/keys"}, cookies=cookie)
         assert kept.headers["location"] == "/dashboard/keys"
+
+
+def test_the_login_page_names_where_this_servers_admin_token_is(tmp_path: Path) -> None:
+    from memroute.config import Config
+    from memroute.web.app import create_app
+
+    data_dir = tmp_path / "elsewhere"
+    config = Config.from_env({"MEMROUTE_DATA_DIR": str(data_dir)})
+    with LiveServer(create_app(config)) as server:
+        page = httpx.get(f"{server.url}/dashboard/login")
+    assert page.status_code == 200 and page.headers["content-security-policy"].startswith("default-src")
+    assert f"stored in <code>{data_dir}/admin_token</code>" in page.text
+    assert "~/.memroute" not in page.text and "{token_help}" not in page.text
+    with _server(tmp_path / "memroute.db") as server:  # MEMROUTE_ADMIN_TOKEN set: no file
+        from_env = httpx.get(f"{server.url}/dashboard/login").text
+    assert "<code>MEMROUTE_ADMIN_TOKEN</code>" in from_env and "admin_token</code>" not in from_env
+
+
+def test_the_login_page_writes_the_home_directory_as_a_tilde() -> None:
+    from memroute.config import Config
+    from memroute.web.pages import token_help
+
+    config = Config.from_env({"MEMROUTE_DATA_DIR": str(Path.home() / "data" / "memroute")})
+    assert "<code>~/data/memroute/admin_token</code>" in token_help(config)

@@ -190,7 +190,12 @@ def memory_list(
 @click.argument("query")
 @click.option("--strategy", type=click.Choice(["exact", "semantic", "hybrid"]), default=None)
 @click.option("--max-tokens", type=int, default=None)
-@click.option("--scope", type=click.Choice(["apiKey", "session", "global"]), default="apiKey")
+@click.option(
+    "--scope",
+    type=click.Choice(["apiKey", "session", "global"]),
+    default=None,
+    help="apiKey (the default with -k), session, or global (the default without -k).",
+)
 @click.option("--session-id", default=None)
 @click.pass_context
 def memory_search(
@@ -199,15 +204,27 @@ def memory_search(
     query: str,
     strategy: str | None,
     max_tokens: int | None,
-    scope: str,
+    scope: str | None,
     session_id: str | None,
 ) -> None:
-    """Retrieve what would be injected for QUERY (ranked, within the token budget)."""
+    """Retrieve what would be injected for QUERY (ranked, within the token budget);
+    every key's memories unless --api-key-id."""
+    with _errors():
+        if api_key_id is None and scope in ("apiKey", "session"):
+            raise InvalidInput(f"--scope {scope} needs --api-key-id (-k)")
     with _memory(ctx) as mem:
         items = mem.retrieve(
-            api_key_id or "", query, strategy, max_tokens, scope, session_id, record_access=False
+            api_key_id or "",
+            query,
+            strategy,
+            max_tokens,
+            scope or ("apiKey" if api_key_id is not None else "global"),
+            session_id,
+            record_access=False,
         )
-        _json([item.to_dict() for item in items])
+    if api_key_id is None:
+        click.echo("searched every key's memories (-k KEY_ID searches one key)", err=True)
+    _json([item.to_dict() for item in items])
 
 
 @memory.command("get")
@@ -548,30 +565,28 @@ def serve(ctx: click.Context, host: str | None, port: int | None, serve_db: str 
     """Run the gateway and the management API."""
     import uvicorn
 
+    from memroute.cli.banner import StartState, banner, self_command
     from memroute.web.app import create_app
+    from memroute.web.serve import free_port
 
     if serve_db:
         ctx.obj["db"] = serve_db
     with _errors():
         config = _config(ctx)
         config = config.with_overrides(host=host or config.host, port=config.port if port is None else port)
+        if config.port == 0:  # any free port: chosen here, so the banner can name it
+            config = config.with_overrides(port=free_port(config.host))
         app = create_app(config)
-    url = f"http://{config.host}:{config.port}"
-    click.echo(f"memroute {url}  (OpenAI base URL: {url}/v1, API docs: {url}/docs)")
-    click.echo(f"database: {config.db_path}")
-    if app.state.admin_token_created:
-        click.echo(
-            f"admin token (shown once; stored in {config.data_dir}/admin_token): {app.state.admin_token}"
-        )
-    elif config.admin_token:
-        click.echo("admin token: from MEMROUTE_ADMIN_TOKEN")
-    else:
-        click.echo(f"admin token: in {config.data_dir}/admin_token")
-    click.echo(f"create a client key: memroute --db {config.db_path} keys create my-app")
-    if not config.upstream_base_url:
-        click.echo(
-            "no default upstream: set MEMROUTE_UPSTREAM_BASE_URL or `memroute providers add ... --default`"
-        )
+    with _memory(ctx) as mem:
+        memory_enabled = mem.settings().enabled
+    state = StartState(
+        admin_token=app.state.admin_token,
+        token_created=app.state.admin_token_created,
+        memory_enabled=memory_enabled,
+        command=self_command(sys.argv[0], sys.executable),
+    )
+    for line in banner(config, state):
+        click.echo(line)
     # Idle client connections stay open 30 s: clients such as the openai SDK keep theirs for
     # 5 s, and with the same 5 s on both sides a reused connection can be closed under them.
     uvicorn.run(app, host=config.host, port=config.port, log_level="info", timeout_keep_alive=30)

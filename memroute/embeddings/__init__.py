@@ -7,7 +7,7 @@ offline static model from the bundled MiniLM.
 
 from __future__ import annotations
 
-from memroute.embeddings.base import Embedder, FloatMatrix, l2_normalize, sanitize, static_cache_dir
+from memroute.embeddings.base import Embedder, FloatMatrix, l2_normalize, static_cache_dir
 from memroute.embeddings.distill import build_static_model
 from memroute.embeddings.hashing import HashingEmbedder
 from memroute.embeddings.resolve import (
@@ -33,6 +33,5 @@ __all__ = [
     "cache_key",
     "l2_normalize",
     "resolve_source",
-    "sanitize",
     "static_cache_dir",
 ]

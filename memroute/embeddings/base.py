@@ -1,10 +1,9 @@
-"""What every embedding source shares: the `Embedder` protocol, L2 normalisation and
-error-message sanitising."""
+"""What every embedding source shares: the `Embedder` protocol, L2 normalisation, blank
+texts and the model cache folder."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -14,9 +13,6 @@ from numpy.typing import NDArray
 from memroute.config import Config
 
 FloatMatrix = NDArray[np.float32]
-
-#: Longest error message we pass on; upstream bodies can be huge.
-MAX_MESSAGE_CHARS = 500
 
 
 class Embedder(Protocol):
@@ -60,25 +56,3 @@ def is_blank(text: str) -> bool:
     """Empty or whitespace only: nothing to embed, so the row stays zero (and providers,
     which reject empty input, never see it)."""
     return not text.strip()
-
-
-_BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[^\s,;\"']+")
-_KEYLIKE = re.compile(r"\b(sk|pk|rk|hf|gsk|xai|key)[-_][A-Za-z0-9_\-]{8,}")
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s]+@")
-_SPACES = re.compile(r"\s+")
-
-
-def sanitize(message: str, secrets: Iterable[str | None] = ()) -> str:
-    """A message safe to log and show: known secrets and key-like strings replaced by
-    `***`, URL credentials dropped, whitespace collapsed, cut to MAX_MESSAGE_CHARS."""
-    text = message
-    for secret in secrets:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, "***")
-    text = _BEARER.sub(lambda m: f"{m.group(1)} ***", text)
-    text = _KEYLIKE.sub(lambda m: f"{m.group(1)}-***", text)
-    text = _USERINFO.sub(lambda m: f"{m.group(1)}***@", text)
-    text = _SPACES.sub(" ", text).strip()
-    if len(text) > MAX_MESSAGE_CHARS:
-        text = text[: MAX_MESSAGE_CHARS - 1].rstrip() + "…"
-    return text

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from memroute.embeddings.base import FloatMatrix, empty_matrix, is_blank, l2_normalize, sanitize
+from memroute.embeddings.base import FloatMatrix, empty_matrix, is_blank, l2_normalize
 from memroute.embeddings.hub import (
     HubUnreachable,
     cache_folder_name,
@@ -27,6 +27,7 @@ from memroute.embeddings.hub import (
 )
 from memroute.embeddings.resolve import DEFAULT_TRANSFORMERS_MODEL
 from memroute.errors import EmbeddingError
+from memroute.masking import scrub
 
 SOURCE = "transformers"
 ASSETS = Path(__file__).parent / "assets" / "all-MiniLM-L6-v2"
@@ -43,7 +44,7 @@ _verified_lock = threading.Lock()
 
 
 def _fail(message: str) -> EmbeddingError:
-    return EmbeddingError(sanitize(message), reason="model_load_failed", source=SOURCE)
+    return EmbeddingError(scrub(message), reason="model_load_failed", source=SOURCE)
 
 
 def runtime_missing() -> str | None:
@@ -164,7 +165,7 @@ class OnnxEmbedder:
             out = np.asarray(self._session.run([self._output], feed)[0], dtype=np.float32)
         except Exception as exc:
             raise EmbeddingError(
-                sanitize(f"the ONNX model {self.model} failed: {type(exc).__name__}: {exc}"),
+                scrub(f"the ONNX model {self.model} failed: {type(exc).__name__}: {exc}"),
                 reason="request_failed",
                 source=SOURCE,
             ) from exc

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import numpy as np
 
-from memroute.embeddings.base import FloatMatrix, empty_matrix, is_blank, l2_normalize, sanitize
+from memroute.embeddings.base import FloatMatrix, empty_matrix, is_blank, l2_normalize
 from memroute.errors import EmbeddingError, MemrouteError
+from memroute.masking import scrub
 
 if TYPE_CHECKING:
     from memroute.upstream.route import Route
@@ -25,7 +26,7 @@ SOURCE = "remote"
 
 
 def _error(message: str, reason: str, secrets: Sequence[str | None] = ()) -> EmbeddingError:
-    return EmbeddingError(sanitize(message, secrets), reason=reason, source=SOURCE)
+    return EmbeddingError(scrub(message, secrets), reason=reason, source=SOURCE)
 
 
 def _upstream_detail(response: httpx.Response) -> str:

@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 
 from memroute.config import Config
 from memroute.embeddings import onnx_minilm, static
-from memroute.embeddings.base import Embedder, FloatMatrix, sanitize, static_cache_dir
+from memroute.embeddings.base import Embedder, FloatMatrix, static_cache_dir
 from memroute.embeddings.hashing import HashingEmbedder
 from memroute.embeddings.hub import looks_like_repo_id
 from memroute.embeddings.remote import RemoteEmbedder
@@ -35,6 +35,7 @@ from memroute.embeddings.resolve import (
 )
 from memroute.errors import EmbeddingError
 from memroute.lru import LruTtlCache
+from memroute.masking import scrub
 
 if TYPE_CHECKING:
     from memroute.upstream.route import Route
@@ -105,7 +106,7 @@ class EmbeddingSources:
                 raise
             except Exception as exc:  # a bug or an unexpected library error while loading
                 error = EmbeddingError(
-                    sanitize(
+                    scrub(
                         f"could not load {choice.source} model {choice.model}: {type(exc).__name__}: {exc}"
                     ),
                     reason="model_load_failed",

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from memroute.embeddings.base import FloatMatrix, empty_matrix, l2_normalize, sanitize
+from memroute.embeddings.base import FloatMatrix, empty_matrix, l2_normalize
 from memroute.embeddings.hub import (
     HubUnreachable,
     cache_folder_name,
@@ -27,6 +27,7 @@ from memroute.embeddings.hub import (
     looks_like_repo_id,
 )
 from memroute.errors import EmbeddingError
+from memroute.masking import scrub
 
 log = logging.getLogger("memroute.embeddings")
 
@@ -50,7 +51,7 @@ _warned = False
 
 
 def _fail(message: str) -> EmbeddingError:
-    return EmbeddingError(sanitize(message), reason="model_load_failed", source=SOURCE)
+    return EmbeddingError(scrub(message), reason="model_load_failed", source=SOURCE)
 
 
 def is_model_folder(folder: Path) -> bool:
@@ -89,7 +90,7 @@ class StaticEmbedder:
                 )
         except Exception as exc:
             raise EmbeddingError(
-                sanitize(f"the static model {self.model} failed: {type(exc).__name__}: {exc}"),
+                scrub(f"the static model {self.model} failed: {type(exc).__name__}: {exc}"),
                 reason="request_failed",
                 source=SOURCE,
             ) from exc

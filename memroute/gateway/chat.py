@@ -24,13 +24,14 @@ import httpx
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from memroute.errors import InvalidInput, Unauthorized, UpstreamError
+from memroute.errors import InvalidInput, Unauthorized
 from memroute.gateway.sse import DONE_EVENT, ReplyAssembler, reply_text
+from memroute.masking import url_for_logs
 from memroute.memory.extraction import may_state_facts
 from memroute.memory.injection import last_user_text, should_inject
 from memroute.models import ApiKey, RetrievedItem
 from memroute.service import Memory
-from memroute.upstream.http import open_stream
+from memroute.upstream.http import open_stream, read_body
 from memroute.upstream.route import Route
 
 log = logging.getLogger("memroute.gateway")
@@ -38,6 +39,10 @@ log = logging.getLogger("memroute.gateway")
 NO_MEMORY_HEADERS = ("x-memroute-no-memory", "x-omniroute-no-memory")
 SESSION_HEADERS = ("x-memroute-session-id", "x-omniroute-session-id")
 DEBUG_HEADER = "x-memroute-debug"
+ADMIN_TOKEN_IS_NO_CLIENT_KEY = (
+    "this is the admin token, which opens the dashboard and /api/*, not the gateway: send a client key "
+    "(create one with `memroute keys create NAME` or on the dashboard's API keys page)"
+)
 INLINE_CHECK_CHARS = 4096  # texts up to this long are checked for statements on the event loop
 _PASSED_RESPONSE_HEADERS = ("content-type", "x-request-id", "openai-processing-ms", "retry-after")
 
@@ -83,7 +88,8 @@ class GatewayMetrics(Protocol):
 
 class ChatPipeline:
     """The chat request path. The caller gives it how a request names its client key
-    (`client_secret`) and where to count (`metrics`)."""
+    (`client_secret`), how to recognise the admin token (`is_admin_token`, for a hint when
+    it is sent as a client key) and where to count (`metrics`)."""
 
     def __init__(
         self,
@@ -92,18 +98,22 @@ class ChatPipeline:
         metrics: GatewayMetrics,
         require_api_key: bool,
         client_secret: Callable[[Request], str | None],
+        is_admin_token: Callable[[str], bool],
     ):
         self.memory = memory
         self.client = client
         self.metrics = metrics
         self.require_api_key = require_api_key
         self.client_secret = client_secret
+        self.is_admin_token = is_admin_token
 
     # -- steps ------------------------------------------------------------------
 
     def authenticate(self, secret: str | None) -> ApiKey | None:
         key = self.memory.keys.authenticate(secret) if secret else None
         if key is None and self.require_api_key:
+            if secret and self.is_admin_token(secret):
+                raise Unauthorized(ADMIN_TOKEN_IS_NO_CLIENT_KEY)
             raise Unauthorized("missing, unknown or revoked API key (Authorization: Bearer <memroute key>)")
         return key
 
@@ -123,6 +133,8 @@ class ChatPipeline:
         model = body.get("model")
         if not isinstance(model, str) or not model.strip():
             raise InvalidInput("must be a non-empty string", "model")
+        if not isinstance(body.get("messages"), list):
+            raise InvalidInput('must be a list of messages, e.g. [{"role": "user", ...}]', "messages")
         ctx = self.context(headers, key)
         route, outgoing = self.prepare(ctx, body, model)
         return ctx, body, route, outgoing
@@ -201,7 +213,7 @@ class ChatPipeline:
         self, ctx: ChatContext, body: dict[str, Any], route: Route, payload: bytes, headers: dict[str, str]
     ) -> Response:
         async with open_stream(self.client, "POST", route, "/chat/completions", payload) as upstream:
-            content = await _read_all(upstream, route)
+            content = await read_body(upstream, route)
         if upstream.status_code == 200:
             try:
                 reply = reply_text(json.loads(content))
@@ -220,7 +232,7 @@ class ChatPipeline:
         is_sse = "text/event-stream" in upstream.headers.get("content-type", "")
         if upstream.status_code != 200 or not is_sse:
             try:
-                content = await _read_all(upstream, route)
+                content = await read_body(upstream, route)
             finally:
                 await stack.__aexit__(None, None, None)
             if upstream.status_code == 200:
@@ -250,8 +262,9 @@ class ChatPipeline:
                 self.record_use(ctx)
             except httpx.HTTPError as exc:
                 log.warning(
-                    "gateway.stream.upstream_error provider=%s error=%s",
+                    "gateway.stream.upstream_error provider=%s url=%s error=%s",
                     route.provider_id,
+                    url_for_logs(route.base_url),
                     type(exc).__name__,
                 )
             finally:
@@ -276,17 +289,6 @@ def parse_body(raw: bytes) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise InvalidInput("the request body must be a JSON object")
     return body
-
-
-async def _read_all(upstream: httpx.Response, route: Route) -> bytes:
-    try:
-        return await upstream.aread()
-    except httpx.TimeoutException:
-        raise UpstreamError(f"upstream provider '{route.provider_id}' timed out", status=504) from None
-    except httpx.HTTPError as exc:
-        raise UpstreamError(
-            f"upstream provider '{route.provider_id}' broke off its answer ({type(exc).__name__})"
-        ) from None
 
 
 def _passed(upstream: httpx.Response) -> dict[str, str]:

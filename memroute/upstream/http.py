@@ -1,15 +1,26 @@
-"""Calls to upstream providers with httpx; failures become clear UpstreamErrors."""
+"""Calls to upstream providers with httpx; failures become clear UpstreamErrors.
+
+A provider that cannot be reached (no connection) is told apart from one that broke off
+its answer (the connection was made, then closed or cut mid-answer); both are logged with
+the provider's id and its base URL (never its key, never credentials in the URL)."""
 
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 
 from memroute.errors import UpstreamError
+from memroute.masking import url_for_logs
 from memroute.upstream.route import Route
+
+log = logging.getLogger("memroute.upstream")
+
+#: No connection to the provider was made: nothing was sent.
+_NOT_CONNECTED = (httpx.ConnectError, httpx.ProxyError, httpx.UnsupportedProtocol)
 
 
 def upstream_headers(route: Route) -> dict[str, str]:
@@ -33,27 +44,45 @@ async def open_stream(
         raise UpstreamError(f"upstream provider '{route.provider_id}' has an invalid base URL") from None
     try:
         response = await client.send(request, stream=True)
-    except httpx.TimeoutException:
-        raise UpstreamError(f"upstream provider '{route.provider_id}' timed out", status=504) from None
     except httpx.HTTPError as exc:
-        raise UpstreamError(
-            f"upstream provider '{route.provider_id}' is unreachable ({type(exc).__name__})", status=502
-        ) from None
+        raise upstream_failure(route, exc) from None
     try:
         yield response
     finally:
         await response.aclose()
 
 
+async def read_body(response: httpx.Response, route: Route) -> bytes:
+    """The whole body of a provider's answer; a cut-off answer is an UpstreamError."""
+    try:
+        return await response.aread()
+    except httpx.HTTPError as exc:
+        raise upstream_failure(route, exc) from None
+
+
+def upstream_failure(route: Route, exc: httpx.HTTPError) -> UpstreamError:
+    """The error for a failed call to `route`'s provider, logged with its base URL: timed out
+    (504), unreachable (502) or broke off its answer (502)."""
+    name = f"upstream provider '{route.provider_id}'"
+    if isinstance(exc, httpx.TimeoutException):
+        what, status = "timed out", 504
+    elif isinstance(exc, _NOT_CONNECTED):
+        what, status = f"is unreachable ({type(exc).__name__})", 502
+    else:
+        what, status = f"broke off its answer ({type(exc).__name__})", 502
+    log.warning(
+        "upstream.failed provider=%s url=%s error=%s",
+        route.provider_id,
+        url_for_logs(route.base_url),
+        type(exc).__name__,
+    )
+    return UpstreamError(f"{name} {what}", status=status)
+
+
 async def read_json(client: httpx.AsyncClient, route: Route, path: str) -> Any:
     """GET a JSON document from a provider (for /v1/models)."""
     async with open_stream(client, "GET", route, path) as response:
-        try:
-            data = await response.aread()
-        except httpx.HTTPError as exc:
-            raise UpstreamError(
-                f"upstream provider '{route.provider_id}' failed ({type(exc).__name__})"
-            ) from None
+        data = await read_body(response, route)
         if response.status_code != 200:
             raise UpstreamError(f"upstream provider '{route.provider_id}' answered {response.status_code}")
         return httpx.Response(200, content=data).json()

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from memroute.config import check_qdrant_host
 from memroute.errors import InvalidInput
+from memroute.masking import mask_secret
 
 QUANTIZATIONS = ("none", "int8", "binary")
 LOCAL_MEMORY = ":memory:"
@@ -92,7 +93,7 @@ class QdrantSettings:
             "embeddingModel": self.embedding_model,
             "quantization": self.quantization,
             "hasApiKey": key is not None,
-            "apiKeyMasked": ("***" + key[-4:] if len(key) > 8 else "***") if key else None,
+            "apiKeyMasked": mask_secret(key),
         }
 
 

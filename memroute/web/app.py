@@ -14,8 +14,9 @@ from memroute.gateway.chat import ChatPipeline
 from memroute.mcp.http import http_endpoint
 from memroute.mcp.server import build_server
 from memroute.service import Memory
+from memroute.version import package_version
 from memroute.web import errors
-from memroute.web.auth import bearer_token, load_or_create_admin_token
+from memroute.web.auth import bearer_token, load_or_create_admin_token, same_token
 from memroute.web.limits import BodyLimit
 from memroute.web.metrics import CountRequests, standard_metrics
 
@@ -40,7 +41,12 @@ def create_app(config: Config, *, memory: Memory | None = None) -> FastAPI:
             app.state.http = client
             app.state.metrics = standard_metrics(lambda: float(mem.extraction_queue()["pending"]))
             app.state.chat = ChatPipeline(
-                mem, client, app.state.metrics, config.require_api_key, client_secret=bearer_token
+                mem,
+                client,
+                app.state.metrics,
+                config.require_api_key,
+                client_secret=bearer_token,
+                is_admin_token=lambda given: same_token(given, app.state.admin_token),
             )
             try:
                 async with mcp.session_manager.run():
@@ -51,7 +57,7 @@ def create_app(config: Config, *, memory: Memory | None = None) -> FastAPI:
 
     app = FastAPI(
         title="memroute",
-        version="0.1.0",
+        version=package_version(),
         summary="Persistent per-API-key memory for OpenAI-compatible LLM clients.",
         lifespan=lifespan,
     )

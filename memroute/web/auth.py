@@ -22,11 +22,16 @@ DASHBOARD_HEADER = "x-memroute-dashboard"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
+def admin_token_path(config: Config) -> Path:
+    """Where the generated admin token is kept (unused when MEMROUTE_ADMIN_TOKEN is set)."""
+    return Path(config.data_dir) / TOKEN_FILE
+
+
 def load_or_create_admin_token(config: Config) -> tuple[str, bool]:
     """(token, created now). The file is created atomically with mode 0600."""
     if config.admin_token:
         return config.admin_token, False
-    path = Path(config.data_dir) / TOKEN_FILE
+    path = admin_token_path(config)
     if path.exists():
         token = path.read_text(encoding="utf-8").strip()
         if token:
@@ -61,9 +66,13 @@ def has_session(request: Request) -> bool:
     return memory.sessions.expires_at(secret, request.app.state.admin_token) is not None
 
 
-def admin_token_matches(request: Request, given: str) -> bool:
-    expected: str = request.app.state.admin_token
+def same_token(given: str, expected: str) -> bool:
+    """Whether two tokens are equal, compared in constant time."""
     return hmac.compare_digest(given.encode(), expected.encode())
+
+
+def admin_token_matches(request: Request, given: str) -> bool:
+    return same_token(given, request.app.state.admin_token)
 
 
 def require_admin(request: Request) -> None:

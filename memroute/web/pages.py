@@ -7,15 +7,17 @@ only from this origin, no framing), so injected markup could not run or phone ho
 
 from __future__ import annotations
 
+from html import escape
 from importlib import resources
 from pathlib import Path
 from urllib.parse import quote
 
 from fastapi import APIRouter, FastAPI, Request
-from fastapi.responses import FileResponse, RedirectResponse, Response
+from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
-from memroute.web.auth import has_session
+from memroute.config import Config
+from memroute.web.auth import admin_token_path, has_session
 
 PAGES = {"memory": "memory.html", "keys": "keys.html", "providers": "providers.html"}
 CSP = (
@@ -62,7 +64,22 @@ def dashboard_root() -> RedirectResponse:
 def login_page(request: Request) -> Response:
     if has_session(request):
         return RedirectResponse(_safe_next(request.query_params.get("next")), status_code=303)
-    return _page("login.html")
+    page = (dashboard_dir() / "login.html").read_text(encoding="utf-8")
+    help_text = token_help(request.app.state.config)
+    return HTMLResponse(page.replace("{token_help}", help_text), headers=SECURITY_HEADERS)
+
+
+def token_help(config: Config) -> str:
+    """Where this server's admin token comes from, as HTML: its environment, or the file
+    in its data directory (the home directory written `~`)."""
+    if config.admin_token:
+        return "Set in the server's environment as <code>MEMROUTE_ADMIN_TOKEN</code>."
+    path = admin_token_path(config)
+    home = Path.home()
+    shown = f"~/{path.relative_to(home)}" if path.is_relative_to(home) else str(path)
+    return (
+        f"Printed by <code>memroute serve</code> on first start and stored in <code>{escape(shown)}</code>."
+    )
 
 
 @router.get("/dashboard/{name}")

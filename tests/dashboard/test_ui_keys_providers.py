@@ -61,6 +61,7 @@ def test_a_new_key_shows_its_secret_once_and_the_secret_works(page: Any, studio:
 
     dialog = page.get_by_role("dialog")
     expect(dialog.locator("pre")).to_contain_text(f'api_key="{secret}"')
+    expect(dialog.locator("#new-key-id")).to_have_text(stored["id"])
     dialog.get_by_role("button", name="Copy").click()
     expect(page.locator("#copy-status")).to_have_text("Copied to the clipboard.")
     assert page.evaluate("navigator.clipboard.readText()") == secret
@@ -74,6 +75,7 @@ def test_a_new_key_shows_its_secret_once_and_the_secret_works(page: Any, studio:
 
     row = page.locator("tbody tr", has_text="laptop")
     expect(row).to_contain_text(f"{secret[:8]}…")
+    expect(row.locator("td.id")).to_have_text(stored["id"])  # the owner id the CLI and API ask for
     expect(row).to_contain_text("active")
     expect(page.get_by_role("status")).to_contain_text("Key “laptop” created.")
     page.reload()

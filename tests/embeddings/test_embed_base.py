@@ -1,29 +1,12 @@
-"""Shared pieces: message sanitising, L2 normalisation, repo-id recognition."""
+"""Shared pieces: L2 normalisation, repo-id recognition."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from memroute.embeddings import l2_normalize, sanitize
+from memroute.embeddings import l2_normalize
 from memroute.embeddings.hub import looks_like_repo_id
-
-
-def test_sanitize_removes_secrets_and_key_like_strings() -> None:
-    secret = "verysecretvalue123"
-    text = (
-        f"key {secret} failed; Authorization: Bearer abc.def-123 and sk-proj-ABCDEFGHIJKLMNOP at "
-        "https://user:pass@api.example.com/v1\n\n  done"
-    )
-    clean = sanitize(text, [secret, None, ""])
-    assert secret not in clean and "abc.def-123" not in clean and "ABCDEFGHIJKLMNOP" not in clean
-    assert "user:pass" not in clean and "https://***@api.example.com/v1" in clean
-    assert "Bearer ***" in clean and "\n" not in clean and "  " not in clean
-
-
-def test_sanitize_cuts_long_messages() -> None:
-    clean = sanitize("x" * 10_000)
-    assert len(clean) == 500 and clean.endswith("…")
 
 
 def test_l2_normalize_keeps_zero_rows() -> None:

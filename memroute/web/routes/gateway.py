@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memroute.errors import UpstreamError
 from memroute.gateway.chat import ChatPipeline, parse_body
-from memroute.upstream.http import open_stream, read_json
+from memroute.upstream.http import open_stream, read_body, read_json
 from memroute.upstream.route import Route
 from memroute.web.auth import bearer_token
 from memroute.web.schemas import GATEWAY_ERROR_RESPONSES
@@ -108,7 +108,7 @@ async def embeddings(request: Request) -> Response:
     route: Route = await anyio.to_thread.run_sync(pipeline.memory.providers.route, body.get("model", ""))
     payload = json.dumps({**body, "model": route.model}).encode()
     async with open_stream(pipeline.client, "POST", route, "/embeddings", payload) as upstream:
-        content = await upstream.aread()
+        content = await read_body(upstream, route)
     return Response(
         content,
         status_code=upstream.status_code,

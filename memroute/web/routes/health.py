@@ -6,6 +6,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel
 
+from memroute.version import package_version
+
 router = APIRouter(tags=["health"])
 
 
@@ -17,7 +19,7 @@ class Healthz(BaseModel):
 @router.get("/healthz", response_model=Healthz)
 def healthz() -> Healthz:
     """The process is up and serving."""
-    return Healthz(status="ok", version="0.1.0")
+    return Healthz(status="ok", version=package_version())
 
 
 @router.get("/metrics", response_class=PlainTextResponse)

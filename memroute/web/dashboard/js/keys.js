@@ -1,6 +1,7 @@
-// The API keys page: list client keys, create one (its secret is shown once, in a
-// dialog, and is gone from the page when the dialog closes), revoke one, and how to
-// point an OpenAI-compatible client at this server.
+// The API keys page: list client keys with their ids (the owner id that the CLI's -k,
+// the REST API's apiKeyId and the MCP tools ask for), create one (its secret is shown
+// once, in a dialog, and is gone from the page when the dialog closes), revoke one, and
+// how to point an OpenAI-compatible client at this server.
 import { api } from "./api.js";
 import { renderTopbar } from "./nav.js";
 import { confirmAction, el, field, formatDate, modal, toast } from "./ui.js";
@@ -32,7 +33,7 @@ const table = el(
     el(
       "tr",
       {},
-      ["Name", "Prefix", "Created", "Last used", "Status"].map((label) => el("th", { scope: "col" }, label)),
+      ["Name", "Id", "Prefix", "Created", "Last used", "Status"].map((label) => el("th", { scope: "col" }, label)),
       el("th", { scope: "col" }, el("span", { class: "sr-only" }, "Actions")),
     ),
   ),
@@ -87,6 +88,7 @@ function keyRow(key) {
     "tr",
     { class: key.active ? "" : "revoked", dataset: { keyId: key.id } },
     el("th", { scope: "row", class: "name" }, key.name),
+    el("td", { class: "id" }, el("code", { class: "key-id" }, key.id)),
     el("td", {}, el("code", {}, `${key.prefix}…`)),
     el("td", { class: "nowrap" }, formatDate(key.createdAt)),
     el("td", { class: "nowrap" }, key.lastUsedAt ? formatDate(key.lastUsedAt) : "never"),
@@ -153,6 +155,16 @@ async function showSecret(key, secret) {
       el("button", { type: "button", class: "primary", onclick: copy }, "Copy"),
     ),
     copyStatus,
+    el(
+      "p",
+      { class: "help" },
+      "Its id, which owns its memories (",
+      el("code", {}, "-k"),
+      " in the CLI, ",
+      el("code", {}, "apiKeyId"),
+      " in the API): ",
+      el("code", { class: "key-id", id: "new-key-id" }, key.id),
+    ),
     el("h3", { class: "snippet-title" }, "Use it"),
     el("pre", { class: "snippet" }, el("code", {}, snippet(secret))),
   );
@@ -218,7 +230,8 @@ function render() {
       "p",
       { class: "lead" },
       "Applications send a key to the gateway as their OpenAI API key. Each key owns the memories " +
-        "learned through it. memroute stores only a hash: the secret is shown once, when the key is created.",
+        "learned through it; its id names it in the CLI (-k), the REST API (apiKeyId) and the MCP tools. " +
+        "memroute stores only a hash: the secret is shown once, when the key is created.",
     ),
     el(
       "section",
