@@ -63,9 +63,9 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name == "__version__":
-        from importlib.metadata import version
+        from memroute.version import package_version
 
-        return version("memroute")
+        return package_version()
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module 'memroute' has no attribute {name!r}")
