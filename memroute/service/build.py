@@ -49,6 +49,7 @@ class Parts:
     providers: ProviderRegistry
     sources: EmbeddingSources
     index: SqliteVecIndex
+    reindexer: Reindexer
     qdrant: QdrantService
     semantic: SemanticEngine
     facts: FactWriter
@@ -129,6 +130,7 @@ def _assemble(store: SqliteStore, config: Config, clock: Clock) -> Parts:
         providers=providers,
         sources=sources,
         index=index,
+        reindexer=reindexer,
         qdrant=qdrant,
         semantic=semantic,
         facts=facts,
