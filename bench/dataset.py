@@ -24,7 +24,7 @@ import apsw
 
 from bench.common import log
 from bench.corpus import MemoryGenerator
-from memroute import Memory
+from bench.opened import open_bench
 from memroute.clock import to_iso
 from memroute.store import NewMemory
 
@@ -100,9 +100,9 @@ def build(directory: Path, total: int, keys: int, seed: int) -> BuiltDb:
     stream = interleaved(MemoryGenerator(seed, now=datetime.now(UTC)), owners, per_key, seed)
     log(f"building {path.name}: {total:,} memories over {keys:,} keys")
     start = time.perf_counter_ns()
-    mem = Memory.open(path, start_workers=False)
+    mem = open_bench(path, start_workers=False)
     try:
-        repo, db = mem.store.memories, mem.store.db
+        repo, db = mem.parts.store.memories, mem.parts.store.db
         with db.write() as con:
             # Setup only: a big page cache on this connection keeps the build fast; every
             # measurement opens its own connections with memroute's defaults.
@@ -126,7 +126,7 @@ def build(directory: Path, total: int, keys: int, seed: int) -> BuiltDb:
                     done += 1
             if done % (BATCH * 10) == 0:
                 log(f"  {done:,} memories, {(time.perf_counter_ns() - start) / 1e9:.0f} s")
-        rows = mem.store.memories.stats(None)[0]
+        rows = mem.stats().total
     finally:
         mem.close()
     build_s = (time.perf_counter_ns() - start) / 1e9

@@ -78,7 +78,7 @@ def _queue_run(path: Path, texts: list[str], owners: list[str], *, live: bool) -
         if not mem.wait_for_extraction(timeout=3600):
             raise RuntimeError("extraction queue did not drain")
         done = clock()
-        stored = mem.store.memories.stats(None)[0]
+        stored = mem.stats().total
         pending = mem.extraction_queue()
     finally:
         mem.close()

@@ -4,7 +4,7 @@ Cases (all through `mem.add`, so validation, the keyed upsert, the FTS trigger a
 the history row are included):
 
 - autocommit: one transaction per call, what the REST API does;
-- batched: `with mem.store.db.write():` around BATCH calls (each call is then a savepoint);
+- batched: `with mem.transaction():` around BATCH calls (each call is then a savepoint);
 - one key: every add goes to the same key, so the key grows to N memories;
 - populated: autocommit adds into a database that already holds BASE memories;
 - synchronous=full: autocommit with `MEMROUTE_SQLITE_SYNCHRONOUS=full` (an fsync per commit).
@@ -91,7 +91,7 @@ def batched(mem: Memory, work: list[tuple[str, GeneratedMemory]], label: str) ->
     start = clock()
     for i in range(0, len(work), BATCH):
         t = clock()
-        with mem.store.db.write():
+        with mem.transaction():
             for owner, g in work[i : i + BATCH]:
                 add_generated(mem, owner, g)
         samples.append(clock() - t)

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import log, machine, machine_markdown, table
+from bench.opened import BenchMemory, open_bench
 from bench.quality import load_memories, load_queries, overlaps
 from memroute import Memory
 
@@ -53,9 +54,9 @@ def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def open_filled(directory: Path, memories: Sequence[dict[str, Any]]) -> Memory:
+def open_filled(directory: Path, memories: Sequence[dict[str, Any]]) -> BenchMemory:
     """A fresh database holding every memory under one owner key."""
-    mem = Memory.open(directory / "q.db")
+    mem = open_bench(directory / "q.db", start_workers=True)
     for m in memories:
         mem.add(OWNER, m["content"], key=f"{KEY_PREFIX}{m['id']}", type=m["type"])
     return mem
@@ -110,19 +111,16 @@ def evaluate(
     }
 
 
-def clear_query_cache(mem: Memory) -> None:
-    """Drop cached query vectors (the vector tier keeps recent ones for minutes)."""
-    sources = getattr(getattr(mem, "semantic", None), "sources", None)
-    if sources is not None:
-        sources.clear_cache()
+def clear_query_cache(mem: BenchMemory) -> None:
+    """Drop cached query vectors (the embedding sources keep recent ones for minutes)."""
+    mem.parts.sources.clear_cache()
 
 
-def loaded_model(mem: Memory) -> str | None:
+def loaded_model(mem: BenchMemory) -> str | None:
     """The model of the embedder actually loaded: engine status and resolutions name the
     configured model, also when a stand-in (static without the Hub) is in use."""
     try:
-        engine = mem.semantic
-        return str(engine.sources.embedder(engine.source(mem.settings())).model)
+        return str(mem.parts.sources.embedder(mem.source()).model)
     except Exception:
         return None
 

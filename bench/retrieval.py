@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import apsw
+
 from bench.common import (
     Latency,
     Report,
@@ -58,9 +60,17 @@ class Case:
     items: float  # mean memories returned
 
 
-def _diagnostics(mem: Memory, built: BuiltDb, qs: Sequence[str]) -> dict[str, float]:
-    """How many FTS rows a query matches over the whole file vs inside one key."""
-    con = mem.store.db.read()
+def _diagnostics(built: BuiltDb, qs: Sequence[str]) -> dict[str, float]:
+    """How many FTS rows a query matches over the whole file vs inside one key (read from the
+    file on a connection of its own)."""
+    con = apsw.Connection(built.path)
+    try:
+        return _fts_matches(con, built, qs)
+    finally:
+        con.close()
+
+
+def _fts_matches(con: apsw.Connection, built: BuiltDb, qs: Sequence[str]) -> dict[str, float]:
     total, in_key = [], []
     for q in qs[:50]:
         expression = match_expression(q)
@@ -112,7 +122,7 @@ def run_size(
             latency = time_calls(call, work, warmup=warmup)
             label = f"{strategy}{' + record_access' if record else ''}"
             cases.append(Case(label, latency, statistics.mean(returned[warmup:])))
-        diag = _diagnostics(mem, built, qs)
+        diag = _diagnostics(built, qs)
     finally:
         mem.close()
     return {"built": built, "cases": cases, "diag": diag}

@@ -72,8 +72,8 @@ from bench.common import (
 )
 from bench.corpus import queries
 from bench.dataset import BuiltDb, build, measure_size
+from bench.opened import BenchMemory, open_bench
 from bench.retrieval import parse_size
-from memroute import Memory
 from memroute.clock import days_ago, to_iso
 from memroute.config import Config
 from memroute.embeddings import DEFAULT_STATIC_MODEL, SourceChoice, l2_normalize
@@ -82,6 +82,7 @@ from memroute.embeddings.resolve import hashing_choice, static_choice
 from memroute.errors import EmbeddingError
 from memroute.models import MemoryFilter
 from memroute.store.memories import filter_sql
+from memroute.vectors import VectorHit
 
 SOURCES = ("hashing", "static", "transformers")
 LABELS = {"hashing": "hashing", "static": "static", "transformers": "ONNX MiniLM"}
@@ -192,7 +193,7 @@ def load_sources(directory: Path, model_dir: Path, plan: Plan) -> dict[str, str]
             continue
         mem = open_with(directory / f"load-{source}.db", model_dir, source)
         try:
-            mem.semantic.sources.embedder(choice_of(mem))
+            mem.parts.sources.embedder(choice_of(mem))
         except EmbeddingError as exc:
             skipped[source] = exc.message
             log(f"{source} unavailable: {exc.message}")
@@ -209,8 +210,8 @@ def config(path: Path, model_dir: Path, *, int8: bool = False) -> Config:
     return Config.for_path(path, environ=env)
 
 
-def open_with(path: Path, model_dir: Path, source: str | None, *, int8: bool = False) -> Memory:
-    mem = Memory.open(path, config=config(path, model_dir, int8=int8), start_workers=False)
+def open_with(path: Path, model_dir: Path, source: str | None, *, int8: bool = False) -> BenchMemory:
+    mem = open_bench(path, config=config(path, model_dir, int8=int8), start_workers=False)
     if source is None:
         mem.update_settings(enabled=True, embedding_source="transformers", transformers_enabled=False)
     else:
@@ -220,8 +221,8 @@ def open_with(path: Path, model_dir: Path, source: str | None, *, int8: bool = F
     return mem
 
 
-def choice_of(mem: Memory) -> SourceChoice:
-    return mem.semantic.source(mem.settings())
+def choice_of(mem: BenchMemory) -> SourceChoice:
+    return mem.source()
 
 
 def copy_db(src: str | Path, dst: Path) -> None:
@@ -255,10 +256,10 @@ class ProjectedDocuments:
     """Stand-in for `EmbeddingSources.embed_documents`: the `base` source's vectors times a fixed
     random matrix, unit length, `dim` wide. Fast, and the neighbourhoods of the base survive."""
 
-    def __init__(self, mem: Memory, base: str, dim: int, seed: int) -> None:
-        self._embed = mem.semantic.sources.embed_documents  # the real method, bound
+    def __init__(self, mem: BenchMemory, base: str, dim: int, seed: int) -> None:
+        self._embed = mem.parts.sources.embed_documents  # the real method, bound
         self._base = hashing_choice() if base == "hashing" else static_choice(mem.config, "stand-in base")
-        width = mem.semantic.sources.embedder(self._base).dimensions or 0
+        width = mem.parts.sources.embedder(self._base).dimensions or 0
         rng = np.random.default_rng(seed)
         self._matrix = rng.standard_normal((width, dim)).astype(np.float32)
         self.base = base
@@ -271,8 +272,8 @@ class MemoDocuments:
     """`EmbeddingSources.embed_documents` remembering each text's vector in `memo`, so the float and
     the int8 copy of a database embed their texts once (small databases only: it holds them all)."""
 
-    def __init__(self, mem: Memory, memo: dict[str, np.ndarray]) -> None:
-        self._embed = mem.semantic.sources.embed_documents
+    def __init__(self, mem: BenchMemory, memo: dict[str, np.ndarray]) -> None:
+        self._embed = mem.parts.sources.embed_documents
         self._memo = memo
         self.reused = 0
 
@@ -313,11 +314,11 @@ class VecDb:
         return self.bytes_vec / max(self.vectors, 1)
 
 
-def fill(mem: Memory, owners: Sequence[str], *, progress: str) -> int:
+def fill(mem: BenchMemory, owners: Sequence[str], *, progress: str) -> int:
     """A vector for every memory, key by key, through memroute's own path (`embed_pending`:
     embed, quantise if int8, store under the source's signature). Returns the vectors stored."""
     choice = choice_of(mem)
-    index, vectors = mem.semantic.index, mem.store.vectors
+    index, vectors = mem.parts.index, mem.parts.store.vectors
     index.sync(choice)
     stored = 0
     started = time.perf_counter()
@@ -364,18 +365,18 @@ def vector_db(
     mem = open_with(tmp, model_dir, source, int8=int8)
     try:
         if proxy is not None:
-            mem.semantic.sources.embed_documents = ProjectedDocuments(  # type: ignore[method-assign]
-                mem, proxy, mem.semantic.sources.embedder(choice_of(mem)).dimensions or 384, seed
+            mem.parts.sources.embed_documents = ProjectedDocuments(  # type: ignore[method-assign]
+                mem, proxy, mem.parts.sources.embedder(choice_of(mem)).dimensions or 384, seed
             )
         elif memo is not None:
             memo_docs = MemoDocuments(mem, memo)
-            mem.semantic.sources.embed_documents = memo_docs  # type: ignore[method-assign]
+            mem.parts.sources.embed_documents = memo_docs  # type: ignore[method-assign]
         started = time.perf_counter()
         stored = fill(mem, built.owners, progress=path.name)
         fill_s = time.perf_counter() - started
-        embedder = mem.semantic.sources.embedder(choice_of(mem))
+        embedder = mem.parts.sources.embedder(choice_of(mem))
         model, dims = embedder.model, int(embedder.dimensions or 0)
-        left = mem.store.memories.count_needs_reindex()
+        left = mem.parts.store.memories.count_needs_reindex()
         if left:
             raise RuntimeError(f"{left} memories left without a vector in {tmp}")
     finally:
@@ -430,8 +431,11 @@ def still_valid(info: VecDb, model_dir: Path) -> bool:
         return False
     mem = open_with(Path(info.path), model_dir, info.source, int8=info.int8)
     try:
-        mem.semantic.index.sync(choice_of(mem))
-        return mem.store.vectors.count() == info.vectors and not mem.store.memories.count_needs_reindex()
+        mem.parts.index.sync(choice_of(mem))
+        return (
+            mem.parts.store.vectors.count() == info.vectors
+            and not mem.parts.store.memories.count_needs_reindex()
+        )
     finally:
         mem.close()
 
@@ -491,21 +495,21 @@ def bench_embedding(
 ) -> dict[str, Any]:
     """Per source: model load time, cold query embedding, cache hit."""
     out: dict[str, Any] = {}
-    mems: dict[str, Memory] = {}
+    mems: dict[str, BenchMemory] = {}
     try:
         for source in sources:
             mem = open_with(directory / f"embed-{source}.db", model_dir, source)
             mems[source] = mem
             choice = choice_of(mem)
             started = time.perf_counter()
-            embedder = mem.semantic.sources.embedder(choice)
+            embedder = mem.parts.sources.embedder(choice)
             out[source] = {"load_s": time.perf_counter() - started, "model": embedder.model}
             out[source]["dims"] = embedder.dimensions
             log(f"query embedding: {source} loaded in {out[source]['load_s']:.2f} s ({embedder.model})")
         qs = distinct_queries(seed, max(counts[s] for s in sources) + 10)
         cases: dict[str, tuple[Callable[[Sequence[Any]], list[int]], Sequence[Any]]] = {}
         for source in sources:
-            sources_ = mems[source].semantic.sources
+            sources_ = mems[source].parts.sources
             choice = choice_of(mems[source])
             for q in qs[-10:]:  # warm-up: first calls of a fresh session are slower
                 sources_.embed_query(choice, q)
@@ -553,20 +557,20 @@ def bench_retrieval(
         for db in dbs:
             mem = mems[db.label]
             choice = choice_of(mem)
-            sources = mem.semantic.sources
+            sources = mem.parts.sources
             for q in qs[:warmup]:  # loads the model, warms the page cache
                 mem.retrieve(rng.choice(owners), q, strategy="hybrid", max_tokens=2000, record_access=False)
             for (
                 owner
             ) in owners:  # the in-memory copies of large keys, as the server's background thread builds
-                mem.semantic.index.key_cache.refresh(owner)
+                mem.parts.index.key_cache.refresh(owner)
             for strategy, cached in CASES:
                 name = f"{db.label}/{strategy}" + (" cached" if cached else "")
                 returned: list[int] = []
                 items[name] = returned
 
                 def call(
-                    arg: tuple[str, str], m: Memory = mem, s: str = strategy, out: list[int] = returned
+                    arg: tuple[str, str], m: BenchMemory = mem, s: str = strategy, out: list[int] = returned
                 ) -> None:
                     out.append(
                         len(m.retrieve(arg[0], arg[1], strategy=s, max_tokens=2000, record_access=False))
@@ -593,11 +597,19 @@ def bench_retrieval(
     return results
 
 
-def breakdown(mem: Memory, db: VecDb, work: Sequence[tuple[str, str]]) -> dict[str, Any]:
+def index_search(mem: BenchMemory, choice: SourceChoice, query: str, flt: MemoryFilter) -> list[VectorHit]:
+    """What retrieval's search step does with sqlite-vec: the query vector (cached after the first
+    embedding), the key's catch-up (backfill check), then the index's KNN with its filter."""
+    vector = mem.parts.sources.embed_query(choice, query)
+    mem.parts.index.catch_up(choice, int(vector.shape[0]), flt.api_key_id)
+    return mem.parts.index.search(vector, flt, CANDIDATES)
+
+
+def breakdown(mem: BenchMemory, db: VecDb, work: Sequence[tuple[str, str]]) -> dict[str, Any]:
     """Where a hybrid retrieve's time goes, p50 of each part on the same queries."""
     choice = choice_of(mem)
-    sources, index = mem.semantic.sources, mem.semantic.index
-    con = mem.store.db.read()
+    sources = mem.parts.sources
+    con = mem.parts.store.db.read()
     out: dict[str, Any] = {}
     log(f"breakdown {db.size} {db.label}")
     out["embed"] = Latency(
@@ -605,11 +617,9 @@ def breakdown(mem: Memory, db: VecDb, work: Sequence[tuple[str, str]]) -> dict[s
     ).p50
     for _, q in work:
         sources.embed_query(choice, q)  # cached from here on
-    out["vector_tier"] = Latency(
-        timed(lambda a: index.search(choice, a[1], flt_for(a[0]), CANDIDATES), work)
-    ).p50
+    out["vector_tier"] = Latency(timed(lambda a: index_search(mem, choice, a[1], flt_for(a[0])), work)).p50
     out["fts"] = Latency(
-        timed(lambda a: mem.store.memories.keyword_search(flt_for(a[0]), a[1], limit=CANDIDATES), work)
+        timed(lambda a: mem.parts.store.memories.keyword_search(flt_for(a[0]), a[1], limit=CANDIDATES), work)
     ).p50
     if not db.int8:
         blobs = [(o, np.asarray(sources.embed_query(choice, q), dtype=np.float32).tobytes()) for o, q in work]
@@ -652,7 +662,7 @@ def bench_reindex(
         try:
             choice = choice_of(mem)
             started = time.perf_counter()
-            mem.semantic.index.sync(choice)  # loads the model, creates the table
+            mem.parts.index.sync(choice)  # loads the model, creates the table
             load_s = time.perf_counter() - started
             log(f"re-index: {source}, {built.rows:,} memories")
             started = time.perf_counter()
@@ -682,16 +692,16 @@ def bench_reindex_scale(directory: Path, built: BuiltDb, model_dir: Path) -> dic
     out: dict[str, Any] = {"rows": built.rows, "keys": built.keys}
     mem = open_with(path, model_dir, "static")
     try:
-        mem.semantic.index.sync(choice_of(mem))
-        vectors = mem.store.vectors
+        mem.parts.index.sync(choice_of(mem))
+        vectors = mem.parts.store.vectors
         for point, done in (("start", 0), ("90% done", int(built.rows * 0.9))):
             if done:
-                with mem.store.db.write() as con:
+                with mem.parts.store.db.write() as con:
                     con.execute("UPDATE memories SET needs_reindex = 0 WHERE rowid <= ?", (done,))
             log(f"re-index at {built.rows:,} memories, {point}: {SCALE_BATCHES} batches")
             pending = Latency(timed(lambda _: vectors.pending(None, 64), range(10)))
             started = time.perf_counter()
-            stored = sum(mem.semantic.reindex_batch()[0] for _ in range(SCALE_BATCHES))
+            stored = sum(mem.parts.reindexer.batch()[0] for _ in range(SCALE_BATCHES))
             seconds = time.perf_counter() - started
             out[point] = {"stored": stored, "per_s": stored / seconds, "pending_ms": pending.p50}
     finally:
@@ -710,19 +720,22 @@ args = json.loads(sys.argv[1])
     + r"""
 
 from memroute import Memory
+from memroute.clock import utc_now
 from memroute.config import Config
+from memroute.service.build import build
 
 imported = status()
 started = time.perf_counter()
-mem = Memory.open(args["db"], config=Config.for_path(args["db"], environ=args["env"]), start_workers=False)
+parts = build(Config.for_path(args["db"], environ=args["env"]), utc_now)
+mem = Memory(parts, start_workers=False)
 source = args["source"]
 if source is None:
     mem.update_settings(enabled=True, embedding_source="transformers", transformers_enabled=False)
 else:
     mem.update_settings(enabled=True, embedding_source=source, static_enabled=True, transformers_enabled=True)
-    choice = mem.semantic.source(mem.settings())
-    mem.semantic.sources.embedder(choice)
-    mem.semantic.sources.embed_documents(choice, args["queries"][:8])
+    choice = parts.semantic.source(mem.settings())
+    parts.sources.embedder(choice)
+    parts.sources.embed_documents(choice, args["queries"][:8])
     report = mem.reindex(force=True, wait=True)
     assert not report["pending"], report
 for q in args["queries"]:
@@ -1059,7 +1072,8 @@ def report(figures: dict[str, Any], plan: Plan) -> Report:
         )
         rep.add(
             "**Where a hybrid retrieve's time goes** (p50 of each part alone, ms, same queries): embedding "
-            "the query (cold); the vector tier with the query cached (`SqliteVecIndex.search`: backfill "
+            "the query (cold); the vector tier with the query cached (`SqliteVecIndex` catch-up and "
+            "search: backfill "
             f"check, KNN with k={CANDIDATES} per key, filter, int8 re-scoring); a bare vec0 KNN at "
             f"k={CANDIDATES} and k={CANDIDATES * 4} (the tier asks for 4× more when fewer than {CANDIDATES} "
             "of the nearest pass the expiry/retention filter: share of queries that need it); FTS5 "

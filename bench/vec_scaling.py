@@ -49,6 +49,7 @@ from typing import Any
 
 from bench.common import PROC_STATUS, Report, emit, log, ms, parser, table, work_dir
 from bench.dataset import build
+from bench.opened import BenchMemory, open_bench
 from bench.semantic import (
     VecDb,
     bench_embedding,
@@ -59,7 +60,6 @@ from bench.semantic import (
     timed,
     vector_db,
 )
-from memroute import Memory
 from memroute.config import Config
 from memroute.vectors.key_cache import MIN_CHUNKS
 
@@ -161,18 +161,18 @@ def case_env(case: Case, model_dir: Path) -> dict[str, str]:
     return {"MEMORY_STATIC_CACHE_DIR": str(model_dir), **case.env}
 
 
-def open_case(path: Path, model_dir: Path, case: Case) -> Memory:
+def open_case(path: Path, model_dir: Path, case: Case) -> BenchMemory:
     """`path` opened as bench.semantic's `open_with` does, with the case's environment."""
-    mem = Memory.open(
+    mem = open_bench(
         path, config=Config.for_path(path, environ=case_env(case, model_dir)), start_workers=False
     )
     mem.update_settings(enabled=True, embedding_source=SOURCE, static_enabled=True, transformers_enabled=True)
     return mem
 
 
-def search_path(mem: Memory, owner: str) -> str:
+def search_path(mem: BenchMemory, owner: str) -> str:
     """Where `SqliteVecIndex.search` goes for `owner` right now (the same check it makes)."""
-    index = mem.semantic.index
+    index = mem.parts.index
     if index.key_cache.get(owner, index.vectors.generation(owner)) is not None:
         return "numpy copy"
     if index.int8:
@@ -199,21 +199,21 @@ def bench_size(
     qs = distinct_queries(seed + 21, plan.warmup + count)
     owner = dbs[False].owners[0]
     out: dict[str, Any] = {}
-    mems: dict[str, Memory] = {}
+    mems: dict[str, BenchMemory] = {}
     try:
         runners: dict[str, tuple[Runner, Sequence[Any]]] = {}
         returned: dict[str, list[int]] = {}
         for case in cases:
             mem = mems[case.name] = open_case(Path(dbs[case.int8].path), model_dir, case)
             choice = choice_of(mem)
-            sources = mem.semantic.sources
+            sources = mem.parts.sources
             sources.embedder(choice)
             info: dict[str, Any] = {"label": case.label}
             if case.copy:
                 started = time.perf_counter()
-                mem.semantic.index.key_cache.refresh(owner)
+                mem.parts.index.key_cache.refresh(owner)
                 info["copy_build_s"] = time.perf_counter() - started
-                info["copy_bytes"] = mem.semantic.index.key_cache.stats()["bytes"]
+                info["copy_bytes"] = mem.parts.index.key_cache.stats()["bytes"]
             for q in qs[: plan.warmup]:
                 mem.retrieve(owner, q, strategy="semantic", max_tokens=MAX_TOKENS, record_access=False)
             check = mem.retrieve_preview(owner, qs[0], strategy="semantic", max_tokens=MAX_TOKENS)
@@ -224,7 +224,7 @@ def bench_size(
             out[case.name] = info
             items = returned[case.name] = []
 
-            def call(q: str, m: Memory = mem, got: list[int] = items) -> None:
+            def call(q: str, m: BenchMemory = mem, got: list[int] = items) -> None:
                 got.append(
                     len(m.retrieve(owner, q, strategy="semantic", max_tokens=MAX_TOKENS, record_access=False))
                 )
@@ -263,23 +263,26 @@ args = json.loads(sys.argv[1])
     + r"""
 
 from memroute import Memory
+from memroute.clock import utc_now
 from memroute.config import Config
+from memroute.service.build import build
 
 imported = status()
-mem = Memory.open(args["db"], config=Config.for_path(args["db"], environ=args["env"]), start_workers=False)
+parts = build(Config.for_path(args["db"], environ=args["env"]), utc_now)
+mem = Memory(parts, start_workers=False)
 mem.update_settings(
     enabled=True, embedding_source=args["source"], static_enabled=True, transformers_enabled=True
 )
-choice = mem.semantic.source(mem.settings())
+choice = parts.semantic.source(mem.settings())
 for q in args["queries"]:
-    mem.semantic.sources.embed_query(choice, q)
+    parts.sources.embed_query(choice, q)
 ready = status()
 if args["copy"]:
-    mem.semantic.index.key_cache.refresh(args["owner"])
+    parts.index.key_cache.refresh(args["owner"])
 for q in args["queries"]:
     mem.retrieve(args["owner"], q, strategy="semantic", max_tokens=2000, record_access=False)
 done = status()
-copy = mem.semantic.index.key_cache.stats()
+copy = parts.index.key_cache.stats()
 mem.close()
 print(json.dumps({"imported": imported, "ready": ready, "done": done, "copy": copy}))
 """

@@ -18,6 +18,7 @@ from pathlib import Path
 import httpx
 import openai
 from servers import ADMIN, AUTH, LiveServer, ScriptedUpstream, free_port
+from storage import database
 
 from memroute import Memory
 
@@ -102,10 +103,10 @@ def test_acknowledged_writes_survive_sigkill(tmp_path: Path) -> None:
             for thread in threads:
                 thread.join(10)
 
-            with Memory.open(db, start_workers=False) as check:
-                con = check.store.db.read()
+            with Memory.open(db, start_workers=False) as check, database(check) as stored:
+                con = stored.db.read()  # the file itself: what survived the kill
                 assert con.execute("PRAGMA integrity_check").fetchall() == [("ok",)], f"cycle {cycle}"
-                with check.store.db.write() as writer:
+                with stored.db.write() as writer:
                     writer.execute("INSERT INTO memory_fts(memory_fts) VALUES('integrity-check')")
                 present = {row[0] for row in con.execute("SELECT key FROM memories WHERE key LIKE 'crash:%'")}
                 lost = [name for name in added if name not in present]

@@ -14,6 +14,7 @@ from typing import Any
 
 import apsw
 import pytest
+from storage import rows
 
 from memroute import InvalidInput, Memory
 from memroute.clock import to_iso
@@ -188,7 +189,6 @@ def test_a_job_that_cannot_be_stored_fails_alone_and_the_rest_of_its_batch_is_st
     # job's fact, as a constraint or a full disk would.
     offline = Memory.open(db_path, clock=clock, start_workers=False)
     try:
-        offline.store.db.read()  # the file exists and is migrated
         con = apsw.Connection(str(db_path))
         try:
             con.set_busy_timeout(5000)
@@ -205,12 +205,7 @@ def test_a_job_that_cannot_be_stored_fails_alone_and_the_rest_of_its_batch_is_st
         assert {m.content for m in offline.list("k").items} == {"prefers tabs", "likes tea"}
         # the refused job was retried up to its attempts and is kept, failed, with the reason
         assert offline.extraction_queue() == {"pending": 0, "failed": 1}
-        row = (
-            offline.store.db.read()
-            .execute("SELECT text, attempts, last_error FROM extraction_jobs")
-            .fetchone()
-        )
-        assert row is not None
+        [row] = rows(offline, "SELECT text, attempts, last_error FROM extraction_jobs")
         assert row[0] == "I like poison ivy."
         assert row[1] == offline.config.extraction_max_attempts and "poisoned fact" in row[2]
     finally:

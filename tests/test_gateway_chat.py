@@ -11,6 +11,7 @@ from pathlib import Path
 import openai
 import pytest
 from servers import LiveServer, ScriptedUpstream, free_port
+from storage import scalar
 
 from memroute import Memory
 from memroute.config import Config
@@ -115,12 +116,8 @@ def test_facts_in_the_user_message_and_the_reply_are_learned(gateway: Gateway) -
 
 
 def _jobs_ever_queued(gateway: Gateway) -> int:
-    row = (
-        gateway.memory.store.db.read()
-        .execute("SELECT seq FROM sqlite_sequence WHERE name = 'extraction_jobs'")
-        .fetchone()
-    )
-    return int(row[0]) if row else 0
+    seq = scalar(gateway.memory, "SELECT seq FROM sqlite_sequence WHERE name = 'extraction_jobs'")
+    return int(seq) if seq is not None else 0
 
 
 def test_a_turn_that_states_nothing_queues_no_extraction_work(gateway: Gateway) -> None:

@@ -11,6 +11,7 @@ import httpx
 import openai
 import pytest
 from servers import LiveServer, RawUpstream, free_port
+from storage import open_parts, rows
 from test_gateway_chat import ADMIN, Gateway, _config, gateway, upstream  # noqa: F401  (fixtures)
 
 from memroute import Memory
@@ -123,11 +124,11 @@ def test_admin_token_is_not_a_client_key(gateway: Gateway) -> None:  # noqa: F81
 def test_a_full_database_keeps_the_chat_working_and_loses_nothing(tmp_path: Path, upstream) -> None:  # noqa: F811
     db = tmp_path / "full.db"
     config = _config(db, upstream.url)  # type: ignore[attr-defined]
-    mem = Memory.open(config=config)
+    mem, parts = open_parts(config, start_workers=True)
     key, secret = mem.keys.create("full")
     mem.update_settings(enabled=True)
     kept = mem.add(key.id, "prefers dark mode", key="preference:dark_mode")
-    writer = mem.store.db._writer  # SQLITE_FULL on demand: the database may not grow any more
+    writer = parts.store.db._writer  # SQLITE_FULL on demand: the database may not grow any more
     pages = writer.execute("PRAGMA page_count").fetchone()[0]  # type: ignore[index]
     writer.execute(f"PRAGMA max_page_count = {pages}")
     try:
@@ -169,7 +170,7 @@ def test_a_full_database_keeps_the_chat_working_and_loses_nothing(tmp_path: Path
     finally:
         mem.close()
     with Memory.open(db, start_workers=False) as check:
-        assert check.store.db.read().execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        assert rows(check, "PRAGMA integrity_check") == [("ok",)]
         assert {m.key for m in check.list(key.id).items} == {"preference:dark_mode", "big"}
 
 

@@ -19,6 +19,7 @@ import httpx
 import pytest
 from click.testing import CliRunner
 from servers import ADMIN, LiveServer, ScriptedUpstream, management_api
+from storage import database, scalar
 
 from memroute import Memory
 from memroute.cli import main as cli
@@ -63,7 +64,7 @@ class Target:
     chat_memory: str  # the id of the client key's one memory
 
     def rows(self, table: str = "memories") -> int:
-        return int(self.side.store.db.read().execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+        return int(scalar(self.side, f"SELECT count(*) FROM {table}"))
 
     def alive(self) -> None:
         assert self.api.get("/healthz").status_code == 200
@@ -535,14 +536,15 @@ def test_provider_urls_that_cannot_be_sent_to_are_400(target: Target) -> None:
 
 def test_a_stored_provider_url_httpx_refuses_is_a_502(target: Target) -> None:
     """A provider stored before its URL was checked this strictly: a clear 502, not a 500."""
-    target.side.store.providers.upsert(
-        ProviderRecord("legacy", "http://exa\x00mple.com", None, None, False, EPOCH, EPOCH)
-    )
-    try:
-        turn = target.chat.post("/v1/chat/completions", json={"model": "legacy/m", "messages": []})
-        assert "invalid base URL" in assert_error(turn, 502, openai=True)
-    finally:
-        target.side.store.providers.delete("legacy")
+    with database(target.side) as stored:  # written past the checks, as an older version did
+        stored.providers.upsert(
+            ProviderRecord("legacy", "http://exa\x00mple.com", None, None, False, EPOCH, EPOCH)
+        )
+        try:
+            turn = target.chat.post("/v1/chat/completions", json={"model": "legacy/m", "messages": []})
+            assert "invalid base URL" in assert_error(turn, 502, openai=True)
+        finally:
+            stored.providers.delete("legacy")
 
 
 def test_embeddings_need_a_string_model(target: Target) -> None:

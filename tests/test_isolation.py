@@ -55,6 +55,7 @@ from hypothesis.stateful import (
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from servers import LiveServer, ScriptedUpstream
+from storage import database, open_parts
 
 from memroute import Memory
 from memroute.clock import to_iso
@@ -64,6 +65,7 @@ from memroute.mcp.server import build_server
 from memroute.memory.injection import MEMORY_PREFIX
 from memroute.memory.redact import redact
 from memroute.models import MEMORY_TYPES, MemoryFilter, MemoryRecord
+from memroute.service.build import Parts
 from memroute.store.fts import owner_token
 from memroute.web.app import create_app
 
@@ -155,6 +157,7 @@ class Tenant:
 @dataclass
 class Harness:
     mem: Memory
+    parts: Parts  # what the composition root built for `mem`, for looking behind the facade
     clock: ManualClock
     upstream: ScriptedUpstream
     tenants: list[Tenant]
@@ -173,7 +176,7 @@ class Harness:
         if self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'vec_memories'").fetchone():
             self.db.execute("DELETE FROM vec_memories")
         self.db.execute("DELETE FROM qdrant_outbox")
-        self.mem.store.memories.cache.clear()
+        self.parts.store.memories.cache.clear()
 
     @property
     def owners(self) -> list[str]:
@@ -187,7 +190,7 @@ class Harness:
         return False, result.structured_content
 
     def drain_qdrant(self) -> None:
-        engine = self.mem.semantic.qdrant
+        engine = self.mem.qdrant
         for _ in range(1000):
             if not engine.sync_step():
                 return
@@ -202,11 +205,11 @@ def open_harness(folder: Path, *, qdrant: bool) -> Iterator[Harness]:
         clock = ManualClock()
         env = {"MEMROUTE_UPSTREAM_BASE_URL": up.url + "/v1", "MEMROUTE_ADMIN_TOKEN": ADMIN}
         config = Config.for_path(folder / "memroute.db", environ=env)
-        mem = Memory.open(config=config, clock=clock, start_workers=False)
+        mem, parts = open_parts(config, clock)
         stack.callback(mem.close)
         mem.update_settings(enabled=True, embedding_source="hashing")
         if qdrant:
-            mem.semantic.qdrant.update_settings({"enabled": True, "host": ":memory:"})
+            mem.qdrant.update_settings({"enabled": True, "host": ":memory:"})
         keys = [mem.keys.create(f"tenant-{i}") for i in range(TENANTS)]
         gateway = stack.enter_context(LiveServer(create_app(config, memory=mem)))
         portal = stack.enter_context(start_blocking_portal())
@@ -227,7 +230,7 @@ def open_harness(folder: Path, *, qdrant: bool) -> Iterator[Harness]:
         db.enable_load_extension(True)
         db.load_extension(sqlite_vec.loadable_path())
         db.execute("CREATE VIRTUAL TABLE temp.fts_terms USING fts5vocab(main, memory_fts, instance)")
-        harness = Harness(mem, clock, upstream, tenants, admin_mcp, portal, db, qdrant)
+        harness = Harness(mem, parts, clock, upstream, tenants, admin_mcp, portal, db, qdrant)
         if qdrant:
             harness.drain_qdrant()
         yield harness
@@ -333,7 +336,7 @@ class IsolationMachine(RuleBasedStateMachine):
             # A fresh collection per run: Qdrant's local mode keeps deleted points and filters
             # every point ever stored in Python, so one collection would slow each run down.
             self.h.runs += 1
-            self.mem.semantic.qdrant.update_settings({"collection": f"isolation_run{self.h.runs}"})
+            self.mem.qdrant.update_settings({"collection": f"isolation_run{self.h.runs}"})
             self.h.drain_qdrant()
         self.mem.update_settings(scope=scope, strategy=strategy)
         self.scope = scope
@@ -955,7 +958,7 @@ class IsolationMachine(RuleBasedStateMachine):
                 expected[key] = (kept, content)
         self.mem.wait_for_extraction()
         for key, (kept, content) in expected.items():
-            record = self.mem.store.memories.get_by_key(owner, key)
+            record = self.mem.get_by_key(owner, key)
             assert record is not None, f"{path}: fact {key!r} was not learned for {owner!r}"
             self.check_written(record, owner, session, content, path)
             self.stored(record, kept, path)
@@ -1148,8 +1151,10 @@ class IsolationMachine(RuleBasedStateMachine):
         self.h.drain_qdrant()
         self.check_qdrant()
         who, query = self.h.owners[owner], self.query(words, lure) or "note"
-        tier, reason = self.mem.semantic.qdrant.tier(self.mem.settings())
-        assert tier is not None, reason
+        index, reason = self.mem.qdrant.index(self.mem.settings())
+        assert index is not None, reason
+        plan = self.h.parts.semantic.plan(self.mem.settings(), query)  # the search step of retrieval
+        assert plan.indexes[0].name == "qdrant", plan.reason
         now = self.now()
         readers = (
             Reader("qdrant.search", who, session),
@@ -1158,7 +1163,7 @@ class IsolationMachine(RuleBasedStateMachine):
         )
         for reader in readers:
             flt = MemoryFilter(api_key_id=reader.owner, now=now, session_id=reader.session or None)
-            hits = tier.search(query, flt, 100)
+            hits = plan.indexes[0].search(plan.query_vector(plan.indexes[0], flt), flt, 100)
             self.check(reader, (Seen(h.memory_id, *self.row_fields(h.memory_id)) for h in hits))
 
     def row_fields(self, memory_id: str) -> tuple[str, str, str]:
@@ -1169,11 +1174,11 @@ class IsolationMachine(RuleBasedStateMachine):
         """After a full sync: a point for every memory and none for a deleted one, with the
         payload (owner, session, text) of the row as it is now."""
         status = self.mem.engine_status()["qdrant"]
-        assert status["serving"] and self.mem.store.qdrant.outbox_count() == 0, status
+        assert status["serving"] and status["outbox"] == 0, status
         assert status["points"] == len(self.live), (
             f"{status['points']} Qdrant points, {len(self.live)} memories"
         )
-        found = self.mem.semantic.qdrant.search_test("note", len(self.live) + 10)  # every point
+        found = self.mem.qdrant.search_test("note", len(self.live) + 10)  # every point
         assert found["ok"], found
         payloads = {hit["payload"]["memoryId"]: hit["payload"] for hit in found["results"]}
         ghosts = set(payloads) & set(self.deleted)
@@ -1268,20 +1273,22 @@ def test_a_key_restated_before_its_qdrant_sync_ran_is_stored(tmp_path: Path) -> 
     conflict policy), so restating a fact, or a chat turn's reply repeating the user's fact,
     was lost. Fixed by migration 0006."""
     config = Config.for_path(tmp_path / "memroute.db", environ={})
-    with Memory.open(config=config, clock=ManualClock(), start_workers=False) as mem:
+    with ExitStack() as stack:
+        mem = stack.enter_context(Memory.open(config=config, clock=ManualClock(), start_workers=False))
         mem.update_settings(enabled=True, embedding_source="hashing")
-        mem.semantic.qdrant.update_settings({"enabled": True, "host": ":memory:"})
+        mem.qdrant.update_settings({"enabled": True, "host": ":memory:"})
+        stored = stack.enter_context(database(mem))  # the sync queue, as written
         first = mem.add("k1", "prefers Rust", key="preference:rust")
-        queued = mem.store.qdrant.outbox(10)
+        queued = stored.qdrant.outbox(10)
         again = mem.add("k1", "does not like Rust", key="preference:rust")
         assert again.id == first.id and again.content == "does not like Rust"
-        requeued = mem.store.qdrant.outbox(10)
+        requeued = stored.qdrant.outbox(10)
         assert [e.memory_id for e in requeued] == [first.id]
         assert requeued[0].rowid > queued[0].rowid  # a sync that read the first entry cannot ack this one
         assert [m.content for m in mem.remember("k1", "I prefer Rust. I prefer Rust!")] == ["prefers Rust"]
         mem.delete(first.id)
-        assert [e.op for e in mem.store.qdrant.outbox(10)] == ["delete"]
-        while mem.semantic.qdrant.sync_step():
+        assert [e.op for e in stored.qdrant.outbox(10)] == ["delete"]
+        while mem.qdrant.sync_step():
             pass
         assert mem.engine_status()["qdrant"]["points"] == 0
 

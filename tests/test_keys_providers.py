@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from storage import database
 
 from memroute import InvalidInput, Memory, NotFound, UpstreamError
 from memroute.cli import main
@@ -95,28 +96,28 @@ def test_bare_and_unknown_prefixed_models_go_to_the_default(mem: Memory) -> None
 
 def test_environment_upstream_and_key_by_env_name(mem: Memory, clock) -> None:
     """MEMROUTE_UPSTREAM_BASE_URL/_API_KEY become the default; keys can be env var names."""
-    registry = ProviderRegistry(
-        mem.store,
-        clock,
-        default_base_url="http://127.0.0.1:9999/v1",
-        default_api_key="up-secret",
-        environ={"GROQ_KEY": "gsk-abc"},
-    )
-    route = registry.route("gpt-4o")
-    assert (route.provider_id, route.base_url, route.api_key) == (
-        "default",
-        "http://127.0.0.1:9999/v1",
-        "up-secret",
-    )
-    registry.add("groq", "https://api.groq.com/openai/v1", api_key_env="GROQ_KEY")
-    assert registry.route("groq/llama-3.1-8b").api_key == "gsk-abc"
-    assert registry.list()[0].to_dict()["apiKeyEnv"] == "GROQ_KEY"
+    with database(mem) as store:  # a registry of its own on the same file
+        registry = ProviderRegistry(
+            store,
+            clock,
+            default_base_url="http://127.0.0.1:9999/v1",
+            default_api_key="up-secret",
+            environ={"GROQ_KEY": "gsk-abc"},
+        )
+        route = registry.route("gpt-4o")
+        assert (route.provider_id, route.base_url, route.api_key) == (
+            "default",
+            "http://127.0.0.1:9999/v1",
+            "up-secret",
+        )
+        registry.add("groq", "https://api.groq.com/openai/v1", api_key_env="GROQ_KEY")
+        assert registry.route("groq/llama-3.1-8b").api_key == "gsk-abc"
+        assert registry.list()[0].to_dict()["apiKeyEnv"] == "GROQ_KEY"
 
 
 def test_no_upstream_is_a_clear_error(mem: Memory, clock) -> None:
-    registry = ProviderRegistry(mem.store, clock)
-    with pytest.raises(UpstreamError, match="MEMROUTE_UPSTREAM_BASE_URL"):
-        registry.route("gpt-4o")
+    with database(mem) as store, pytest.raises(UpstreamError, match="MEMROUTE_UPSTREAM_BASE_URL"):
+        ProviderRegistry(store, clock).route("gpt-4o")
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from servers import LiveServer, ScriptedUpstream
+from storage import rows
 
 from memroute import Memory
 from memroute.config import Config
@@ -136,8 +137,8 @@ def test_stdio_lists_the_tools_with_schemas_and_runs_the_memory_cycle(tmp_path: 
     session(body)
     with Memory.open(db, start_workers=False) as check:
         assert check.list("k1").total == 0
-        deletes = check.store.db.read().execute("SELECT COUNT(*) FROM memory_history WHERE event = 'DELETE'")
-        assert deletes.fetchone() == (4,)  # every deleted text is kept in history
+        deletes = rows(check, "SELECT COUNT(*) FROM memory_history WHERE event = 'DELETE'")
+        assert deletes == [(4,)]  # every deleted text is kept in history
 
 
 def test_stdio_reports_bad_calls_as_tool_errors_and_keeps_serving(tmp_path: Path) -> None:

@@ -13,9 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from storage import open_parts, rows, scalar
 
 from memroute import Memory
 from memroute.config import Config
+from memroute.embeddings import SourceChoice
+from memroute.models import MemoryFilter
+from memroute.service.build import Parts
+from memroute.vectors import VectorHit
 
 TOPICS = [
     "prefers TypeScript for new web projects",
@@ -34,16 +39,38 @@ def _open(path: Path, clock: Any, **env: str) -> Memory:
     return Memory.open(config=config, clock=clock, start_workers=False)
 
 
+def _open_parts(path: Path, clock: Any, *, workers: bool = False, **env: str) -> tuple[Memory, Parts]:
+    """A Memory and its parts, for the cases that search the sqlite-vec index directly."""
+    return open_parts(Config.for_path(path, environ=env), clock, start_workers=workers)
+
+
 @pytest.fixture
-def vmem(db_path: Path, clock: Any) -> Iterator[Memory]:
-    memory = _open(db_path, clock)
+def vparts(db_path: Path, clock: Any) -> Iterator[tuple[Memory, Parts]]:
+    memory, parts = _open_parts(db_path, clock)
     memory.update_settings(enabled=True, embedding_source="hashing")
-    yield memory
+    yield memory, parts
     memory.close()
 
 
+@pytest.fixture
+def vmem(vparts: tuple[Memory, Parts]) -> Memory:
+    return vparts[0]
+
+
 def _vec_rows(mem: Memory) -> int:
-    return mem.store.vectors.count()
+    return int(mem.engine_status()["vectorStore"]["rowCount"])
+
+
+def _waiting(mem: Memory) -> int:
+    """Memories waiting for a vector."""
+    return int(mem.engine_status()["vectorStore"]["needsReindex"])
+
+
+def _search(parts: Parts, choice: SourceChoice, query: str, flt: MemoryFilter, k: int) -> list[VectorHit]:
+    """What the search step does for sqlite-vec: embed the query, catch up, search."""
+    vector = parts.sources.embed_query(choice, query)
+    parts.index.catch_up(choice, int(vector.shape[0]), flt.api_key_id)
+    return parts.index.search(vector, flt, k)
 
 
 def _ids(items: list[Any]) -> list[str]:
@@ -56,12 +83,12 @@ def test_semantic_retrieval_answers_from_the_vector_tier(vmem: Memory) -> None:
     assert report["started"] and report["processed"] == len(TOPICS) and report["pending"] == 0
     assert _vec_rows(vmem) == len(TOPICS)
     # small chunks, and the partition column of vec0's chunk table indexed (see store/vectors.py)
-    sql = vmem.store.db.read().execute("SELECT sql FROM sqlite_master WHERE name = 'vec_memories'").fetchone()
-    assert sql is not None and "api_key_id TEXT partition key" in sql[0] and "chunk_size=16" in sql[0]
-    index = vmem.store.db.read().execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'vec_memories_chunks_partition'"
+    sql = scalar(vmem, "SELECT sql FROM sqlite_master WHERE name = 'vec_memories'")
+    assert sql is not None and "api_key_id TEXT partition key" in sql and "chunk_size=16" in sql
+    index = rows(
+        vmem, "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'vec_memories_chunks_partition'"
     )
-    assert index.fetchone() == (1,)
+    assert index == [(1,)]
     items = vmem.retrieve("alice", "what is my dog called, the one who loves the beach", strategy="semantic")
     assert items[0].memory.id == added["has a dog named Biscuit who loves the beach"].id
     assert items[0].tier == "vector" and items[0].vec_score is not None and 0 < items[0].vec_score <= 1
@@ -75,10 +102,10 @@ def test_semantic_retrieval_answers_from_the_vector_tier(vmem: Memory) -> None:
 def test_a_memory_added_a_moment_ago_is_found_before_the_worker_ran(vmem: Memory) -> None:
     # lazy backfill: the searching key's pending memories are embedded before the search
     first = vmem.add("alice", "plays chess online every evening")
-    assert vmem.store.memories.count_needs_reindex() == 1
+    assert _waiting(vmem) == 1
     items = vmem.retrieve("alice", "chess evening", strategy="semantic")
     assert _ids(items) == [first.id] and items[0].tier == "vector"
-    assert vmem.store.memories.count_needs_reindex() == 0
+    assert _waiting(vmem) == 0
 
 
 def test_updates_re_embed_and_deletes_remove_the_vector(vmem: Memory) -> None:
@@ -86,7 +113,7 @@ def test_updates_re_embed_and_deletes_remove_the_vector(vmem: Memory) -> None:
     other = vmem.add("alice", "lives in Lisbon near the river")
     vmem.reindex(wait=True)
     vmem.update(m.id, content="prefers espresso with oat milk")
-    assert vmem.store.memories.count_needs_reindex() == 1
+    assert _waiting(vmem) == 1
     items = vmem.retrieve("alice", "espresso oat milk", strategy="semantic", limit=1)
     assert _ids(items) == [m.id] and items[0].memory.content == "prefers espresso with oat milk"
     assert vmem.delete(m.id)
@@ -95,11 +122,14 @@ def test_updates_re_embed_and_deletes_remove_the_vector(vmem: Memory) -> None:
     assert vmem.history(m.id)[-1].event == "DELETE"  # the text is kept in history
 
 
-def test_each_key_gets_its_own_nearest_neighbours_and_never_another_keys(vmem: Memory) -> None:
+def test_each_key_gets_its_own_nearest_neighbours_and_never_another_keys(
+    vparts: tuple[Memory, Parts],
+) -> None:
     # Two keys with 5,000 memories each, on the same topics: a per-key k-nearest search
     # returns k results of that key only (REF §17.8: a global k starved small keys).
+    vmem, parts = vparts
     rng = random.Random(7)
-    with vmem.store.db.write():
+    with vmem.transaction():
         for owner in ("key-a", "key-b"):
             for i in range(5000):
                 vmem.add(owner, f"{rng.choice(TOPICS)} (note {owner} {i})")
@@ -110,9 +140,8 @@ def test_each_key_gets_its_own_nearest_neighbours_and_never_another_keys(vmem: M
             items = vmem.retrieve(owner, query, strategy="semantic", max_tokens=16000, limit=20)
             assert len(items) == 20
             assert {i.memory.api_key_id for i in items} == {owner}
-            hits = vmem.semantic.index.search(
-                vmem.semantic.source(vmem.settings()), query, vmem._filter(owner, "apiKey", None, None), 100
-            )
+            choice = parts.semantic.source(vmem.settings())
+            hits = _search(parts, choice, query, vmem._filter(owner, "apiKey", None, None), 100)
             assert len(hits) == 100
             assert {vmem.get(h.memory_id).api_key_id for h in hits} == {owner}  # type: ignore[union-attr]
 
@@ -152,15 +181,18 @@ def test_min_score_drops_unrelated_neighbours(db_path: Path, clock: Any) -> None
         mem.close()
 
 
-def test_changing_the_embedding_source_resets_the_table_and_reindexes_to_completion(vmem: Memory) -> None:
+def test_changing_the_embedding_source_resets_the_table_and_reindexes_to_completion(
+    vparts: tuple[Memory, Parts],
+) -> None:
+    vmem, parts = vparts
     for topic in TOPICS:
         vmem.add("alice", topic)
     vmem.reindex(wait=True)
-    before = vmem.store.vectors.meta()
+    before = parts.store.vectors.meta()
     assert before.signature == "hashing:hashing-256:256" and before.active_dim == 256
     vmem.update_settings(embedding_source="transformers", transformers_enabled=True)
     report = vmem.reindex(wait=True)  # the first vector of the new source resets the table
-    after = vmem.store.vectors.meta()
+    after = parts.store.vectors.meta()
     assert (
         after.active_dim == 384
         and after.signature is not None
@@ -194,24 +226,21 @@ def test_int8_keeps_recall_and_shrinks_the_vectors(tmp_path: Path, clock: Any) -
     queries = [" ".join(rng.sample(words, 3)) for _ in range(30)]
     results = {}
     for mode in ("none", "int8"):
-        mem = _open(tmp_path / f"{mode}.db", clock, MEMORY_VEC_QUANTIZATION=mode)
+        mem, parts = _open_parts(tmp_path / f"{mode}.db", clock, MEMORY_VEC_QUANTIZATION=mode)
         try:
             mem.update_settings(enabled=True, embedding_source="hashing")
             keys = {}
-            with mem.store.db.write():
+            with mem.transaction():
                 for i, text in enumerate(texts):
                     keys[mem.add("alice", text, key=f"t:{i}").id] = i
             mem.reindex(wait=True)
             flt = mem._filter("alice", "apiKey", None, None)
-            choice = mem.semantic.source(mem.settings())
-            results[mode] = [
-                [keys[h.memory_id] for h in mem.semantic.index.search(choice, q, flt, 20)] for q in queries
-            ]
-            con = mem.store.db.read()
-            results[mode + "_bytes"] = con.execute(
-                "SELECT SUM(pgsize) FROM dbstat WHERE name LIKE 'vec_memories%'"
-            ).fetchone()[0]
-            assert mem.store.vectors.meta().quantization == mode
+            choice = parts.semantic.source(mem.settings())
+            results[mode] = [[keys[h.memory_id] for h in _search(parts, choice, q, flt, 20)] for q in queries]
+            results[mode + "_bytes"] = scalar(
+                mem, "SELECT SUM(pgsize) FROM dbstat WHERE name LIKE 'vec_memories%'"
+            )
+            assert parts.store.vectors.meta().quantization == mode
         finally:
             mem.close()
     overlap = [len(set(a) & set(b)) / 20 for a, b in zip(results["none"], results["int8"], strict=True)]
@@ -254,7 +283,7 @@ def test_a_deleted_memorys_vector_left_by_another_process_is_cleaned_up(db_path:
     plain.close()
     again = Memory.open(config=Config.for_path(db_path), clock=clock)  # workers on: start cleans up
     try:
-        assert again.store.vectors.count() == 0
+        assert _vec_rows(again) == 0
     finally:
         again.close()
 
@@ -316,14 +345,17 @@ def test_rerank_reorders_vector_results_and_fails_open(vmem: Memory) -> None:
     assert status["available"] is False and "not configured" in status["reason"]
 
 
-def test_only_text_changes_queue_a_re_embedding_and_a_ready_table_is_left_alone(vmem: Memory) -> None:
+def test_only_text_changes_queue_a_re_embedding_and_a_ready_table_is_left_alone(
+    vparts: tuple[Memory, Parts],
+) -> None:
+    vmem, parts = vparts
     m = vmem.add("alice", "plays chess online every evening")
     vmem.reindex(wait=True)
-    ready = vmem.store.vectors.meta()
+    ready = parts.store.vectors.meta()
     vmem.update(m.id, metadata={"source": "api"}, type="episodic")
-    assert vmem.store.memories.count_needs_reindex() == 0  # metadata and type do not change the vector
+    assert _waiting(vmem) == 0  # metadata and type do not change the vector
     vmem.reindex(wait=True)
-    assert vmem.store.vectors.meta() == ready  # same signature: no reset, same reset time
+    assert parts.store.vectors.meta() == ready  # same signature: no reset, same reset time
 
 
 def test_without_a_source_reindex_leaves_the_queue_untouched(vmem: Memory) -> None:
@@ -339,7 +371,7 @@ def test_without_a_source_reindex_leaves_the_queue_untouched(vmem: Memory) -> No
         "reason": "static disabled in settings",
         "qdrant": None,  # Qdrant is off
     }
-    assert vmem.store.vectors.count() == 0
+    assert _vec_rows(vmem) == 0
 
 
 def test_large_keys_are_searched_in_memory_with_the_same_results_and_never_stale(
@@ -347,31 +379,31 @@ def test_large_keys_are_searched_in_memory_with_the_same_results_and_never_stale
 ) -> None:
     # A key with many vectors gets an in-memory copy (numpy); it is used only while no
     # process has changed the key's vectors since it was read.
-    mem = Memory.open(config=Config.for_path(db_path), clock=clock)  # workers on: the copy is built
+    mem, parts = open_parts(Config.for_path(db_path), clock, start_workers=True)  # the copy is built
     other = _open(db_path, clock)  # a second process on the same file
     try:
         mem.update_settings(enabled=True, embedding_source="hashing")
         rng = random.Random(3)
-        with mem.store.db.write():
+        with mem.transaction():
             for i in range(1500):
                 mem.add("big", f"{rng.choice(TOPICS)} ({i})")
         mem.add("small", "plays chess online every evening")
         mem.reindex(wait=True)
-        index, choice = mem.semantic.index, mem.semantic.source(mem.settings())
+        index, choice = parts.index, parts.semantic.source(mem.settings())
         flt = mem._filter("big", "apiKey", None, None)
         queries = ["dog on the beach", "Postgres invoicing", "chess evening", "Lisbon river"]
 
         def direct(query: str) -> list[tuple[str, float]]:
-            vector = mem.semantic.sources.embed_query(choice, query)
-            return [(h.memory_id, 1 - h.distance) for h in mem.store.vectors.knn(vector.tobytes(), flt, 50)]
+            vector = parts.sources.embed_query(choice, query)
+            return [(h.memory_id, 1 - h.distance) for h in parts.store.vectors.knn(vector.tobytes(), flt, 50)]
 
         def searched(query: str) -> list[str]:
-            return [h.memory_id for h in index.search(choice, query, flt, 50)]
+            return [h.memory_id for h in _search(parts, choice, query, flt, 50)]
 
         def same_ranking(query: str) -> None:
             # the same scores; ids equal except for the order within exact ties
             expected = direct(query)
-            got = [(h.memory_id, h.score) for h in index.search(choice, query, flt, 50)]
+            got = [(h.memory_id, h.score) for h in _search(parts, choice, query, flt, 50)]
             assert [round(s, 4) for _, s in got] == [round(s, 4) for _, s in expected]
             last = expected[-1][1]
             assert {i for i, s in got if s > last + 1e-4} == {i for i, s in expected if s > last + 1e-4}
@@ -379,7 +411,7 @@ def test_large_keys_are_searched_in_memory_with_the_same_results_and_never_stale
         index.key_cache.refresh("big")
         index.key_cache.refresh("small")
         assert index.key_cache.stats()["keys"] == 1  # the small key stays in sqlite-vec
-        generation = mem.store.vectors.generation("big")
+        generation = parts.store.vectors.generation("big")
         assert index.key_cache.get("big", generation) is not None
         for query in queries:
             same_ranking(query)
@@ -387,9 +419,9 @@ def test_large_keys_are_searched_in_memory_with_the_same_results_and_never_stale
         target = mem.add("big", "has a parrot named Kiwi who sings opera")
         other.update(target.id, content="has a parrot named Kiwi who whistles jazz")
         other.reindex(wait=True)  # the other process re-embeds: the copy is now stale
-        assert mem.store.vectors.generation("big") > generation
+        assert parts.store.vectors.generation("big") > generation
         assert searched("parrot Kiwi whistles jazz")[0] == target.id  # answered by sqlite-vec
-        current = mem.store.vectors.generation("big")
+        current = parts.store.vectors.generation("big")
         deadline = time.monotonic() + 10  # that search asked the background thread for a new copy
         while index.key_cache.get("big", current) is None:
             assert time.monotonic() < deadline, "the copy was not rebuilt in the background"
@@ -405,20 +437,20 @@ def test_large_keys_are_searched_in_memory_with_the_same_results_and_never_stale
 def test_a_key_too_big_for_the_copy_budget_is_never_loaded(db_path: Path, clock: Any) -> None:
     # 1,500 vectors of 256 floats need ~1.6 MB: over a 1 MB budget the key stays in
     # sqlite-vec, and is not read in full after every search just to be dropped.
-    mem = _open(db_path, clock, MEMORY_VEC_CACHE_MB="1")
+    mem, parts = _open_parts(db_path, clock, MEMORY_VEC_CACHE_MB="1")
     try:
         mem.update_settings(enabled=True, embedding_source="hashing")
-        with mem.store.db.write():
+        with mem.transaction():
             for i in range(1500):
                 mem.add("big", f"{TOPICS[i % len(TOPICS)]} ({i})")
         mem.reindex(wait=True)
-        index = mem.semantic.index
+        index = parts.index
         assert index._wants_copy("big") is False
-        index.key_cache.refresh("big", mem.store.vectors.generation("big"))
+        index.key_cache.refresh("big", parts.store.vectors.generation("big"))
         assert index.key_cache.stats() == {"keys": 0, "bytes": 0}
         flt = mem._filter("big", "apiKey", None, None)
-        choice = mem.semantic.source(mem.settings())
-        assert index.search(choice, "dog on the beach", flt, 5)  # answered by sqlite-vec
+        choice = parts.semantic.source(mem.settings())
+        assert _search(parts, choice, "dog on the beach", flt, 5)  # answered by sqlite-vec
         index.key_cache.max_bytes = 4 * 1024 * 1024
         assert index._wants_copy("big") is True
     finally:
@@ -456,19 +488,20 @@ class EmbeddingServer:
     [(401, None, "HTTP 401"), (429, None, "HTTP 429"), (500, None, "HTTP 500"), (200, "{not json", "")],
 )
 def test_a_failing_remote_embedding_provider_degrades_to_keyword_search(
-    vmem: Memory, status: int, body: str | None, reason: str
+    vparts: tuple[Memory, Parts], status: int, body: str | None, reason: str
 ) -> None:
     from servers import LiveServer
 
+    vmem, parts = vparts
     server = EmbeddingServer()
     with LiveServer(server.app()) as live:
         vmem.providers.add("emb", base_url=live.url + "/v1", api_key="sk-embedding-secret")
         vmem.update_settings(embedding_source="remote", embedding_provider_model="emb/text-embedder")
         m = vmem.add("alice", "plays chess online every evening")
         assert vmem.reindex(wait=True)["processed"] == 1  # the provider works: dimension 3 learned
-        assert vmem.store.vectors.meta().active_dim == 3
+        assert parts.store.vectors.meta().active_dim == 3
         server.status, server.body = status, body
-        vmem.semantic.sources.clear_cache()
+        parts.sources.clear_cache()
         preview = vmem.retrieve_preview("alice", "chess evening", strategy="hybrid")
         assert [i.memory.id for i in preview.items] == [m.id] and preview.items[0].tier == "fts5"
         assert "degraded to FTS5" in (preview.resolution.fallback_reason or "")

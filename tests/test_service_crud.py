@@ -15,6 +15,7 @@ from typing import Any
 import apsw
 import pytest
 from clocks import ManualClock
+from storage import scalar
 
 from memroute import Conflict, InvalidInput, Memory, NotFound
 from memroute.config import Config
@@ -686,5 +687,5 @@ def test_the_health_probe_is_never_visible_to_other_readers(mem: Memory) -> None
     assert owners == {"k1"}
     assert results and all(r["working"] for r in results), results[-1]
     assert mem.stats().total == 1
-    count = mem.store.db.read().execute("SELECT COUNT(*) FROM memory_history").fetchone()[0]
+    count = scalar(mem, "SELECT COUNT(*) FROM memory_history")
     assert count == 1  # the ADD of "prefers vim" only

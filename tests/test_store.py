@@ -17,6 +17,7 @@ from typing import Any
 import apsw
 import pytest
 from clocks import ManualClock
+from storage import database
 
 from memroute import Memory, StoreError
 from memroute.store import SqliteStore
@@ -156,7 +157,8 @@ def test_reopen_is_a_noop(db_path: Path, clock: ManualClock) -> None:
     schema_before = _query(db_path, "SELECT type, name, sql FROM sqlite_master ORDER BY name")
 
     with Memory.open(db_path, clock=clock) as second:
-        assert migrate(second.store.db) == []  # nothing left to apply
+        with database(second) as stored:
+            assert migrate(stored.db) == []  # nothing left to apply
         got = second.get(kept.id)
         assert got is not None and got.content == "the deploy target is Fly.io"
 
@@ -192,7 +194,8 @@ def test_newer_schema_version_is_refused(db_path: Path, clock: ManualClock) -> N
 
 def test_wal_journal_mode_is_on(mem: Memory, db_path: Path) -> None:
     assert _scalar(db_path, "PRAGMA journal_mode") == "wal"
-    assert mem.store.db.read().pragma("journal_mode") == "wal"
+    with database(mem) as stored:
+        assert stored.db.read().pragma("journal_mode") == "wal"
 
 
 def test_timestamps_are_iso_utc_with_milliseconds(mem: Memory) -> None:
@@ -311,7 +314,7 @@ def test_metadata_read_back_through_every_path_is_what_was_stored(mem: Memory) -
 def test_failed_transaction_leaves_nothing_behind(mem: Memory, db_path: Path) -> None:
     mem.add("k1", "committed before")
     before = _counts(db_path)
-    with pytest.raises(RuntimeError, match="boom"), mem.store.db.write():
+    with pytest.raises(RuntimeError, match="boom"), mem.transaction():
         added = mem.add("k1", "never committed", key="ghost")
         mem.add("k1", "also never committed")
         raise RuntimeError("boom")
@@ -325,7 +328,7 @@ def test_failed_transaction_leaves_nothing_behind(mem: Memory, db_path: Path) ->
 
 
 def test_rolled_back_add_is_not_served_from_read_cache(mem: Memory, db_path: Path) -> None:
-    with pytest.raises(RuntimeError), mem.store.db.write():
+    with pytest.raises(RuntimeError), mem.transaction():
         ghost = mem.add("k1", "phantom memory")
         assert mem.get(ghost.id) is not None  # visible inside its own transaction
         raise RuntimeError("abort")
@@ -336,7 +339,7 @@ def test_rolled_back_add_is_not_served_from_read_cache(mem: Memory, db_path: Pat
 
 def test_rolled_back_update_is_not_served_from_read_cache(mem: Memory) -> None:
     m = mem.add("k1", "original text")
-    with pytest.raises(RuntimeError), mem.store.db.write():
+    with pytest.raises(RuntimeError), mem.transaction():
         mem.update(m.id, content="text that was rolled back")
         assert mem.get(m.id).content == "text that was rolled back"  # type: ignore[union-attr]
         raise RuntimeError("abort")
@@ -348,7 +351,7 @@ def test_rolled_back_update_is_not_served_from_read_cache(mem: Memory) -> None:
 def test_reads_inside_a_transaction_see_its_own_writes(mem: Memory) -> None:
     m = mem.add("k1", "before the batch")
     assert mem.get(m.id) is not None  # now in the read cache
-    with mem.store.db.write():
+    with mem.transaction():
         mem.update(m.id, content="changed inside the batch")
         got = mem.get(m.id)
         assert got is not None and got.content == "changed inside the batch"
@@ -358,7 +361,7 @@ def test_reads_inside_a_transaction_see_its_own_writes(mem: Memory) -> None:
 
 
 def test_a_successful_outer_transaction_commits_everything(mem: Memory, db_path: Path) -> None:
-    with mem.store.db.write():
+    with mem.transaction():
         a = mem.add("k1", "first in batch")
         b = mem.add("k1", "second in batch")
         mem.update(a.id, content="first in batch, edited")

@@ -177,7 +177,7 @@ def build_server(memory: Callable[[], Memory], *, admin_token: str | None = None
         """Store a memory for an API key (or replace the one with the same key)."""
         mem, caller = who(ctx)
         owner = caller.owner(apiKeyId)
-        before = mem.store.memories.get_by_key(owner, key.strip()) if key.strip() else None
+        before = mem.get_by_key(owner, key) if key.strip() else None
         record = mem.add(
             owner,
             content,

@@ -1,10 +1,10 @@
-"""Retrieval (SPEC §4): rank a key's memories for a query and pack them into a
-token budget.
+"""Retrieval: rank a key's memories for a query and pack them into a token budget.
 
-Tiers, best first: a vector tier (when one is configured), FTS5 keyword matches,
-then the newest memories. Every tier reads through the same `MemoryFilter`
-(owner per scope, not expired, within retention), so no tier can leak another
-key's or an expired memory.
+Tiers, best first: the vector indexes (when one is configured: Qdrant, then
+sqlite-vec), FTS5 keyword matches, then the newest memories. Every tier reads through
+the same `MemoryFilter` (owner per scope, not expired, within retention), so no tier
+can leak another key's or an expired memory. Retrieval never embeds text: the query
+vector comes from the caller's `VectorSearch`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from memroute.models import (
     RetrievedItem,
     estimate_tokens,
 )
-from memroute.vectors import VectorHit, VectorTier
+from memroute.vectors import Vector, VectorHit, VectorIndex
 
 log = logging.getLogger("memroute.memory.retrieval")
 
@@ -48,6 +48,19 @@ class MemoryReader(Protocol):
 
 #: (query, documents) → [(document index, relevance score)], best first; raises on failure.
 Reranker = Callable[[str, Sequence[str]], list[tuple[int, float]]]
+
+
+@dataclass(frozen=True, slots=True)
+class VectorSearch:
+    """The vector indexes to ask for one query, best first, and the query as each expects it.
+
+    `query_vector(index, flt)` gives the query embedded with the source `index` was
+    filled with (the service embeds it once per source), after `index` has taken in the
+    latest writes of `flt`'s key, so a memory added a moment ago is found. It raises when
+    that fails; retrieval then says so and asks the next index."""
+
+    indexes: Sequence[VectorIndex]
+    query_vector: Callable[[VectorIndex, MemoryFilter], Vector]
 
 
 @dataclass(slots=True)
@@ -171,15 +184,15 @@ def rrf_fuse(
 
 
 def _vector_candidates(
-    reader: MemoryReader, tier: VectorTier, flt: MemoryFilter, params: RetrieveParams
+    reader: MemoryReader, search: VectorSearch, index: VectorIndex, flt: MemoryFilter, params: RetrieveParams
 ) -> list[_Candidate]:
-    hits = tier.search(params.query or "", flt, params.vector_k)
+    hits = index.search(search.query_vector(index, flt), flt, params.vector_k)
     if params.min_score is not None:
         hits = [h for h in hits if h.score >= params.min_score]
-    # The tier should filter already; checking again means a stale index entry can never leak
-    # another key's or an expired memory (REF §17.7).
+    # The index should filter already; checking again means a stale index entry can never leak
+    # another key's or an expired memory.
     found = {i: m for i, m in reader.get_many([h.memory_id for h in hits]).items() if admits(flt, m)}
-    label = "qdrant" if tier.name == "qdrant" else "vector"
+    label = "qdrant" if index.name == "qdrant" else "vector"
     return [
         _Candidate(found[h.memory_id], h.score, label, vec_score=h.score)
         for h in hits
@@ -188,9 +201,9 @@ def _vector_candidates(
 
 
 def _fused(
-    reader: MemoryReader, tier: VectorTier, flt: MemoryFilter, params: RetrieveParams
+    reader: MemoryReader, search: VectorSearch, index: VectorIndex, flt: MemoryFilter, params: RetrieveParams
 ) -> list[_Candidate]:
-    vector = _vector_candidates(reader, tier, flt, params)
+    vector = _vector_candidates(reader, search, index, flt, params)
     keyword = _keyword(reader, flt, params.query)
     by_id = {c.memory.id: c for c in [*vector, *keyword]}  # keyword entries carry fts_score
     vec_scores = {c.memory.id: c.vec_score for c in vector}
@@ -209,81 +222,112 @@ def _fused(
     return ranked
 
 
+@dataclass(slots=True)
+class _Outcome:
+    """What one retrieval found so far, and why it fell back where it did."""
+
+    vector_store: str
+    ranked: Iterable[_Candidate] = ()
+    answered: bool = False
+    reranked: bool = False
+    reason: str | None = None
+
+    def note(self, reason: str) -> None:
+        self.reason = join_reasons(self.reason, reason)
+
+
 def retrieve(
     reader: MemoryReader,
     flt: MemoryFilter,
     params: RetrieveParams,
     *,
-    vector_tiers: Sequence[VectorTier] = (),
+    vector_search: VectorSearch | None = None,
     vector_unavailable_reason: str = NO_VECTOR_REASON,
     reranker: Reranker | None = None,
 ) -> Retrieval:
-    """Rank and pack. Never raises for a vector-tier or rerank failure: it degrades and says why.
+    """Rank and pack. Never raises for a vector-index or rerank failure: it degrades and says why.
 
-    `vector_tiers` are tried in order (Qdrant, then sqlite-vec): the first with a match
-    answers; the last falls back to FTS5. `reranker` (optional) reorders the vector
-    tier's candidates (never the SQL-only paths)."""
-    budget = clamp_budget(params.max_tokens)
-    strategy = params.strategy
-    reason: str | None = None
-    vector_store = vector_tiers[0].name if vector_tiers else "none"
-    ranked: Iterable[_Candidate] = ()
-    answered = reranked = False
-
-    if strategy != "exact" and params.query and vector_tiers:
-        for position, tier in enumerate(vector_tiers):
-            vector_store = tier.name
-            last = position == len(vector_tiers) - 1
-            then = "degraded to FTS5" if last else f"falling back to {vector_tiers[position + 1].name}"
-            try:
-                if strategy == "hybrid" and tier.fuse_with_keywords:
-                    found = _fused(reader, tier, flt, params)
-                else:
-                    found = _vector_candidates(reader, tier, flt, params)
-            except Exception as exc:  # a vector tier must never break retrieval
-                log.warning("memory.retrieval.vector.fail tier=%s error=%s", tier.name, exc)
-                detail = exc.message if isinstance(exc, MemrouteError) else type(exc).__name__
-                reason = _join(reason, f"{tier.name} failed ({detail}) — {then}")
-                continue
-            if not found:
-                reason = _join(reason, f"{tier.name} returned no match" + ("" if last else f" — {then}"))
-                continue
-            ranked, answered = found, True
-            if reranker is not None:
-                ranked, reranked = _rerank(reranker, params.query, found)
-                if not reranked:
-                    reason = _join(reason, "rerank failed — vector order kept")
-            break
-    elif strategy != "exact":
-        reason = vector_unavailable_reason if params.query else "no query — newest memories"
-
-    if not answered:
-        if strategy == "exact":
-            ranked = _recent(reader, flt)
-        elif strategy == "semantic":
-            keyword = _keyword(reader, flt, params.query)
-            if keyword:
-                ranked = keyword
-            else:
-                ranked = _recent(reader, flt)
-                if params.query:
-                    reason = _join(reason, "no keyword match — newest memories instead")
-        else:  # hybrid: relevant first, then the newest fill the rest of the budget
-            ranked = _chain(_keyword(reader, flt, params.query), _recent(reader, flt))
-
-    items = pack(ranked, budget, params.limit)
+    The indexes of `vector_search` are tried in order (Qdrant, then sqlite-vec): the first
+    with a match answers; the last falls back to FTS5. `reranker` (optional) reorders the
+    vector index's candidates (never the SQL-only paths)."""
+    indexes = vector_search.indexes if vector_search is not None else ()
+    outcome = _Outcome(vector_store=indexes[0].name if indexes else "none")
+    if params.strategy != "exact" and params.query and vector_search is not None and indexes:
+        _ask_indexes(reader, vector_search, flt, params, outcome, reranker)
+    elif params.strategy != "exact":
+        outcome.reason = vector_unavailable_reason if params.query else "no query — newest memories"
+    if not outcome.answered:
+        _without_vectors(reader, flt, params, outcome)
+    items = pack(outcome.ranked, clamp_budget(params.max_tokens), params.limit)
     log.debug(
-        "memory.retrieval.complete apiKeyId=%s count=%d strategy=%s", flt.api_key_id, len(items), strategy
+        "memory.retrieval.complete apiKeyId=%s count=%d strategy=%s",
+        flt.api_key_id,
+        len(items),
+        params.strategy,
     )
     resolution = Resolution(
         embedding_source=None,
         embedding_model=None,
-        vector_store=vector_store,
-        strategy_used=strategy,
-        rerank_applied=reranked,
-        fallback_reason=reason,
+        vector_store=outcome.vector_store,
+        strategy_used=params.strategy,
+        rerank_applied=outcome.reranked,
+        fallback_reason=outcome.reason,
     )
     return Retrieval(items=items, resolution=resolution, budget_max_tokens=params.max_tokens)
+
+
+def _ask_indexes(
+    reader: MemoryReader,
+    search: VectorSearch,
+    flt: MemoryFilter,
+    params: RetrieveParams,
+    outcome: _Outcome,
+    reranker: Reranker | None,
+) -> None:
+    """Ask each index in turn until one has a match; note why each one before it did not."""
+    indexes = search.indexes
+    for position, index in enumerate(indexes):
+        outcome.vector_store = index.name
+        last = position == len(indexes) - 1
+        then = "degraded to FTS5" if last else f"falling back to {indexes[position + 1].name}"
+        try:
+            if params.strategy == "hybrid" and index.fuse_with_keywords:
+                found = _fused(reader, search, index, flt, params)
+            else:
+                found = _vector_candidates(reader, search, index, flt, params)
+        except Exception as exc:  # a vector index must never break retrieval
+            log.warning("memory.retrieval.vector.fail tier=%s error=%s", index.name, exc)
+            detail = exc.message if isinstance(exc, MemrouteError) else type(exc).__name__
+            outcome.note(f"{index.name} failed ({detail}) — {then}")
+            continue
+        if not found:
+            outcome.note(f"{index.name} returned no match" + ("" if last else f" — {then}"))
+            continue
+        outcome.ranked, outcome.answered = found, True
+        if reranker is not None and params.query:
+            outcome.ranked, outcome.reranked = _rerank(reranker, params.query, found)
+            if not outcome.reranked:
+                outcome.note("rerank failed — vector order kept")
+        return
+
+
+def _without_vectors(
+    reader: MemoryReader, flt: MemoryFilter, params: RetrieveParams, outcome: _Outcome
+) -> None:
+    """The SQL-only ranking: the newest (exact), keyword matches else the newest (semantic),
+    or keyword matches followed by the newest to fill the rest of the budget (hybrid)."""
+    if params.strategy == "exact":
+        outcome.ranked = _recent(reader, flt)
+    elif params.strategy == "semantic":
+        keyword = _keyword(reader, flt, params.query)
+        if keyword:
+            outcome.ranked = keyword
+        else:
+            outcome.ranked = _recent(reader, flt)
+            if params.query:
+                outcome.note("no keyword match — newest memories instead")
+    else:
+        outcome.ranked = _chain(_keyword(reader, flt, params.query), _recent(reader, flt))
 
 
 RERANK_CANDIDATES = 100
@@ -315,5 +359,6 @@ def _chain(first: Iterable[_Candidate], rest: Iterable[_Candidate]) -> Iterator[
     yield from rest
 
 
-def _join(first: str | None, second: str) -> str:
-    return f"{first}; {second}" if first else second
+def join_reasons(*reasons: str | None) -> str | None:
+    """The given reasons in order, joined by "; " (None when there is none)."""
+    return "; ".join(r for r in reasons if r) or None

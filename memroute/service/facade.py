@@ -1,8 +1,9 @@
-"""`Memory`: the one place where concrete parts are put together.
+"""`Memory`: the facade every edge calls (the library API, the CLI, the REST API, the
+gateway and the MCP tools).
 
-The library API, the CLI, and (later) the REST API, gateway and MCP tools all
-call this class. It validates input, picks the store and tiers, owns the
-background workers, and maps settings onto the logic functions.
+It validates input, maps settings onto the logic functions, and starts and stops the
+background workers. Its parts are built by `memroute.service.build`; the named
+sub-objects `keys`, `sessions`, `providers` and `qdrant` are part of its API.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import builtins
 import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,17 +20,13 @@ from typing import Any
 from memroute.clock import Clock, days_ago, parse_time, to_iso, utc_now
 from memroute.config import Config
 from memroute.errors import InvalidInput, NotFound
-from memroute.loops import PeriodicTask
 from memroute.memory import injection, maintenance, validate
-from memroute.memory.decay import DecayPolicy
 from memroute.memory.extraction import extract_facts_from_text, may_state_facts
 from memroute.memory.portability import import_records
-from memroute.memory.redact import redact
-from memroute.memory.retrieval import NO_VECTOR_REASON, RetrieveParams, retrieve
-from memroute.memory.settings import MemorySettings, normalize, validate_update
+from memroute.memory.retrieval import NO_VECTOR_REASON, RetrieveParams, join_reasons, retrieve
+from memroute.memory.settings import MemorySettings, validate_update
 from memroute.memory.verify import verify_pipeline
 from memroute.models import (
-    Fact,
     HistoryEntry,
     ImportReport,
     MemoryFilter,
@@ -38,12 +36,8 @@ from memroute.models import (
     RetrievedItem,
     Stats,
 )
-from memroute.service.keys import KeyRing
-from memroute.service.providers import ProviderRegistry
-from memroute.service.semantic import SemanticEngine
-from memroute.service.sessions import SessionBook
-from memroute.service.workers import AccessRecorder, ExtractionWorker
-from memroute.store import ExtractionJob, NewMemory, SqliteStore
+from memroute.service.build import Parts, build
+from memroute.store import NewMemory
 
 log = logging.getLogger("memroute.memory")
 
@@ -59,36 +53,25 @@ class Memory:
     'prefers TypeScript'
     """
 
-    def __init__(
-        self, store: SqliteStore, config: Config, *, clock: Clock = utc_now, start_workers: bool = True
-    ) -> None:
-        self.store = store
-        self.config = config
-        self._clock = clock
-        self._decay_policy = DecayPolicy(
-            enabled=config.decay_enabled,
-            episodic_days=config.decay_episodic_days,
-            access_immunity=config.decay_access_immunity,
-        )
-        self._extraction = ExtractionWorker(
-            fetch=lambda n: store.jobs.next_batch(max_attempts=config.extraction_max_attempts, limit=n),
-            process=self._process_jobs,
-            fail=lambda job, exc: store.jobs.fail(job.id, f"{type(exc).__name__}: {exc}"),
-        )
-        self.keys = KeyRing(store, clock)
-        self.sessions = SessionBook(store, clock)
-        self.providers = ProviderRegistry(
-            store, clock, default_base_url=config.upstream_base_url, default_api_key=config.upstream_api_key
-        )
-        self._decay_sweep = PeriodicTask(
-            "decay", config.decay_sweep_interval_s if config.decay_enabled else 0, self.decay
-        )
-        self._access = AccessRecorder(
-            lambda counts: store.memories.record_access_counts(counts, now=self._now())
-        )
-        self.semantic = SemanticEngine(store, config, self.providers, self.settings, self._now)
+    def __init__(self, parts: Parts, *, start_workers: bool = True) -> None:
+        """A `Memory` on parts built by `memroute.service.build.build` (`Memory.open` does
+        both)."""
+        self.config = parts.config
+        self._clock = parts.clock
+        self._store = parts.store
+        self._read_settings = parts.settings
+        self._decay_policy = parts.decay_policy
+        self._facts = parts.facts
+        self._extraction = parts.extraction
+        self._access = parts.access
+        self._decay_sweep = parts.decay_sweep
+        self._semantic = parts.semantic
+        self.keys = parts.keys
+        self.sessions = parts.sessions
+        self.providers = parts.providers
+        self.qdrant = parts.qdrant
         if start_workers:
-            self.semantic.start()
+            self._semantic.start()
             self._access.start()
             self._extraction.start()
             self._extraction.notify()  # resume what an earlier run left queued
@@ -108,10 +91,7 @@ class Memory:
             config = Config.for_path(path) if path is not None else Config.from_env()
         elif path is not None:
             config = config.with_overrides(db_path=Path(path))
-        store = SqliteStore.open(
-            config.db_path, synchronous=config.sqlite_synchronous, load_vec=not config.disable_vec
-        )
-        return cls(store, config, clock=clock or utc_now, start_workers=start_workers)
+        return cls(build(config, clock or utc_now), start_workers=start_workers)
 
     def __enter__(self) -> Memory:
         return self
@@ -122,10 +102,10 @@ class Memory:
     def close(self, drain_timeout: float = 30.0) -> None:
         """Drain the extraction queue, stop workers and close the database."""
         self._decay_sweep.stop()
-        self.semantic.stop()
+        self._semantic.stop()
         self._access.stop()
         self._extraction.stop(drain_timeout)
-        self.store.close()
+        self._store.close()
 
     def _now(self) -> str:
         return to_iso(self._clock())
@@ -154,8 +134,8 @@ class Memory:
             metadata=validate.metadata(metadata),
             expires_at=validate.expires_at(expires_at),
         )
-        memory, created = self.store.memories.upsert(new, now=self._now(), actor=actor)
-        self.semantic.notify()
+        memory, created = self._store.memories.upsert(new, now=self._now(), actor=actor)
+        self._semantic.notify()
         log.info(
             "memory.%s apiKeyId=%s type=%s id=%s",
             "stored" if created else "updated",
@@ -166,7 +146,18 @@ class Memory:
         return memory
 
     def get(self, id: str) -> MemoryRecord | None:
-        return self.store.memories.get(validate.memory_id(id))
+        return self._store.memories.get(validate.memory_id(id))
+
+    def get_by_key(self, api_key_id: str, key: str) -> MemoryRecord | None:
+        """The memory `api_key_id` stored under `key` (the one an `add` with that key replaces)."""
+        return self._store.memories.get_by_key(validate.owner(api_key_id), validate.key(key))
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Run several calls as one transaction: all of their writes are kept, or (when the
+        block raises) none. Calls inside see their own writes."""
+        with self._store.db.write():
+            yield
 
     def update(
         self,
@@ -196,19 +187,19 @@ class Memory:
             changes["expires_at"] = validate.expires_at(expires_at)
         if session_id is not _UNSET:
             changes["session_id"] = validate.session(session_id)
-        memory = self.store.memories.update(validate.memory_id(id), changes, now=self._now(), actor=actor)
+        memory = self._store.memories.update(validate.memory_id(id), changes, now=self._now(), actor=actor)
         if memory is None:
             raise NotFound(f"memory {id} not found")
         log.info("memory.updated id=%s fields=%s", memory.id, ",".join(sorted(changes)))
         if "content" in changes:
-            self.semantic.notify()
+            self._semantic.notify()
         return memory
 
     def delete(self, id: str, *, actor: str = "api") -> bool:
-        deleted = self.store.memories.delete(validate.memory_id(id), now=self._now(), actor=actor)
+        deleted = self._store.memories.delete(validate.memory_id(id), now=self._now(), actor=actor)
         if deleted is not None:
             log.info("memory.deleted apiKeyId=%s id=%s", deleted.api_key_id, deleted.id)
-            self.semantic.qdrant.notify()
+            self.qdrant.notify()
         return deleted is not None
 
     def clear(
@@ -229,12 +220,12 @@ class Memory:
         cutoff = to_iso(parse_time(older_than, "olderThan")) if older_than else None
         now = self._now()
         deleted = 0
-        with self.store.db.write():
-            for memory_id in self.store.memories.ids_of(owner, type=kind, created_before=cutoff):
-                if self.store.memories.delete(memory_id, now=now, actor=actor) is not None:
+        with self._store.db.write():
+            for memory_id in self._store.memories.ids_of(owner, type=kind, created_before=cutoff):
+                if self._store.memories.delete(memory_id, now=now, actor=actor) is not None:
                     deleted += 1
         log.info("memory.cleared apiKeyId=%s count=%d", owner, deleted)
-        self.semantic.qdrant.notify()
+        self.qdrant.notify()
         return deleted
 
     def list(
@@ -253,7 +244,7 @@ class Memory:
         owner = None if api_key_id is None else validate.owner(api_key_id)
         if q is not None and not isinstance(q, str):
             raise InvalidInput("must be a string", "q")
-        items, total, by_type = self.store.memories.page(
+        items, total, by_type = self._store.memories.page(
             api_key_id=owner,
             type=validate.optional_type(type),
             session_id=validate.session(session_id) or None,
@@ -265,14 +256,14 @@ class Memory:
 
     def stats(self, api_key_id: str | None = None) -> Stats:
         owner = None if api_key_id is None else validate.owner(api_key_id)
-        total, by_type, tokens = self.store.memories.stats(owner)
-        cache = self.store.memories.cache
+        total, by_type, tokens = self._store.memories.stats(owner)
+        cache = self._store.memories.cache
         return Stats(
             total=total, by_type=by_type, tokens_used=tokens, cache_hits=cache.hits, cache_misses=cache.misses
         )
 
     def history(self, id: str) -> builtins.list[HistoryEntry]:
-        return self.store.memories.history(validate.memory_id(id))
+        return self._store.memories.history(validate.memory_id(id))
 
     # -- retrieval and injection --------------------------------------------------
 
@@ -345,7 +336,7 @@ class Memory:
 
         The gateway retrieves with `record_access=False` and calls this after the
         response, so the write stays off the request path."""
-        self.store.memories.record_access(ids, now=self._now())
+        self._store.memories.record_access(ids, now=self._now())
 
     def record_access_later(self, ids: Iterable[str]) -> None:
         """Count a use of these memories within about a second, in one batched write
@@ -403,24 +394,24 @@ class Memory:
             vector_k=max(limit, self.config.vec_top_k),
         )
         if strategy == "exact" or params.query is None:
-            return retrieve(self.store.memories, flt, params)
+            return retrieve(self._store.memories, flt, params)
         settings = settings or self.settings()
-        chosen = self.semantic.tier(settings)
-        reranker = self.semantic.reranker(settings)[0] if chosen.tiers else None
+        plan = self._semantic.plan(settings, params.query)
+        reranker = self._semantic.reranker(settings)[0] if plan.indexes else None
         result = retrieve(
-            self.store.memories,
+            self._store.memories,
             flt,
             params,
-            vector_tiers=chosen.tiers,
-            vector_unavailable_reason=chosen.reason or NO_VECTOR_REASON,
+            vector_search=plan.vector_search,
+            vector_unavailable_reason=plan.reason or NO_VECTOR_REASON,
             reranker=reranker,
         )
         resolution = replace(
             result.resolution,
-            embedding_source=chosen.source.source,
-            embedding_model=chosen.source.model,
-            fallback_reason=_join_reasons(
-                chosen.reason if chosen.tiers else None, result.resolution.fallback_reason
+            embedding_source=plan.source.source,
+            embedding_model=plan.source.model,
+            fallback_reason=join_reasons(
+                plan.reason if plan.indexes else None, result.resolution.fallback_reason
             ),
         )
         return replace(result, resolution=resolution)
@@ -484,38 +475,8 @@ class Memory:
             raise InvalidInput(f"must be one of {', '.join(SOURCES)}", "source")
         if not isinstance(text, str):
             raise InvalidInput("must be a string", "text")
-        facts = extract_facts_from_text(self._redact(text))
-        return self._store_facts(owner, session, source, facts, actor=actor)
-
-    def _redact(self, text: str) -> str:
-        return redact(text) if self.config.redact else text
-
-    def _store_facts(
-        self, owner: str, session: str, source: str, facts: Sequence[Fact], *, actor: str
-    ) -> builtins.list[MemoryRecord]:
-        now = self._now()
-        stored: builtins.list[MemoryRecord] = []
-        with self.store.db.write():
-            for fact in facts:
-                metadata = {
-                    "category": fact.category,
-                    "polarity": fact.polarity,
-                    "source": source,
-                    "extractedAt": now,
-                }
-                new = NewMemory(
-                    api_key_id=owner,
-                    content=fact.content,
-                    key=fact.key,
-                    type=fact.type,
-                    session_id=session,
-                    metadata=metadata,
-                )
-                stored.append(self.store.memories.upsert(new, now=now, actor=actor)[0])
-        log.info("memory.extraction.complete apiKeyId=%s factCount=%d", owner, len(stored))
-        if stored:
-            self.semantic.notify()
-        return stored
+        facts = extract_facts_from_text(self._facts.redact(text))
+        return self._facts.store(owner, session, source, facts, actor=actor)
 
     def enqueue_extraction(
         self, api_key_id: str, text: str, session_id: str = "", source: str = "user_message"
@@ -537,7 +498,7 @@ class Memory:
             if source not in SOURCES:
                 raise InvalidInput(f"must be one of {', '.join(SOURCES)}", "source")
         queued = [
-            (self._redact(tail), source)  # a secret is never written, not even to the queue
+            (self._facts.redact(tail), source)  # a secret is never written, not even to the queue
             for text, source in texts
             if isinstance(text, str) and may_state_facts(tail := text[-self.config.max_content_bytes :])
         ]
@@ -545,21 +506,12 @@ class Memory:
             return []
         now = self._now()
         job_ids = []
-        with self.store.db.write():
+        with self._store.db.write():
             for tail, source in queued:
-                job_ids.append(self.store.jobs.enqueue(owner, session, source, tail, now=now))
+                job_ids.append(self._store.jobs.enqueue(owner, session, source, tail, now=now))
         if job_ids:
             self._extraction.notify()
         return job_ids
-
-    def _process_jobs(self, jobs: Sequence[ExtractionJob]) -> None:
-        """Store the facts of `jobs` and delete the jobs, all in one transaction."""
-        # Extract outside the write lock: API writes never wait on regexes.
-        found = [(job, extract_facts_from_text(self._redact(job.text))) for job in jobs]
-        with self.store.db.write():
-            for job, facts in found:
-                self._store_facts(job.api_key_id, job.session_id, job.source, facts, actor="extraction")
-                self.store.jobs.finish(job.id)
 
     def wait_for_extraction(self, timeout: float = 30.0) -> bool:
         """Block until everything queued so far has been processed (useful in tests and scripts)."""
@@ -569,14 +521,19 @@ class Memory:
         """Embed memories still waiting for a vector (every memory with `force`) with the
         configured source. In the background by default; `wait=True` runs it to the end
         here. Returns `{started, pending, processed, errors, reason}`."""
-        return self.semantic.reindex(force=force, wait=wait)
+        return self._semantic.reindex(force=force, wait=wait)
 
     def engine_status(self) -> dict[str, Any]:
         """Which search tiers are active and why (REF §8.4 shape), and the storage."""
-        return {**self.semantic.engine_status(), "storage": self._storage_status()}
+        return {**self._semantic.engine_status(), "storage": self._storage_status()}
+
+    def embedding_providers(self) -> builtins.list[dict[str, Any]]:
+        """Configured providers (for the `remote` source; keys never shown) and the local
+        sources with their availability."""
+        return self._semantic.embedding_providers()
 
     def _storage_status(self) -> dict[str, Any]:
-        storage = self.store.db.storage()
+        storage = self._store.db.storage()
         if storage["full"]:
             since = to_iso(datetime.fromtimestamp(storage["fullSince"], UTC))
             reason = (
@@ -594,23 +551,23 @@ class Memory:
 
     def reindex_pending(self) -> int:
         """Memories whose vector is missing or stale (embedded by the vector tier)."""
-        return self.store.memories.count_needs_reindex()
+        return self._store.memories.count_needs_reindex()
 
     def extraction_queue(self) -> dict[str, int]:
-        pending, failed = self.store.jobs.counts(max_attempts=self.config.extraction_max_attempts)
+        pending, failed = self._store.jobs.counts(max_attempts=self.config.extraction_max_attempts)
         return {"pending": pending, "failed": failed}
 
     # -- settings ---------------------------------------------------------------
 
     def settings(self) -> MemorySettings:
         """Current settings, read from the database so every process sees changes at once."""
-        return normalize(self.store.settings.read_all())
+        return self._read_settings()
 
     def update_settings(self, changes: Mapping[str, Any] | None = None, **kwargs: Any) -> MemorySettings:
         """Validate and store settings (camelCase or snake_case names); returns the new settings."""
         values = validate_update({**(changes or {}), **kwargs})
         if values:
-            self.store.settings.write(values, now=self._now())
+            self._store.settings.write(values, now=self._now())
         return self.settings()
 
     # -- summarisation, decay, health ---------------------------------------------------
@@ -631,14 +588,14 @@ class Memory:
             raise InvalidInput("give apiKeyId, or allKeys: true to summarise every key", "apiKeyId")
         owner = None if api_key_id is None else validate.owner(api_key_id)
         result = maintenance.summarize(
-            self.store,
+            self._store,
             owner=owner,
             days=days,
             now=self._clock(),
             dry_run=dry_run,
             max_bytes=self.config.max_content_bytes,
         )
-        self.semantic.notify()
+        self._semantic.notify()
         return result
 
     def decay(
@@ -649,9 +606,9 @@ class Memory:
             return {"scanned": 0, "decayed": 0, "deletedIds": [], "skippedDisabled": True, "capped": False}
         owner = None if api_key_id is None else validate.owner(api_key_id)
         result = maintenance.sweep_decayed(
-            self.store, self._decay_policy, owner=owner, now=self._clock(), dry_run=dry_run
+            self._store, self._decay_policy, owner=owner, now=self._clock(), dry_run=dry_run
         )
-        self.semantic.qdrant.notify()
+        self.qdrant.notify()
         return result
 
     def verify(self) -> dict[str, Any]:
@@ -660,7 +617,7 @@ class Memory:
         (not even an all-keys list), and it leaves no history, vector or queue entry."""
         result: dict[str, Any] = {}
         try:
-            with self.store.db.write():
+            with self._store.db.write():
                 result = verify_pipeline(_VerifyAdapter(self))
                 raise _ProbeDone
         except _ProbeDone:
@@ -672,7 +629,7 @@ class Memory:
     def export(self, api_key_id: str | None = None) -> Iterator[dict[str, Any]]:
         """Every memory of one key (or of every key) with metadata and timestamps."""
         owner = None if api_key_id is None else validate.owner(api_key_id)
-        for memory in self.store.memories.iter_all(owner):
+        for memory in self._store.memories.iter_all(owner):
             yield memory.to_dict()
 
     def import_(
@@ -685,14 +642,14 @@ class Memory:
         """Upsert memories from JSONL lines or dicts. A bad record is reported with its
         line number and skipped; every good record is kept. `api_key_id` overrides owners."""
         report = import_records(
-            self.store,
+            self._store,
             records,
             now=self._now,
             actor=actor,
             api_key_id=api_key_id,
             max_bytes=self.config.max_content_bytes,
         )
-        self.semantic.notify()
+        self._semantic.notify()
         return report
 
 
@@ -727,14 +684,8 @@ class _VerifyAdapter:
 
     def delete_quietly(self, memory_id: str) -> bool:
         deleted = self.memory.delete(memory_id)
-        self.memory.store.memories.purge_history(memory_id)
+        self.memory._store.memories.purge_history(memory_id)
         return deleted
 
     def count_owner(self, api_key_id: str) -> int:
-        return self.memory.store.memories.count_owner(api_key_id)
-
-
-def _join_reasons(first: str | None, second: str | None) -> str | None:
-    if first and second:
-        return f"{first}; {second}"
-    return first or second
+        return self.memory._store.memories.count_owner(api_key_id)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -86,3 +87,25 @@ async def read_json(client: httpx.AsyncClient, route: Route, path: str) -> Any:
         if response.status_code != 200:
             raise UpstreamError(f"upstream provider '{route.provider_id}' answered {response.status_code}")
         return httpx.Response(200, content=data).json()
+
+
+class LazyClient:
+    """One `httpx.Client` for short synchronous calls to providers (rerank, model lists),
+    made on first use (a client costs an SSL context, and most processes never need it)
+    and closed with the service."""
+
+    def __init__(self) -> None:
+        self._client: httpx.Client | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> httpx.Client:
+        with self._lock:
+            if self._client is None:
+                self._client = httpx.Client()
+            return self._client
+
+    def close(self) -> None:
+        with self._lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()

@@ -1,9 +1,12 @@
-"""Vector tiers (sqlite-vec, Qdrant) behind one small protocol.
+"""Vector indexes (sqlite-vec, Qdrant) behind one small protocol.
 
-Score semantics: `VectorHit.score` is a similarity in [0, 1], higher is closer
-(cosine similarity mapped from the backend's distance). Every tier must apply the
-same `MemoryFilter` as the keyword tiers and search per key inside the k-nearest
-query, so one tenant cannot starve another.
+An index takes a query vector and a `MemoryFilter`, never text: the service embeds
+the query once and hands the vector to whichever index answers. Score semantics:
+`VectorHit.score` is a similarity in [0, 1], higher is closer (cosine similarity
+mapped from the backend's distance). Every index applies the same `MemoryFilter` as
+the keyword search and searches per key inside the k-nearest query, so one tenant
+cannot starve another. A zero vector (a query without a single known word) has no
+direction and so no neighbours: every index returns nothing for it.
 """
 
 from __future__ import annotations
@@ -11,7 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+import numpy as np
+from numpy.typing import NDArray
+
 from memroute.models import MemoryFilter
+
+#: A query or document embedding: one float32 row.
+Vector = NDArray[np.float32]
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,13 +29,16 @@ class VectorHit:
     score: float
 
 
-class VectorTier(Protocol):
+class VectorIndex(Protocol):
     #: "sqlite-vec" or "qdrant" (shown in resolutions and engine status)
-    name: str
-    #: True when hybrid retrieval should fuse this tier with FTS5 by RRF
-    #: (sqlite-vec); False when the tier answers alone (Qdrant, REF §4.7).
-    fuse_with_keywords: bool
+    @property
+    def name(self) -> str: ...
 
-    def search(self, query: str, flt: MemoryFilter, k: int) -> list[VectorHit]:
-        """Nearest memories to `query` among those `flt` admits, best first."""
+    #: True when hybrid retrieval should fuse this index's hits with FTS5 by RRF (both
+    #: sqlite-vec and Qdrant do); False when the index answers alone.
+    @property
+    def fuse_with_keywords(self) -> bool: ...
+
+    def search(self, vector: Vector, flt: MemoryFilter, k: int) -> list[VectorHit]:
+        """The `k` memories nearest to `vector` among those `flt` admits, best first."""
         ...

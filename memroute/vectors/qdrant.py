@@ -1,8 +1,9 @@
-"""The Qdrant tier's adapter, on the official `qdrant-client` (the `memroute[qdrant]`
-extra, imported here only, when an adapter is first built).
+"""Qdrant on the official `qdrant-client` (the `memroute[qdrant]` extra, imported here
+only, when a connection is first made): `QdrantConnection` (one client and the
+operations memroute needs) and `QdrantIndex` (the `VectorIndex` on one collection).
 
 One collection per vector size, `<base>_<dimension>`, so a model with another
-dimension gets a new collection instead of a stream of errors (REF §17.12). Points
+dimension gets a new collection instead of a stream of errors. Points
 carry the memory's real type, owner, session and times, so a search applies the same
 owner, session, type, expiry and retention filters as the SQL tiers (`MemoryFilter`).
 Every failure is a `QdrantError` whose message never contains the API key.
@@ -15,16 +16,17 @@ import math
 import time
 import uuid
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from memroute.clock import parse_time
+from memroute.embeddings import SourceChoice
 from memroute.errors import QdrantError
 from memroute.models import MemoryFilter, MemoryRecord
-from memroute.vectors import VectorHit
+from memroute.vectors import Vector, VectorHit
 from memroute.vectors.qdrant_settings import LOCAL_MEMORY, QdrantSettings
 
 if TYPE_CHECKING:
@@ -77,26 +79,26 @@ def payload(memory: MemoryRecord) -> dict[str, Any]:
     }
 
 
-class QdrantAdapter:
+class QdrantConnection:
     """One connection (a server, or local mode for tests and demos) and the operations
     memroute needs. Thread-safe as far as qdrant-client is."""
 
     def __init__(self, settings: QdrantSettings, *, timeout_s: float = 5.0, client: Any = None) -> None:
         self.settings = settings
         self.timeout_s = timeout_s
-        self._known: set[str] = set()  # collections checked or created by this adapter
+        self._known: set[str] = set()  # collections checked or created through this object
         self._client = (
             client if client is not None else self._guard("connect", lambda: _connect(settings, timeout_s))
         )
 
-    def with_settings(self, settings: QdrantSettings) -> QdrantAdapter:
-        """An adapter for new collection settings (name, quantisation, HNSW) on this one's
-        connection: the caller drops this adapter without closing it."""
-        return QdrantAdapter(settings, timeout_s=self.timeout_s, client=self._client)
+    def with_settings(self, settings: QdrantSettings) -> QdrantConnection:
+        """A connection object for new collection settings (name, quantisation, HNSW) on this
+        one's client: the caller drops this object without closing it."""
+        return QdrantConnection(settings, timeout_s=self.timeout_s, client=self._client)
 
     @property
     def connection(self) -> tuple[Any, ...]:
-        """What the connection depends on: adapters equal here can share a client."""
+        """What the client depends on: connections equal here can share a client."""
         s = self.settings
         return (s.host, s.port, s.https, s.api_key, self.timeout_s)
 
@@ -126,7 +128,7 @@ class QdrantAdapter:
     def ensure_collection(self, dim: int) -> tuple[str, bool]:
         """The collection for vectors of `dim`, and whether it was just created (cosine,
         payload indexes, quantisation, HNSW ef_construct): a new collection is empty and
-        needs a back-fill. Checked once per adapter, and again after any failure."""
+        needs a back-fill. Checked once per connection object, and again after any failure."""
         name = self.collection_name(dim)
         created = False
         if name not in self._known:
@@ -330,6 +332,36 @@ class QdrantAdapter:
             self._client.close()
         except Exception as exc:  # closing must never fail a settings change or shutdown
             log.debug("memory.qdrant.close_failed error=%s", type(exc).__name__)
+
+
+class QdrantIndex:
+    """The `VectorIndex` on one collection of a connection, whose points were embedded with
+    `embedding` (hybrid retrieval fuses its hits with FTS5 by RRF). A failure is reported
+    to `on_failure` (the pool's circuit breaker) and raised."""
+
+    name = "qdrant"
+    fuse_with_keywords = True
+
+    def __init__(
+        self,
+        connection: QdrantConnection,
+        collection: str,
+        embedding: SourceChoice,
+        on_failure: Callable[[QdrantError], None],
+    ) -> None:
+        self.connection = connection
+        self.collection = collection
+        self.embedding = embedding
+        self._on_failure = on_failure
+
+    def search(self, vector: Vector, flt: MemoryFilter, k: int) -> list[VectorHit]:
+        if not vector.any():  # no known word: a zero vector has no direction, so no neighbours
+            return []
+        try:
+            return self.connection.search(self.collection, vector, flt, k)
+        except QdrantError as exc:
+            self._on_failure(exc)
+            raise
 
 
 def _connect(settings: QdrantSettings, timeout_s: float) -> QdrantClient:

@@ -8,7 +8,7 @@ and never part of `public()`, a repr or a log line.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
@@ -148,35 +148,63 @@ def validate_update(changes: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _check(name: str, raw: Any) -> Any:
+    """One setting's value, checked by the rule for its kind."""
     if name in ("enabled", "https"):
-        if not isinstance(raw, bool):
-            raise InvalidInput(f"must be true or false; got {raw!r}", name)
-        return raw
+        return _flag(name, raw)
     if name == "port":
-        if isinstance(raw, bool) or not isinstance(raw, int) or not 1 <= raw <= 65535:
-            raise InvalidInput(f"must be an integer from 1 to 65535; got {raw!r}", name)
-        return raw
+        return _port(name, raw)
     if name == "quantization":
-        if raw not in QUANTIZATIONS:
-            raise InvalidInput(f"must be one of {', '.join(QUANTIZATIONS)}; got {raw!r}", name)
-        return raw
+        return _quantization(name, raw)
     if raw is None and name in ("embeddingModel", "apiKey", "host"):
-        return None
+        return None  # removes the stored value
     if not isinstance(raw, str):
         raise InvalidInput("must be a string", name)
-    value = raw.strip()
-    if name == "apiKey":
-        if len(value) > 1024:
-            raise InvalidInput("must be at most 1024 characters", name)
-        return value or None
-    if name == "embeddingModel":
-        if value and ("/" not in value.strip("/") or len(value) > 256):
-            raise InvalidInput(
-                "must be a 'provider/model' string, or null for the memory embedding source", name
-            )
-        return value or None
-    if name == "collection":
-        if not _COLLECTION.match(value):
-            raise InvalidInput("must be 1–100 letters, digits, '_' or '-'", name)
-        return value
+    return _TEXT_CHECKS[name](name, raw.strip())
+
+
+def _flag(name: str, raw: Any) -> bool:
+    if not isinstance(raw, bool):
+        raise InvalidInput(f"must be true or false; got {raw!r}", name)
+    return raw
+
+
+def _port(name: str, raw: Any) -> int:
+    if isinstance(raw, bool) or not isinstance(raw, int) or not 1 <= raw <= 65535:
+        raise InvalidInput(f"must be an integer from 1 to 65535; got {raw!r}", name)
+    return raw
+
+
+def _quantization(name: str, raw: Any) -> str:
+    if raw not in QUANTIZATIONS:
+        raise InvalidInput(f"must be one of {', '.join(QUANTIZATIONS)}; got {raw!r}", name)
+    return str(raw)
+
+
+def _api_key(name: str, value: str) -> str | None:
+    if len(value) > 1024:
+        raise InvalidInput("must be at most 1024 characters", name)
+    return value or None
+
+
+def _embedding_model(name: str, value: str) -> str | None:
+    if value and ("/" not in value.strip("/") or len(value) > 256):
+        raise InvalidInput("must be a 'provider/model' string, or null for the memory embedding source", name)
+    return value or None
+
+
+def _collection(name: str, value: str) -> str:
+    if not _COLLECTION.match(value):
+        raise InvalidInput("must be 1–100 letters, digits, '_' or '-'", name)
+    return value
+
+
+def _host(name: str, value: str) -> str | None:
     return check_qdrant_host(value)
+
+
+_TEXT_CHECKS: dict[str, Callable[[str, str], str | None]] = {
+    "apiKey": _api_key,
+    "embeddingModel": _embedding_model,
+    "collection": _collection,
+    "host": _host,
+}

@@ -1,11 +1,13 @@
-"""The sqlite-vec tier: keeps `vec_memories` in step with the embedding source and
+"""The sqlite-vec index: keeps `vec_memories` in step with the embedding source and
 searches it per key.
 
-Lifecycle (REF §8, SPEC §7): the table is created when the first vector's dimension
-is known; its signature is `source:model:dim[:int8]`, and a change of signature drops
-and recreates it and marks every memory for re-embedding. Vectors are written by the
-re-index worker, and before a search the searching key's pending memories (up to the
-backfill batch) are embedded first, so a memory added a moment ago is found.
+Lifecycle: the table is created when the first vector's dimension is known; its
+signature is `source:model:dim[:int8]`, and a change of signature drops and recreates
+it and marks every memory for re-embedding. Vectors are written by the re-index
+worker, and before a search `catch_up` embeds the searching key's pending memories
+(up to the backfill batch), so a memory added a moment ago is found. Writing embeds
+documents through `EmbeddingSources` with the source the caller chose; searching
+takes a query vector the caller embedded.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from numpy.typing import NDArray
 from memroute.embeddings import EmbeddingSources, SourceChoice
 from memroute.models import MemoryFilter
 from memroute.store.vectors import VEC_CHUNK_FLOAT, VEC_CHUNK_INT8, PendingMemory, VecMeta, VectorRepository
-from memroute.vectors import VectorHit
+from memroute.vectors import Vector, VectorHit
 from memroute.vectors.int8 import dequantize, fit_scale, quantize
 from memroute.vectors.key_cache import MIN_CHUNKS, KeyMatrix, KeyMatrixCache, as_matrix
 
@@ -37,7 +39,11 @@ class BatchResult:
 
 
 class SqliteVecIndex:
+    """The `VectorIndex` on sqlite-vec (hybrid retrieval fuses its hits with FTS5 by RRF),
+    with in-memory copies of large keys (`key_cache`)."""
+
     name = "sqlite-vec"
+    fuse_with_keywords = True
 
     def __init__(
         self,
@@ -149,17 +155,23 @@ class SqliteVecIndex:
 
     # -- searching -------------------------------------------------------------------
 
-    def search(self, choice: SourceChoice, query: str, flt: MemoryFilter, k: int) -> list[VectorHit]:
-        """The `k` memories nearest to `query` among those `flt` admits (per key inside the
+    def catch_up(self, choice: SourceChoice, dim: int, api_key_id: str | None) -> None:
+        """Before a search with a `dim`-sized query of `choice`: the table matches `choice`
+        (a changed source resets it), and `api_key_id`'s pending memories (up to the
+        backfill batch) are embedded. Raises `EmbeddingError` when the source fails."""
+        self.ensure_ready(choice, dim)
+        if self.backfill_batch > 0 and api_key_id is not None:
+            self.embed_pending(choice, api_key_id, self.backfill_batch)
+
+    def search(self, vector: Vector, flt: MemoryFilter, k: int) -> list[VectorHit]:
+        """The `k` memories nearest to `vector` among those `flt` admits (per key inside the
         k-nearest query), best first; score = cosine similarity clipped to [0, 1]."""
-        vector = self.sources.embed_query(choice, query)
-        meta = self.ensure_ready(choice, int(vector.shape[0]))
-        if self.backfill_batch > 0 and flt.api_key_id is not None:
-            self.embed_pending(choice, flt.api_key_id, self.backfill_batch)
-            meta = self.vectors.meta()
         if not np.any(vector):
             # No token the embedding knows ("*", "^"): a zero vector has no direction, so no
             # neighbours (sqlite-vec's cosine distance to it is NULL).
+            return []
+        meta = self.vectors.meta()
+        if not meta.ready:  # nothing embedded yet
             return []
         if flt.api_key_id is not None:
             copy = self.key_cache.get(flt.api_key_id, self.vectors.generation(flt.api_key_id))
@@ -170,7 +182,10 @@ class SqliteVecIndex:
             return [VectorHit(h.memory_id, max(0.0, 1.0 - h.distance)) for h in hits]
         if meta.int8_scale is None:  # nothing stored yet
             return []
-        scale = meta.int8_scale
+        return self._search_int8(vector, meta.int8_scale, flt, k)
+
+    def _search_int8(self, vector: Vector, scale: float, flt: MemoryFilter, k: int) -> list[VectorHit]:
+        """The nearest int8 vectors, re-scored against the float query."""
         candidates = self.vectors.knn(
             quantize(vector, scale).tobytes(),
             flt,
@@ -187,9 +202,7 @@ class SqliteVecIndex:
         rescored.sort(key=lambda h: h.score, reverse=True)
         return rescored[:k]
 
-    def _search_copy(
-        self, copy: KeyMatrix, vector: NDArray[np.float32], flt: MemoryFilter, k: int
-    ) -> list[VectorHit]:
+    def _search_copy(self, copy: KeyMatrix, vector: Vector, flt: MemoryFilter, k: int) -> list[VectorHit]:
         """Exact cosine search of an in-memory copy; the same filter as the SQL path. The
         filter costs more than the product here, so candidates are checked in growing rounds
         (1.5 k first: most memories pass)."""
@@ -215,20 +228,3 @@ class SqliteVecIndex:
             checked, want = len(order), min(total, want * 4)
         hits.sort(key=lambda h: h.score, reverse=True)
         return hits[:k]
-
-    def tier(self, choice: SourceChoice) -> SqliteVecTier:
-        return SqliteVecTier(self, choice)
-
-
-class SqliteVecTier:
-    """`SqliteVecIndex.search` bound to one embedding source: the `VectorTier` retrieval uses."""
-
-    name = "sqlite-vec"
-    fuse_with_keywords = True
-
-    def __init__(self, index: SqliteVecIndex, choice: SourceChoice) -> None:
-        self.index = index
-        self.choice = choice
-
-    def search(self, query: str, flt: MemoryFilter, k: int) -> list[VectorHit]:
-        return self.index.search(self.choice, query, flt, k)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from storage import scalar
 
 from memroute import Memory
 from memroute.config import Config
@@ -69,8 +70,8 @@ def test_a_secret_in_a_chat_is_never_stored_nor_queued(tmp_path: Path) -> None:
     with Memory.open(tmp_path / "m.db", start_workers=False) as mem:
         text = "I prefer deploying with token ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8 on Fridays."
         mem.enqueue_extraction("k", text)
-        queued = mem.store.db.read().execute("SELECT text FROM extraction_jobs").fetchone()
-        assert queued is not None and "ghp_" not in queued[0]
+        queued = scalar(mem, "SELECT text FROM extraction_jobs")
+        assert queued is not None and "ghp_" not in queued
         mem.wait_for_extraction(10)
         [fact] = mem.list("k").items
         assert fact.content == "prefers deploying with token"  # the capture ends at the placeholder

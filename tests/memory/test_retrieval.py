@@ -14,15 +14,17 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from storage import database
 
 from memroute import InvalidInput, Memory
 from memroute.clock import to_iso
-from memroute.memory.retrieval import RetrieveParams, retrieve
-from memroute.models import MemoryFilter, MemoryRecord, RetrievedItem, estimate_tokens
-from memroute.vectors import VectorHit
+from memroute.memory.retrieval import RetrieveParams, VectorSearch, retrieve
+from memroute.models import MemoryFilter, MemoryRecord, Retrieval, RetrievedItem, estimate_tokens
+from memroute.vectors import Vector, VectorHit, VectorIndex
 
 STRATEGIES = ("exact", "semantic", "hybrid")
 
@@ -528,11 +530,13 @@ def test_preview_on_an_empty_database(mem: Memory) -> None:
             assert preview.to_dict()["budgetMaxTokens"] == 2000
 
 
-# --- vector tiers and RRF fusion (with a VectorTier protocol fake) --------------------------------
+# --- vector indexes and RRF fusion (with a VectorIndex protocol fake) ------------------------------
+
+QUERY_VECTOR = np.ones(4, dtype=np.float32)
 
 
-class FakeTier:
-    """A vector tier returning fixed hits (it applies no filter of its own)."""
+class FakeIndex:
+    """A vector index returning fixed hits (it applies no filter of its own)."""
 
     def __init__(self, hits: list[tuple[str, float]], *, name: str = "sqlite-vec", fuse: bool = True) -> None:
         self.name = name
@@ -540,17 +544,26 @@ class FakeTier:
         self.hits = hits
         self.calls: list[MemoryFilter] = []
 
-    def search(self, query: str, flt: MemoryFilter, k: int) -> list[VectorHit]:
+    def search(self, vector: Vector, flt: MemoryFilter, k: int) -> list[VectorHit]:
+        assert vector is QUERY_VECTOR
         self.calls.append(flt)
         return [VectorHit(memory_id, score) for memory_id, score in self.hits]
 
 
-class BrokenTier:
+class BrokenIndex:
     name = "sqlite-vec"
     fuse_with_keywords = True
 
-    def search(self, query: str, flt: MemoryFilter, k: int) -> list[VectorHit]:
+    def search(self, vector: Vector, flt: MemoryFilter, k: int) -> list[VectorHit]:
         raise RuntimeError("vec0 table is corrupt")
+
+
+def _retrieve(mem: Memory, flt: MemoryFilter, params: RetrieveParams, index: VectorIndex) -> Retrieval:
+    """`retrieve` over `mem`'s database with one vector index."""
+    with database(mem) as store:
+        return retrieve(
+            store.memories, flt, params, vector_search=VectorSearch([index], lambda *_: QUERY_VECTOR)
+        )
 
 
 def _flt(clock: Any, owner: str | None = "k") -> MemoryFilter:
@@ -566,10 +579,11 @@ def test_rrf_ranks_a_memory_found_by_both_lists_first(mem: Memory, clock: Any) -
     ts2 = _add(mem, clock, "k", "writes TypeScript services at work every day of the week")
     dogs = _add(mem, clock, "k", "likes dogs")
     _add(mem, clock, "k", "enjoys hiking")
-    keyword = [m.id for m, _ in mem.store.memories.keyword_search(_flt(clock), "TypeScript", limit=100)]
+    with database(mem) as store:
+        keyword = [m.id for m, _ in store.memories.keyword_search(_flt(clock), "TypeScript", limit=100)]
     assert set(keyword) == {ts1.id, ts2.id}
-    tier = FakeTier([(dogs.id, 0.9), (ts2.id, 0.8)])
-    result = retrieve(mem.store.memories, _flt(clock), _params("TypeScript"), vector_tiers=[tier])
+    tier = FakeIndex([(dogs.id, 0.9), (ts2.id, 0.8)])
+    result = _retrieve(mem, _flt(clock), _params("TypeScript"), tier)
     assert result.items[0].memory.id == ts2.id
     assert {item.tier for item in result.items} == {"hybrid-rrf"}
     assert result.resolution.fallback_reason is None
@@ -586,8 +600,8 @@ def test_rrf_ranks_a_memory_found_by_both_lists_first(mem: Memory, clock: Any) -
 def test_rrf_item_found_by_both_lists_shows_both_scores(mem: Memory, clock: Any) -> None:
     ts = _add(mem, clock, "k", "prefers TypeScript")
     dogs = _add(mem, clock, "k", "likes dogs")
-    tier = FakeTier([(ts.id, 0.7), (dogs.id, 0.5)])
-    result = retrieve(mem.store.memories, _flt(clock), _params("TypeScript"), vector_tiers=[tier])
+    tier = FakeIndex([(ts.id, 0.7), (dogs.id, 0.5)])
+    result = _retrieve(mem, _flt(clock), _params("TypeScript"), tier)
     by_id = {item.memory.id: item for item in result.items}
     assert by_id[ts.id].vec_score == pytest.approx(0.7)
     assert by_id[ts.id].fts_score is not None  # the Playground shows why it ranked first
@@ -598,16 +612,16 @@ def test_rrf_item_found_by_both_lists_shows_both_scores(mem: Memory, clock: Any)
 def test_rrf_ties_are_broken_newer_first(mem: Memory, clock: Any) -> None:
     older = _add(mem, clock, "k", "prefers TypeScript")
     newer = _add(mem, clock, "k", "likes dogs")
-    tier = FakeTier([(newer.id, 0.9)])  # vector rank 1 = keyword rank 1 of the older one
-    result = retrieve(mem.store.memories, _flt(clock), _params("TypeScript"), vector_tiers=[tier])
+    tier = FakeIndex([(newer.id, 0.9)])  # vector rank 1 = keyword rank 1 of the older one
+    result = _retrieve(mem, _flt(clock), _params("TypeScript"), tier)
     assert _ids(result.items) == [newer.id, older.id]
     assert result.items[0].score == result.items[1].score == pytest.approx(1 / 61)
 
 
 def test_rrf_k_comes_from_params(mem: Memory, clock: Any) -> None:
     ts = _add(mem, clock, "k", "prefers TypeScript")
-    tier = FakeTier([(ts.id, 0.9)])
-    result = retrieve(mem.store.memories, _flt(clock), _params("TypeScript", rrf_k=10), vector_tiers=[tier])
+    tier = FakeIndex([(ts.id, 0.9)])
+    result = _retrieve(mem, _flt(clock), _params("TypeScript", rrf_k=10), tier)
     assert result.items[0].score == pytest.approx(2 / 11)
 
 
@@ -615,14 +629,12 @@ def test_a_failing_vector_tier_degrades_to_keywords_and_says_so(mem: Memory, clo
     ts = _add(mem, clock, "k", "prefers TypeScript")
     tea = _add(mem, clock, "k", "likes green tea")
     for strategy in ("hybrid", "semantic"):
-        result = retrieve(
-            mem.store.memories, _flt(clock), _params("TypeScript", strategy), vector_tiers=[BrokenTier()]
-        )
+        result = _retrieve(mem, _flt(clock), _params("TypeScript", strategy), BrokenIndex())
         assert result.items[0].memory.id == ts.id
         assert result.items[0].tier == "fts5"
         assert result.resolution.fallback_reason
         assert "fail" in result.resolution.fallback_reason
-    hybrid = retrieve(mem.store.memories, _flt(clock), _params("TypeScript"), vector_tiers=[BrokenTier()])
+    hybrid = _retrieve(mem, _flt(clock), _params("TypeScript"), BrokenIndex())
     assert _ids(hybrid.items) == [ts.id, tea.id]
 
 
@@ -635,8 +647,8 @@ def test_semantic_with_a_vector_tier_uses_vector_order(
 ) -> None:
     ts = _add(mem, clock, "k", "prefers TypeScript")
     dogs = _add(mem, clock, "k", "likes dogs")
-    fake = FakeTier([(dogs.id, 0.9), (ts.id, 0.4)], name=name, fuse=fuse)
-    result = retrieve(mem.store.memories, _flt(clock), _params("pets", "semantic"), vector_tiers=[fake])
+    fake = FakeIndex([(dogs.id, 0.9), (ts.id, 0.4)], name=name, fuse=fuse)
+    result = _retrieve(mem, _flt(clock), _params("pets", "semantic"), fake)
     assert _ids(result.items) == [dogs.id, ts.id]
     assert {item.tier for item in result.items} == {tier}
     assert [item.vec_score for item in result.items] == [pytest.approx(0.9), pytest.approx(0.4)]
@@ -646,8 +658,8 @@ def test_semantic_with_a_vector_tier_uses_vector_order(
 def test_hybrid_with_a_non_fusing_tier_answers_from_that_tier(mem: Memory, clock: Any) -> None:
     ts = _add(mem, clock, "k", "prefers TypeScript")
     dogs = _add(mem, clock, "k", "likes dogs")
-    fake = FakeTier([(dogs.id, 0.9)], name="qdrant", fuse=False)
-    result = retrieve(mem.store.memories, _flt(clock), _params("TypeScript"), vector_tiers=[fake])
+    fake = FakeIndex([(dogs.id, 0.9)], name="qdrant", fuse=False)
+    result = _retrieve(mem, _flt(clock), _params("TypeScript"), fake)
     assert _ids(result.items) == [dogs.id]
     assert result.items[0].tier == "qdrant"
     assert ts.id not in _ids(result.items)
@@ -656,22 +668,20 @@ def test_hybrid_with_a_non_fusing_tier_answers_from_that_tier(mem: Memory, clock
 def test_min_score_drops_weak_vector_hits(mem: Memory, clock: Any) -> None:
     ts = _add(mem, clock, "k", "prefers TypeScript")
     dogs = _add(mem, clock, "k", "likes dogs")
-    fake = FakeTier([(dogs.id, 0.9), (ts.id, 0.2)])
-    result = retrieve(
-        mem.store.memories, _flt(clock), _params("pets", "semantic", min_score=0.5), vector_tiers=[fake]
-    )
+    fake = FakeIndex([(dogs.id, 0.9), (ts.id, 0.2)])
+    result = _retrieve(mem, _flt(clock), _params("pets", "semantic", min_score=0.5), fake)
     assert _ids(result.items) == [dogs.id]
-    hybrid = retrieve(mem.store.memories, _flt(clock), _params("pets", min_score=0.5), vector_tiers=[fake])
+    hybrid = _retrieve(mem, _flt(clock), _params("pets", min_score=0.5), fake)
     assert _ids(hybrid.items) == [dogs.id]
 
 
 def test_vector_tier_receives_the_base_filter(mem: Memory, clock: Any) -> None:
     _add(mem, clock, "k", "prefers TypeScript")
-    fake = FakeTier([])
+    fake = FakeIndex([])
     flt = MemoryFilter(
         api_key_id="k", now=to_iso(clock()), session_id="s1", updated_since="2026-01-01T00:00:00.000Z"
     )
-    result = retrieve(mem.store.memories, flt, _params("TypeScript", "semantic"), vector_tiers=[fake])
+    result = _retrieve(mem, flt, _params("TypeScript", "semantic"), fake)
     assert fake.calls == [flt]
     assert result.resolution.fallback_reason  # the tier found nothing: say so
 
@@ -683,11 +693,9 @@ def test_vector_hits_outside_the_filter_are_never_returned(mem: Memory, clock: A
     theirs = _add(mem, clock, "other", "secret: prefers Kotlin")
     expired = _add(mem, clock, "k", "expired TypeScript note", expires_at=clock() + timedelta(minutes=1))
     clock.advance(minutes=5)
-    fake = FakeTier([(theirs.id, 0.99), (expired.id, 0.98), (mine.id, 0.5)])
+    fake = FakeIndex([(theirs.id, 0.99), (expired.id, 0.98), (mine.id, 0.5)])
     for strategy in ("semantic", "hybrid"):
-        result = retrieve(
-            mem.store.memories, _flt(clock), _params("TypeScript", strategy), vector_tiers=[fake]
-        )
+        result = _retrieve(mem, _flt(clock), _params("TypeScript", strategy), fake)
         assert _ids(result.items) == [mine.id], strategy
 
 
@@ -695,8 +703,8 @@ def test_vector_hits_for_deleted_memories_are_dropped(mem: Memory, clock: Any) -
     ts = _add(mem, clock, "k", "prefers TypeScript")
     gone = _add(mem, clock, "k", "likes dogs")
     mem.delete(gone.id)
-    fake = FakeTier([(gone.id, 0.9), (ts.id, 0.8)])
-    result = retrieve(mem.store.memories, _flt(clock), _params("pets", "semantic"), vector_tiers=[fake])
+    fake = FakeIndex([(gone.id, 0.9), (ts.id, 0.8)])
+    result = _retrieve(mem, _flt(clock), _params("pets", "semantic"), fake)
     assert _ids(result.items) == [ts.id]
 
 

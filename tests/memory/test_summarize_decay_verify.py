@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from storage import scalar
 
 from memroute import InvalidInput, Memory
 from memroute.config import Config
@@ -23,7 +24,7 @@ def _add(mem: Memory, clock: Any, owner: str, content: str, **kwargs: Any) -> Me
 
 
 def _count(mem: Memory, table: str) -> int:
-    return int(mem.store.db.read().execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
+    return int(scalar(mem, f"SELECT COUNT(*) FROM {table}"))
 
 
 def _snapshot(mem: Memory) -> dict[str, int]:

@@ -1,4 +1,4 @@
-"""Qdrant as vector tier 2, through memroute's own adapter and sync, against Qdrant's
+"""Qdrant as the first vector index, through memroute's own connection and sync, against Qdrant's
 local mode (`QdrantClient(":memory:")` or a folder): no Qdrant server runs on these
 machines. Local mode runs the same client API the adapter uses against a server
 (collections, payload filters, upsert, delete, scroll, query_points); it searches by
@@ -18,12 +18,15 @@ from typing import Any
 
 import pytest
 from clocks import ManualClock
+from storage import open_parts
 
 from memroute import Memory
 from memroute.clock import to_iso
 from memroute.config import Config
 from memroute.models import MemoryFilter
-from memroute.service.qdrant import QdrantEngine
+from memroute.service.build import Parts
+from memroute.service.qdrant import QdrantService
+from memroute.vectors import VectorHit
 
 ANIMALS = ["cat", "dog", "horse", "parrot", "lizard", "rabbit", "goat", "otter"]
 
@@ -33,8 +36,8 @@ def _open(path: Path, clock: Any, *, workers: bool = False, **env: str) -> Memor
     return Memory.open(config=config, clock=clock, start_workers=workers)
 
 
-def _engine(mem: Memory) -> QdrantEngine:
-    return mem.semantic.qdrant
+def _engine(mem: Memory) -> QdrantService:
+    return mem.qdrant
 
 
 def _drain(mem: Memory, limit: int = 1000) -> int:
@@ -67,11 +70,25 @@ def _wait_for(condition: Callable[[], bool], timeout: float = 20.0) -> None:
 
 
 @pytest.fixture
-def qmem(db_path: Path, clock: ManualClock) -> Iterator[Memory]:
-    memory = _open(db_path, clock)
+def qparts(db_path: Path, clock: ManualClock) -> Iterator[tuple[Memory, Parts]]:
+    memory, parts = open_parts(Config.for_path(db_path, environ={}), clock)
     memory.update_settings(enabled=True, embedding_source="hashing")
-    yield memory
+    yield memory, parts
     memory.close()
+
+
+@pytest.fixture
+def qmem(qparts: tuple[Memory, Parts]) -> Memory:
+    return qparts[0]
+
+
+def _qdrant_search(qparts: tuple[Memory, Parts], query: str, flt: MemoryFilter, k: int) -> list[VectorHit]:
+    """The Qdrant index asked as retrieval asks it (the search step embeds the query)."""
+    mem, parts = qparts
+    plan = parts.semantic.plan(mem.settings(), query)
+    assert plan.indexes and plan.indexes[0].name == "qdrant", plan.reason
+    index = plan.indexes[0]
+    return index.search(plan.query_vector(index, flt), flt, k)
 
 
 def _fill(mem: Memory, n: int, keys: tuple[str, ...] = ("k1", "k2", "k3", "k4")) -> list[Any]:
@@ -175,21 +192,25 @@ def test_a_memory_added_a_moment_ago_is_found_before_the_worker_runs(qmem: Memor
     assert result.items[0].memory.id == fresh.id and result.items[0].tier == "qdrant"
 
 
-def test_no_key_ever_gets_another_keys_memory_from_qdrant(qmem: Memory, clock: ManualClock) -> None:
+def test_no_key_ever_gets_another_keys_memory_from_qdrant(
+    qparts: tuple[Memory, Parts], clock: ManualClock
+) -> None:
+    qmem = qparts[0]
     _enable(qmem)
     memories = _fill(qmem, 200)
     _drain(qmem)
-    tier, why = _engine(qmem).tier(qmem.settings())
-    assert tier is not None, why
+    index, why = _engine(qmem).index(qmem.settings())
+    assert index is not None, why
     owners = {m.id: m.api_key_id for m in memories}
     for key in ("k1", "k2", "k3", "k4"):
         flt = MemoryFilter(api_key_id=key, now=to_iso(clock()))
-        hits = tier.search("the dog number sleeps", flt, 100)
+        hits = _qdrant_search(qparts, "the dog number sleeps", flt, 100)
         assert len(hits) == 50  # every memory of the key, and only those
         assert {owners[h.memory_id] for h in hits} == {key}
         for item in _semantic(qmem, key, "the dog number sleeps").items:
             assert item.memory.api_key_id == key
-    assert {owners[h.memory_id] for h in tier.search("dog", MemoryFilter(None, to_iso(clock())), 300)} == {
+    everyone = _qdrant_search(qparts, "dog", MemoryFilter(None, to_iso(clock())), 300)
+    assert {owners[h.memory_id] for h in everyone} == {
         "k1",
         "k2",
         "k3",
@@ -197,7 +218,10 @@ def test_no_key_ever_gets_another_keys_memory_from_qdrant(qmem: Memory, clock: M
     }  # global scope reads every key, by definition
 
 
-def test_qdrant_applies_expiry_retention_session_and_type(qmem: Memory, clock: ManualClock) -> None:
+def test_qdrant_applies_expiry_retention_session_and_type(
+    qparts: tuple[Memory, Parts], clock: ManualClock
+) -> None:
+    qmem = qparts[0]
     _enable(qmem)
     soon = qmem.add(
         "k1", "the parking spot is B12 today", key="parking", expires_at=to_iso(clock() + timedelta(hours=1))
@@ -206,11 +230,14 @@ def test_qdrant_applies_expiry_retention_session_and_type(qmem: Memory, clock: M
     clock.advance(days=10)
     fresh = qmem.add("k1", "the parking permit renews in May", key="permit", session_id="s1", type="episodic")
     _drain(qmem)
-    tier, _ = _engine(qmem).tier(qmem.settings())
-    assert tier is not None
+    index, _ = _engine(qmem).index(qmem.settings())
+    assert index is not None
 
     def found(**flt: Any) -> set[str]:
-        return {h.memory_id for h in tier.search("parking", MemoryFilter("k1", to_iso(clock()), **flt), 20)}
+        return {
+            h.memory_id
+            for h in _qdrant_search(qparts, "parking", MemoryFilter("k1", to_iso(clock()), **flt), 20)
+        }
 
     assert found() == {old.id, fresh.id}  # the spot expired 10 days ago
     assert found(updated_since=to_iso(clock() - timedelta(days=5))) == {fresh.id}  # retention
@@ -314,7 +341,7 @@ def test_qdrant_down_mid_run_answers_keep_coming_from_sqlite_vec(db_path: Path, 
         _wait_for(lambda: _status(mem)["serving"])
         assert _semantic(mem, "k2", "the dog number 9 sleeps").resolution.vector_store == "qdrant"
         qdrant = _engine(mem)
-        qdrant.adapter().close()  # the connection dies under the running server
+        qdrant.connection().close()  # the connection dies under the running server
         down = _semantic(mem, "k2", "the dog number 9 sleeps")
         assert down.items[0].memory.id == memories[9].id and down.items[0].tier == "vector"
         assert down.resolution.vector_store == "sqlite-vec"
@@ -339,7 +366,7 @@ def test_reindex_pushes_every_memory_again_while_qdrant_keeps_serving(qmem: Memo
     _drain(qmem)
     engine = _engine(qmem)
     lost = memories[4]  # a point lost behind memroute's back (say, an older snapshot restored)
-    engine.adapter().delete("memroute_memory_256", [lost.id])
+    engine.connection().delete("memroute_memory_256", [lost.id])
     assert _status(qmem)["points"] == 99
     engine.refresh()
     assert _semantic(qmem, "k1", "the lizard number 4 sleeps").resolution.vector_store == "qdrant"
@@ -381,10 +408,10 @@ def test_changing_collection_settings_keeps_the_connection_and_its_points(qmem: 
     _fill(qmem, 20)
     _drain(qmem)
     engine = _engine(qmem)
-    before = engine.adapter()
+    before = engine.connection()
     engine.update_settings({"quantization": "int8"})
     assert before.count("memroute_memory_256") == 20  # a search still holding it goes on working
-    assert engine.adapter() is not before and engine.adapter().settings.quantization == "int8"
+    assert engine.connection() is not before and engine.connection().settings.quantization == "int8"
     _drain(qmem)
     status = _status(qmem)
     assert status["serving"] is True and status["lastError"] is None and status["points"] == 20

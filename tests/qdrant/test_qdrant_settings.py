@@ -433,7 +433,7 @@ def test_a_bad_qdrant_variable_stops_start_up_with_its_name(tmp_path: Path, name
 def test_the_engine_reads_stored_settings_over_the_environment(tmp_path: Path) -> None:
     config = Config.for_path(tmp_path / "m.db", environ=QDRANT_ENV)
     with Memory.open(config=config, start_workers=False) as mem:
-        engine = mem.semantic.qdrant
+        engine = mem.qdrant
         from_env = engine.settings()
         assert (from_env.host, from_env.port, from_env.collection, from_env.embedding_model) == (
             "env-qdrant.internal",
@@ -458,12 +458,12 @@ def test_the_engine_reads_stored_settings_over_the_environment(tmp_path: Path) -
 
     # The settings live in the database: a restart reads them back.
     with Memory.open(config=config, start_workers=False) as again:
-        assert again.semantic.qdrant.settings().host == "db-qdrant.internal"
+        assert again.qdrant.settings().host == "db-qdrant.internal"
 
 
 def test_a_refused_engine_update_stores_nothing(tmp_path: Path) -> None:
     with Memory.open(tmp_path / "m.db", start_workers=False) as mem:
-        engine = mem.semantic.qdrant
+        engine = mem.qdrant
         before = engine.settings()
         with pytest.raises(InvalidInput):
             engine.update_settings({"host": "qdrant.internal", "enabled": True, "quantization": "pq"})

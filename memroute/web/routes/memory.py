@@ -156,7 +156,7 @@ def reindex(request: Request, body: ReindexRequest) -> dict[str, Any]:
 def embedding_providers(request: Request) -> dict[str, Any]:
     """Providers a `remote` source can use (`hasKey`; keys are never shown) and the local
     sources (`transformers`, `static`) with their availability."""
-    return {"providers": memory_of(request).semantic.embedding_providers()}
+    return {"providers": memory_of(request).embedding_providers()}
 
 
 @router.post("/summarize", response_model=SummarizeOut)

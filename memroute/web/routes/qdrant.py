@@ -1,4 +1,4 @@
-"""`/api/settings/qdrant*` (REF §10): Qdrant's settings, health, a search test and
+"""`/api/settings/qdrant*`: Qdrant's settings, health, a search test and
 cleanup (admin token required). The API key is write-only: no route returns it."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Request
 
-from memroute.service.qdrant import QdrantEngine
+from memroute.service.qdrant import QdrantService
 from memroute.web.auth import require_admin
 from memroute.web.routes.memory import memory_of
 from memroute.web.schemas import (
@@ -29,8 +29,8 @@ router = APIRouter(
 )
 
 
-def qdrant_of(request: Request) -> QdrantEngine:
-    return memory_of(request).semantic.qdrant
+def qdrant_of(request: Request) -> QdrantService:
+    return memory_of(request).qdrant
 
 
 @router.get("", response_model=QdrantSettingsOut)

@@ -1,0 +1,34 @@
+"""A `Memory` that keeps the parts it runs on, for benchmarks that time one part (the
+sqlite-vec index, the embedding sources, the store) on its own. memroute's edges never
+reach past the facade; a benchmark measuring the inside does, through here only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memroute import Memory
+from memroute.clock import utc_now
+from memroute.config import Config
+from memroute.embeddings import SourceChoice
+from memroute.service.build import Parts, build
+
+
+class BenchMemory(Memory):
+    def __init__(self, parts: Parts, *, start_workers: bool) -> None:
+        super().__init__(parts, start_workers=start_workers)
+        self.parts = parts
+
+    def source(self) -> SourceChoice:
+        """The memory embedding source the stored settings select."""
+        return self.parts.semantic.source(self.settings())
+
+
+def open_bench(
+    path: str | Path | None = None, *, config: Config | None = None, start_workers: bool = False
+) -> BenchMemory:
+    """Like `Memory.open`, keeping the parts."""
+    if config is None:
+        config = Config.for_path(path) if path is not None else Config.from_env()
+    elif path is not None:
+        config = config.with_overrides(db_path=Path(path))
+    return BenchMemory(build(config, utc_now), start_workers=start_workers)

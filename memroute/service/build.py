@@ -1,0 +1,197 @@
+"""The composition root: every concrete part of a `Memory` is built here, once, from the
+configuration (the store, the embedding sources, the vector indexes and Qdrant's
+pieces, the HTTP client for providers, the workers), and nowhere else.
+
+`Memory.open` calls `build`; a benchmark or a test that needs to reach one part (say,
+the sqlite-vec index) builds the parts itself and hands them to `Memory`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from memroute.clock import Clock, to_iso
+from memroute.config import Config
+from memroute.embeddings import EmbeddingSources, SourceChoice, resolve_source
+from memroute.loops import PeriodicTask
+from memroute.memory import maintenance
+from memroute.memory.decay import DecayPolicy
+from memroute.memory.settings import MemorySettings
+from memroute.memory.settings import normalize as normalize_memory_settings
+from memroute.service.facts import FactWriter
+from memroute.service.keys import KeyRing
+from memroute.service.providers import ProviderRegistry
+from memroute.service.qdrant import QdrantService
+from memroute.service.reindex import Reindexer, ReindexWorker
+from memroute.service.semantic import SemanticEngine
+from memroute.service.sessions import SessionBook
+from memroute.service.workers import AccessRecorder, ExtractionWorker
+from memroute.store import SqliteStore
+from memroute.upstream.http import LazyClient
+from memroute.vectors.qdrant_pool import QdrantPool
+from memroute.vectors.qdrant_settings import QdrantSettings
+from memroute.vectors.qdrant_settings import normalize as normalize_qdrant_settings
+from memroute.vectors.qdrant_sync import QdrantSync, QdrantSyncWorker
+from memroute.vectors.sqlite_vec import SqliteVecIndex
+
+
+@dataclass(frozen=True, slots=True)
+class Parts:
+    """What a `Memory` runs on. The workers are built stopped; `Memory` starts them."""
+
+    config: Config
+    clock: Clock
+    store: SqliteStore
+    settings: Callable[[], MemorySettings]  # read from the database on every call
+    keys: KeyRing
+    sessions: SessionBook
+    providers: ProviderRegistry
+    sources: EmbeddingSources
+    index: SqliteVecIndex
+    reindexer: Reindexer
+    qdrant: QdrantService
+    semantic: SemanticEngine
+    facts: FactWriter
+    decay_policy: DecayPolicy
+    extraction: ExtractionWorker
+    access: AccessRecorder
+    decay_sweep: PeriodicTask
+
+
+def build(config: Config, clock: Clock) -> Parts:
+    """Open (creating and migrating) the configured database and build every part on it."""
+    store = SqliteStore.open(
+        config.db_path, synchronous=config.sqlite_synchronous, load_vec=not config.disable_vec
+    )
+    try:
+        return _assemble(store, config, clock)
+    except BaseException:
+        store.close()
+        raise
+
+
+def _assemble(store: SqliteStore, config: Config, clock: Clock) -> Parts:
+    def now() -> str:
+        return to_iso(clock())
+
+    def settings() -> MemorySettings:
+        return normalize_memory_settings(store.settings.read_all())
+
+    providers = ProviderRegistry(
+        store, clock, default_base_url=config.upstream_base_url, default_api_key=config.upstream_api_key
+    )
+
+    def memory_source(ms: MemorySettings) -> SourceChoice:
+        return resolve_source(ms, config, providers.configured)
+
+    sources = EmbeddingSources(config, providers.route)
+    index = SqliteVecIndex(
+        store.vectors,
+        sources,
+        int8=config.vec_quantization == "int8",
+        now=now,
+        backfill_batch=config.backfill_batch,
+        cache_bytes=config.vec_cache_mb * 1024 * 1024,
+    )
+    provider_http = LazyClient()  # rerank calls and the providers' model lists
+    qdrant = _qdrant(store, config, sources, providers, provider_http, settings, memory_source, now)
+    reindexer = Reindexer(index, store.vectors, lambda: memory_source(settings()))
+    semantic = SemanticEngine(
+        store,
+        providers,
+        settings,
+        memory_source,
+        sources=sources,
+        index=index,
+        qdrant=qdrant,
+        reindexer=reindexer,
+        worker=ReindexWorker(reindexer.batch, config.reindex_poll_s),
+        http=provider_http,
+    )
+    facts = FactWriter(store, redact_secrets=config.redact, now=now, on_stored=semantic.notify)
+    policy = DecayPolicy(
+        enabled=config.decay_enabled,
+        episodic_days=config.decay_episodic_days,
+        access_immunity=config.decay_access_immunity,
+    )
+
+    def sweep_decayed() -> None:
+        maintenance.sweep_decayed(store, policy, owner=None, now=clock(), dry_run=False)
+        qdrant.notify()
+
+    return Parts(
+        config=config,
+        clock=clock,
+        store=store,
+        settings=settings,
+        keys=KeyRing(store, clock),
+        sessions=SessionBook(store, clock),
+        providers=providers,
+        sources=sources,
+        index=index,
+        reindexer=reindexer,
+        qdrant=qdrant,
+        semantic=semantic,
+        facts=facts,
+        decay_policy=policy,
+        extraction=ExtractionWorker(
+            fetch=lambda n: store.jobs.next_batch(max_attempts=config.extraction_max_attempts, limit=n),
+            process=facts.process_jobs,
+            fail=lambda job, exc: store.jobs.fail(job.id, f"{type(exc).__name__}: {exc}"),
+        ),
+        access=AccessRecorder(lambda counts: store.memories.record_access_counts(counts, now=now())),
+        decay_sweep=PeriodicTask(
+            "decay", config.decay_sweep_interval_s if config.decay_enabled else 0, sweep_decayed
+        ),
+    )
+
+
+def _qdrant(
+    store: SqliteStore,
+    config: Config,
+    sources: EmbeddingSources,
+    providers: ProviderRegistry,
+    http: LazyClient,
+    settings: Callable[[], MemorySettings],
+    memory_source: Callable[[MemorySettings], SourceChoice],
+    now: Callable[[], str],
+) -> QdrantService:
+    """Qdrant's pieces: stored settings over the environment's, the connection pool with
+    its breaker, the sync, and the service that decides when Qdrant answers."""
+    fallback = QdrantSettings(
+        host=config.qdrant_host,
+        port=config.qdrant_port,
+        collection=config.qdrant_collection,
+        embedding_model=config.qdrant_embedding_model,
+        api_key=config.qdrant_api_key,
+        hnsw_ef_construct=config.qdrant_hnsw_ef_construct,
+    )
+
+    def qdrant_settings() -> QdrantSettings:
+        return normalize_qdrant_settings(store.settings.read_all(), fallback)
+
+    pool = QdrantPool(qdrant_settings, timeout_s=config.qdrant_timeout_s, retry_s=config.qdrant_retry_s)
+    sync = QdrantSync(
+        store.qdrant,
+        store.memories.get_many,
+        sources,
+        pool,
+        settings=qdrant_settings,
+        memory_source=lambda: memory_source(settings()),
+        now=now,
+        key_batch=config.backfill_batch,
+    )
+    return QdrantService(
+        qdrant_settings,
+        store.qdrant,
+        pool,
+        sync,
+        QdrantSyncWorker(sync.step, pool),
+        sources=sources,
+        providers=providers,
+        http=http,
+        memory_settings=settings,
+        memory_source=memory_source,
+        now=now,
+    )

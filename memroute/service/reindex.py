@@ -1,0 +1,92 @@
+"""Re-indexing: embedding the memories still waiting for a vector, a batch at a time,
+with the memory embedding source the settings select, in the background or on request.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from memroute.embeddings import SourceChoice
+from memroute.errors import EmbeddingError
+from memroute.loops import WakeLoop
+from memroute.store import VectorRepository
+from memroute.vectors.sqlite_vec import SqliteVecIndex
+
+log = logging.getLogger("memroute.semantic")
+
+REINDEX_BATCH = 64
+ERROR_BACKOFF_S = 30.0
+
+
+class Reindexer:
+    def __init__(
+        self, index: SqliteVecIndex, vectors: VectorRepository, current_source: Callable[[], SourceChoice]
+    ) -> None:
+        """`current_source()`: the memory embedding source the settings select now."""
+        self._index = index
+        self._vectors = vectors
+        self._current_source = current_source
+        self.last_error: str | None = None
+        self._batch_lock = threading.Lock()  # one batch at a time: the worker and `reindex(wait=True)`
+
+    def batch(self, limit: int = REINDEX_BATCH) -> tuple[int, int]:
+        """Embed one batch of pending memories with the current source: (stored, errors)."""
+        choice = self._current_source()
+        if choice.source is None or not self._index.available:
+            return 0, 0
+        try:
+            with self._batch_lock:  # else both would embed the same pending memories
+                self._index.sync(choice)
+                result = self._index.embed_pending(choice, None, limit)
+        except EmbeddingError as exc:
+            self.last_error = exc.message
+            pending = len(self._vectors.pending(None, limit))
+            log.warning("memory.reindex.failed source=%s reason=%s", choice.source, exc.reason)
+            return 0, pending
+        self.last_error = None
+        return result.stored, result.errors
+
+
+class ReindexWorker:
+    """Runs `batch()` until nothing is left, in the background, whenever an embedding source
+    is configured; wakes on new memories and polls for settings changed elsewhere."""
+
+    def __init__(self, batch: Callable[[], tuple[int, int]], poll_s: float) -> None:
+        self._batch = batch
+        self._loop = WakeLoop("reindex", poll_s, self._drain)
+        self._processed = 0
+        self._errors = 0
+        self._running = False
+
+    def start(self) -> None:
+        self._loop.start()
+
+    def notify(self) -> None:
+        self._loop.wake()
+
+    def stop(self) -> None:
+        self._loop.stop(30)
+
+    def progress(self) -> dict[str, Any]:
+        return {"running": self._running, "processed": self._processed, "errors": self._errors}
+
+    def _drain(self, stopping: threading.Event) -> None:
+        while not stopping.is_set():
+            try:
+                self._running = True
+                stored, errors = self._batch()
+            except Exception:  # the database may be busy or closing; try again later
+                log.exception("memory.reindex.worker_error")
+                stored, errors = 0, 1
+            finally:
+                self._running = False
+            self._processed += stored
+            self._errors += errors
+            if errors:
+                stopping.wait(ERROR_BACKOFF_S)
+                return
+            if not stored:
+                return
