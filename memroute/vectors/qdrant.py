@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 from memroute.clock import parse_time
 from memroute.embeddings import SourceChoice
 from memroute.errors import QdrantError
+from memroute.masking import scrub
 from memroute.models import MemoryFilter, MemoryRecord
 from memroute.vectors import Vector, VectorHit
 from memroute.vectors.qdrant_settings import LOCAL_MEMORY, QdrantSettings
@@ -104,10 +105,6 @@ class QdrantConnection:
 
     # -- errors ----------------------------------------------------------------------
 
-    def _mask(self, text: str) -> str:
-        key = self.settings.api_key
-        return text.replace(key, "***") if key else text
-
     def _guard(self, what: str, call: Any) -> Any:
         try:
             return call()
@@ -117,7 +114,7 @@ class QdrantConnection:
             raise QdrantError(INSTALL_HINT) from None
         except Exception as exc:
             self._known.clear()  # a collection may be gone (a wiped server): check again next time
-            detail = self._mask(" ".join(str(exc).split()))[:300] or type(exc).__name__
+            detail = scrub(str(exc), [self.settings.api_key])[:300] or type(exc).__name__
             raise QdrantError(f"Qdrant {what} failed ({type(exc).__name__}): {detail}") from None
 
     # -- collections -----------------------------------------------------------------
@@ -324,8 +321,8 @@ class QdrantConnection:
         timeout = min(HEALTH_TIMEOUT_S, self.timeout_s)
         response = httpx.get(f"{self.settings.url}/readyz", headers=headers, timeout=timeout)
         if response.status_code >= 300:
-            body = " ".join(response.text.split())[:200]
-            raise QdrantError(self._mask(body) or f"HTTP {response.status_code}")
+            body = scrub(response.text, [self.settings.api_key])[:200]
+            raise QdrantError(body or f"HTTP {response.status_code}")
 
     def close(self) -> None:
         try:
