@@ -10,7 +10,7 @@ from pydantic import ConfigDict, Field
 from memroute import results
 from memroute.web.schemas.common import JsonInt, StrictBody
 from memroute.web.schemas.derive import wire_model
-from memroute.web.schemas.memory import MemoryOut  # noqa: F401 (SummarizeOut's candidates)
+from memroute.web.schemas.memory import MemoryOut  # noqa: F401 (derived first: the schema of the candidates)
 
 HealthSteps = wire_model(results.VerifySteps, "HealthSteps")
 HealthOut = wire_model(
