@@ -27,6 +27,7 @@ from bench.corpus import Picker, chat_message, prose
 from bench.dataset import owner_ids
 from memroute import Memory
 from memroute.memory.extraction import extract_facts_from_text
+from memroute.wire import to_wire
 
 TEXT_BYTES = 64 * 1024
 TARGET_MS = 20.0
@@ -79,7 +80,7 @@ def _queue_run(path: Path, texts: list[str], owners: list[str], *, live: bool) -
             raise RuntimeError("extraction queue did not drain")
         done = clock()
         stored = mem.stats().total
-        pending = mem.extraction_queue()
+        pending = to_wire(mem.extraction_queue())
     finally:
         mem.close()
     seconds = (done - start) / 1e9 if live else (done - queued) / 1e9

@@ -313,12 +313,12 @@ class Bench:
     def drain(self, case: str, timeout: float = 120.0) -> None:
         """Wait until the gateway's extraction worker has processed everything queued."""
         started = time.perf_counter()
-        pending = first = self.side.extraction_queue()["pending"]
+        pending = first = self.side.extraction_queue().pending
         while pending:
             if time.perf_counter() - started > timeout:
                 raise RuntimeError(f"the extraction queue did not drain ({pending} pending)")
             time.sleep(0.01)
-            pending = self.side.extraction_queue()["pending"]
+            pending = self.side.extraction_queue().pending
         settings = SETTINGS[case]
         if settings is not None and settings["enabled"]:
             self.drains.append((case, first, time.perf_counter() - started))

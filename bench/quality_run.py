@@ -30,6 +30,7 @@ from bench.common import log, machine, machine_markdown, table
 from bench.opened import BenchMemory, open_bench
 from bench.quality import load_memories, load_queries, overlaps
 from memroute import Memory
+from memroute.wire import to_wire
 
 OWNER = "quality"
 KEY_PREFIX = f"{OWNER}:"
@@ -131,7 +132,7 @@ def resolution(mem: Memory, query: str, strategy: str) -> dict[str, Any]:
         preview = mem.retrieve_preview(OWNER, query, strategy=strategy, max_tokens=MAX_TOKENS, limit=LIMIT)
     except Exception as exc:  # informational only: never fails a measured mode
         return {"error": _reason(exc)}
-    return preview.resolution.to_dict()
+    return to_wire(preview.resolution)
 
 
 def unavailable(reason: str) -> dict[str, Any]:
@@ -151,7 +152,7 @@ def source_setup(source: str) -> Setup:
         mem.update_settings(
             enabled=True, embedding_source=source, transformers_enabled=True, static_enabled=True
         )
-        report: dict[str, Any] = dict(mem.reindex(force=True, wait=True))
+        report: dict[str, Any] = to_wire(mem.reindex(force=True, wait=True))
         report["embedding"] = {**mem.engine_status().get("embedding", {}), "loaded_model": loaded_model(mem)}
         return report
 

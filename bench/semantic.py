@@ -672,12 +672,14 @@ def bench_reindex(
             mem.close()
         _, breakdown_ = measure_size(path)
         out[source] = {
-            **{k: result[k] for k in ("processed", "pending", "errors")},
+            "processed": result.processed,
+            "pending": result.pending,
+            "errors": result.errors,
             "seconds": seconds,
-            "per_s": result["processed"] / seconds if seconds else 0.0,
+            "per_s": result.processed / seconds if seconds else 0.0,
             "load_s": load_s,
             "bytes_vec": vec_bytes(breakdown_),
-            "bytes_per_vector": vec_bytes(breakdown_) / max(result["processed"], 1),
+            "bytes_per_vector": vec_bytes(breakdown_) / max(result.processed, 1),
         }
         for suffix in ("", "-wal", "-shm"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
@@ -737,7 +739,7 @@ else:
     parts.sources.embedder(choice)
     parts.sources.embed_documents(choice, args["queries"][:8])
     report = mem.reindex(force=True, wait=True)
-    assert not report["pending"], report
+    assert not report.pending, report
 for q in args["queries"]:
     mem.retrieve(args["owner"], q, strategy="hybrid", max_tokens=2000, record_access=False)
 done = status()

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field
-from typing import Any, overload
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, overload
 
 from memroute.masking import mask_secret
+from memroute.wire import Wire
 
 MEMORY_TYPES: tuple[str, ...] = ("factual", "episodic", "procedural", "semantic")
 
@@ -60,7 +61,7 @@ class _JsonObjectField:
 
 @dataclass
 class MemoryRecord:
-    """One stored memory. `to_dict()` gives the camelCase API shape.
+    """One stored memory (`memroute.wire.to_wire` gives its camelCase JSON object).
 
     `metadata` may be given as its stored JSON text; it is decoded when first read."""
 
@@ -76,22 +77,6 @@ class MemoryRecord:
     access_count: int = 0
     last_accessed_at: str | None = None
     metadata: _JsonObjectField = _JsonObjectField()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "apiKeyId": self.api_key_id,
-            "sessionId": self.session_id,
-            "type": self.type,
-            "key": self.key,
-            "content": self.content,
-            "metadata": dict(self.metadata),
-            "createdAt": self.created_at,
-            "updatedAt": self.updated_at,
-            "expiresAt": self.expires_at,
-            "accessCount": self.access_count,
-            "lastAccessedAt": self.last_accessed_at,
-        }
 
 
 @dataclass(slots=True, frozen=True)
@@ -115,18 +100,6 @@ class HistoryEntry:
     new_key: str | None
     at: str
     actor: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "memoryId": self.memory_id,
-            "event": self.event,
-            "oldContent": self.old_content,
-            "newContent": self.new_content,
-            "oldKey": self.old_key,
-            "newKey": self.new_key,
-            "at": self.at,
-            "actor": self.actor,
-        }
 
 
 @dataclass(slots=True)
@@ -155,6 +128,13 @@ class MemoryFilter:
 
 @dataclass(slots=True)
 class RetrievedItem:
+    """A memory chosen by retrieval, with its score and the tier that found it. On the
+    wire the memory is flattened to the fields a ranking needs (`id` … `content`)."""
+
+    __wire__: ClassVar[Wire] = Wire(
+        hidden=("memory",), computed=("id", "api_key_id", "type", "key", "content")
+    )
+
     memory: MemoryRecord
     score: float
     tokens: int
@@ -163,21 +143,25 @@ class RetrievedItem:
     fts_score: float | None = None
     truncated: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
-        m = self.memory
-        return {
-            "id": m.id,
-            "apiKeyId": m.api_key_id,
-            "type": m.type,
-            "key": m.key,
-            "content": m.content,
-            "score": self.score,
-            "tokens": self.tokens,
-            "tier": self.tier,
-            "vecScore": self.vec_score,
-            "ftsScore": self.fts_score,
-            "truncated": self.truncated,
-        }
+    @property
+    def id(self) -> str:
+        return self.memory.id
+
+    @property
+    def api_key_id(self) -> str:
+        return self.memory.api_key_id
+
+    @property
+    def type(self) -> str:
+        return self.memory.type
+
+    @property
+    def key(self) -> str:
+        return self.memory.key
+
+    @property
+    def content(self) -> str:
+        return self.memory.content
 
 
 @dataclass(slots=True)
@@ -191,19 +175,13 @@ class Resolution:
     rerank_applied: bool
     fallback_reason: str | None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "embeddingSource": self.embedding_source,
-            "embeddingModel": self.embedding_model,
-            "vectorStore": self.vector_store,
-            "strategyUsed": self.strategy_used,
-            "rerankApplied": self.rerank_applied,
-            "fallbackReason": self.fallback_reason,
-        }
-
 
 @dataclass(slots=True)
 class Retrieval:
+    __wire__: ClassVar[Wire] = Wire(
+        computed=("total_tokens",), renamed={"items": "memories", "total_tokens": "totalTokensUsed"}
+    )
+
     items: list[RetrievedItem]
     resolution: Resolution
     budget_max_tokens: int
@@ -212,17 +190,19 @@ class Retrieval:
     def total_tokens(self) -> int:
         return sum(item.tokens for item in self.items)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "memories": [item.to_dict() for item in self.items],
-            "resolution": self.resolution.to_dict(),
-            "totalTokensUsed": self.total_tokens,
-            "budgetMaxTokens": self.budget_max_tokens,
-        }
+
+@dataclass(slots=True, frozen=True)
+class CacheStats:
+    hits: int
+    misses: int
 
 
 @dataclass(slots=True)
 class Stats:
+    __wire__: ClassVar[Wire] = Wire(
+        hidden=("cache_hits", "cache_misses"), computed=("hit_rate", "cache_stats")
+    )
+
     total: int
     by_type: dict[str, int]
     tokens_used: int
@@ -234,29 +214,31 @@ class Stats:
         seen = self.cache_hits + self.cache_misses
         return round(self.cache_hits / seen, 4) if seen else 0.0
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "total": self.total,
-            "byType": dict(self.by_type),
-            "tokensUsed": self.tokens_used,
-            "hitRate": self.hit_rate,
-            "cacheStats": {"hits": self.cache_hits, "misses": self.cache_misses},
-        }
+    @property
+    def cache_stats(self) -> CacheStats:
+        return CacheStats(hits=self.cache_hits, misses=self.cache_misses)
+
+
+@dataclass(slots=True, frozen=True)
+class ImportFailure:
+    """A record the import skipped: its 1-based line (or array position) and why."""
+
+    line: int
+    error: str
 
 
 @dataclass(slots=True)
 class ImportReport:
     imported: int = 0
     skipped: int = 0
-    errors: list[dict[str, Any]] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    errors: list[ImportFailure] = field(default_factory=list)
 
 
 @dataclass(slots=True, frozen=True)
 class ApiKey:
     """A client key. Only its SHA-256 is stored; the secret is shown once at creation."""
+
+    __wire__: ClassVar[Wire] = Wire(computed=("active",))
 
     id: str
     name: str
@@ -269,21 +251,15 @@ class ApiKey:
     def active(self) -> bool:
         return self.revoked_at is None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "name": self.name,
-            "prefix": self.prefix,
-            "createdAt": self.created_at,
-            "lastUsedAt": self.last_used_at,
-            "revokedAt": self.revoked_at,
-            "active": self.active,
-        }
-
 
 @dataclass(slots=True, frozen=True)
 class ProviderRecord:
-    """An upstream provider. `api_key` is never part of `to_dict()`."""
+    """An upstream provider. `api_key` never goes on the wire: only whether one is stored
+    and its mask."""
+
+    __wire__: ClassVar[Wire] = Wire(
+        hidden=("api_key",), computed=("has_stored_key", "api_key_masked"), renamed={"is_default": "default"}
+    )
 
     id: str
     base_url: str
@@ -293,14 +269,10 @@ class ProviderRecord:
     created_at: str
     updated_at: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "baseUrl": self.base_url,
-            "apiKeyEnv": self.api_key_env,
-            "hasStoredKey": self.api_key is not None,
-            "apiKeyMasked": mask_secret(self.api_key),
-            "default": self.is_default,
-            "createdAt": self.created_at,
-            "updatedAt": self.updated_at,
-        }
+    @property
+    def has_stored_key(self) -> bool:
+        return self.api_key is not None
+
+    @property
+    def api_key_masked(self) -> str | None:
+        return mask_secret(self.api_key)

@@ -168,8 +168,8 @@ def test_post_upserts_on_owner_and_key(api: httpx.Client) -> None:
     [
         {"key": "k"},
         {"content": "", "key": "k"},
-        {"content": "x"},
-        {"content": "x", "key": ""},
+        {"content": "x", "key": None},
+        {"content": "x", "key": "k" * 513},
         {"content": "x", "key": "k", "type": "opinion"},
         {"content": "x", "key": "k", "metadata": ["not", "an", "object"]},
         {"content": "x", "key": "k", "expiresAt": "next tuesday"},
@@ -181,6 +181,24 @@ def test_post_upserts_on_owner_and_key(api: httpx.Client) -> None:
 def test_post_rejects_bad_bodies_and_writes_nothing(api: httpx.Client, body: dict[str, Any]) -> None:
     assert_error(api.post("/api/memory", json=body), 400)
     assert api.get("/api/memory").json()["total"] == 0
+
+
+def test_a_memory_without_a_key_is_created_and_edited_like_in_the_library(api: httpx.Client) -> None:
+    first = api.post("/api/memory", json={"content": "likes green tea", "apiKeyId": "key-a"}).json()["memory"]
+    second = add(api, "likes black tea", "", apiKeyId="key-a")
+    assert first["key"] == second["key"] == ""
+    assert first["id"] != second["id"]  # without a key nothing is replaced
+    edited = api.put(f"/api/memory/{first['id']}", json={"content": "likes oolong", "type": "episodic"})
+    assert edited.status_code == 200, edited.text
+    assert (edited.json()["memory"]["content"], edited.json()["memory"]["key"]) == ("likes oolong", "")
+    keyed = api.put(f"/api/memory/{second['id']}", json={"key": "drink:tea"}).json()["memory"]
+    assert keyed["key"] == "drink:tea"
+    assert_error(api.put(f"/api/memory/{second['id']}", json={"key": ""}), 400)  # keys change, never vanish
+    listed = api.get("/api/memory", params={"apiKeyId": "key-a"}).json()["data"]
+    assert sorted((m["content"], m["key"]) for m in listed) == [
+        ("likes black tea", "drink:tea"),
+        ("likes oolong", ""),
+    ]
 
 
 def test_bad_json_bodies_are_400_without_a_stack(api: httpx.Client) -> None:

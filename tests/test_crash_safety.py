@@ -21,6 +21,7 @@ from servers import ADMIN, AUTH, LiveServer, ScriptedUpstream, free_port
 from storage import database
 
 from memroute import Memory
+from memroute.results import ExtractionQueue
 
 CYCLES = 20
 
@@ -112,7 +113,7 @@ def test_acknowledged_writes_survive_sigkill(tmp_path: Path) -> None:
                 lost = [name for name in added if name not in present]
                 assert not lost, f"cycle {cycle}: acknowledged adds lost: {lost[:5]}"
                 assert check.wait_for_extraction(30)  # runs every job the killed server left queued
-                assert check.extraction_queue() == {"pending": 0, "failed": 0}
+                assert check.extraction_queue() == ExtractionQueue(pending=0, failed=0)
                 facts = {m.content for m in check.list(key.id, limit=200, q="prefers option").items}
                 facts |= {
                     row[0]

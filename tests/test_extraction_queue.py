@@ -18,6 +18,7 @@ from storage import rows
 
 from memroute import InvalidInput, Memory
 from memroute.clock import to_iso
+from memroute.results import ExtractionQueue
 from memroute.service.workers import ExtractionWorker
 from memroute.store import ExtractionJob
 
@@ -55,7 +56,7 @@ def test_queued_text_becomes_memories_with_metadata(mem: Memory, clock: Any) -> 
     assert pg.content == "will use Postgres for this project"
     assert pg.type == "episodic"
     assert mem.history(ts.id)[0].actor == "extraction"
-    assert mem.extraction_queue() == {"pending": 0, "failed": 0}
+    assert mem.extraction_queue() == ExtractionQueue(pending=0, failed=0)
 
 
 def test_source_is_recorded_as_given(mem: Memory) -> None:
@@ -72,7 +73,7 @@ def test_bad_source_is_refused_and_empty_text_queues_nothing(mem: Memory) -> Non
         mem.enqueue_extraction("k", "I like tea.", source="assistant")
     assert mem.enqueue_extraction("k", "   ") is None
     assert mem.enqueue_extraction("k", "") is None
-    assert mem.extraction_queue() == {"pending": 0, "failed": 0}
+    assert mem.extraction_queue() == ExtractionQueue(pending=0, failed=0)
     assert mem.list("k").total == 0
 
 
@@ -81,7 +82,7 @@ def test_text_without_facts_stores_nothing_and_empties_the_queue(mem: Memory) ->
     assert mem.enqueue_extraction("k", "Do I like Go or should I avoid it here?") is not None
     assert mem.wait_for_extraction(10)
     assert mem.list("k").total == 0
-    assert mem.extraction_queue()["pending"] == 0
+    assert mem.extraction_queue().pending == 0
 
 
 def test_a_chat_turn_without_any_statement_lead_is_not_queued(mem: Memory) -> None:
@@ -140,7 +141,7 @@ def test_jobs_survive_a_restart(db_path: Path, clock: Any) -> None:
     offline = Memory.open(db_path, clock=clock, start_workers=False)
     offline.enqueue_extraction("k", "I prefer TypeScript.", "s1", source="user_message")
     offline.enqueue_extraction("k", "I always commit before pushing.", source="llm_response")
-    assert offline.extraction_queue() == {"pending": 2, "failed": 0}
+    assert offline.extraction_queue() == ExtractionQueue(pending=2, failed=0)
     offline.close()
 
     online = Memory.open(db_path, clock=clock)
@@ -150,7 +151,7 @@ def test_jobs_survive_a_restart(db_path: Path, clock: Any) -> None:
         assert set(memories) == {"preference:typescript", "pattern:commit_before_pushing"}
         assert memories["preference:typescript"].session_id == "s1"
         assert memories["pattern:commit_before_pushing"].metadata["source"] == "llm_response"
-        assert online.extraction_queue() == {"pending": 0, "failed": 0}
+        assert online.extraction_queue() == ExtractionQueue(pending=0, failed=0)
     finally:
         online.close()
 
@@ -164,7 +165,7 @@ def test_close_drains_the_queue(db_path: Path, clock: Any) -> None:
         memory.close()  # no wait_for_extraction: close itself must drain
         check = Memory.open(db_path, clock=clock, start_workers=False)
         try:
-            assert check.extraction_queue() == {"pending": 0, "failed": 0}, f"round {round_}"
+            assert check.extraction_queue() == ExtractionQueue(pending=0, failed=0), f"round {round_}"
             assert check.list(owner).total == 4, f"round {round_}"
         finally:
             check.close()
@@ -177,7 +178,7 @@ def test_a_job_queued_by_another_process_is_picked_up(db_path: Path, mem: Memory
         writer.enqueue_extraction("k", "I prefer Go for command line tools.")
         assert _wait_until(lambda: mem.list("k").total == 1), "the running worker did not pick the job up"
         assert mem.list("k").items[0].content == "prefers Go for command line tools"
-        assert writer.extraction_queue()["pending"] == 0
+        assert writer.extraction_queue().pending == 0
     finally:
         writer.close()
 
@@ -204,7 +205,7 @@ def test_a_job_that_cannot_be_stored_fails_alone_and_the_rest_of_its_batch_is_st
         assert offline.wait_for_extraction(10)
         assert {m.content for m in offline.list("k").items} == {"prefers tabs", "likes tea"}
         # the refused job was retried up to its attempts and is kept, failed, with the reason
-        assert offline.extraction_queue() == {"pending": 0, "failed": 1}
+        assert offline.extraction_queue() == ExtractionQueue(pending=0, failed=1)
         [row] = rows(offline, "SELECT text, attempts, last_error FROM extraction_jobs")
         assert row[0] == "I like poison ivy."
         assert row[1] == offline.config.extraction_max_attempts and "poisoned fact" in row[2]
@@ -215,10 +216,10 @@ def test_a_job_that_cannot_be_stored_fails_alone_and_the_rest_of_its_batch_is_st
 def test_extraction_queue_counts_pending_and_failed(db_path: Path, clock: Any) -> None:
     offline = Memory.open(db_path, clock=clock, start_workers=False)
     try:
-        assert offline.extraction_queue() == {"pending": 0, "failed": 0}
+        assert offline.extraction_queue() == ExtractionQueue(pending=0, failed=0)
         offline.enqueue_extraction("k", "I prefer tabs.")
         offline.enqueue_extraction("k", "I like tea.")
-        assert offline.extraction_queue() == {"pending": 2, "failed": 0}
+        assert offline.extraction_queue() == ExtractionQueue(pending=2, failed=0)
         con = apsw.Connection(str(db_path))
         try:
             con.set_busy_timeout(5000)
@@ -229,10 +230,10 @@ def test_extraction_queue_counts_pending_and_failed(db_path: Path, clock: Any) -
             )
         finally:
             con.close()
-        assert offline.extraction_queue() == {"pending": 2, "failed": 1}
+        assert offline.extraction_queue() == ExtractionQueue(pending=2, failed=1)
         # processing handles what is pending; a job that used up its attempts stays failed
         assert offline.wait_for_extraction(10)
-        assert offline.extraction_queue() == {"pending": 0, "failed": 1}
+        assert offline.extraction_queue() == ExtractionQueue(pending=0, failed=1)
         assert {m.content for m in offline.list("k").items} == {"prefers tabs", "likes tea"}
     finally:
         offline.close()

@@ -12,6 +12,7 @@ from memroute.config import Config
 from memroute.errors import InvalidInput
 from memroute.lru import LruTtlCache
 from memroute.models import Stats, estimate_tokens
+from memroute.wire import to_wire
 
 
 @pytest.mark.parametrize(
@@ -74,7 +75,7 @@ def test_cache_invalidate_and_reset() -> None:
 def test_hit_rate(hits: int, misses: int, rate: float) -> None:
     stats = Stats(total=0, by_type={}, tokens_used=0, cache_hits=hits, cache_misses=misses)
     assert stats.hit_rate == rate
-    assert stats.to_dict()["cacheStats"] == {"hits": hits, "misses": misses}
+    assert to_wire(stats)["cacheStats"] == {"hits": hits, "misses": misses}
 
 
 @pytest.mark.parametrize(

@@ -36,7 +36,7 @@ from starlette.responses import JSONResponse, Response
 from memroute.config import Config
 from memroute.web.app import create_app
 from memroute.web.routes.gateway import ChatCompletionRequest, EmbeddingRequest
-from memroute.web.schemas import MemoryOut
+from memroute.web.schemas.memory import MemoryOut
 
 # Fuzzing phase examples per operation (the examples and coverage phases add their own,
 # bounded by the schema). Keeps the whole module around a minute on 2 cores.

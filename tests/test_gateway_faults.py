@@ -15,6 +15,7 @@ from storage import open_parts, rows
 from test_gateway_chat import ADMIN, Gateway, _config, gateway, upstream  # noqa: F401  (fixtures)
 
 from memroute import Memory
+from memroute.results import ExtractionQueue
 from memroute.web.app import create_app
 
 
@@ -50,7 +51,7 @@ def test_shutdown_drains_queued_extraction_and_restart_keeps_memories(tmp_path: 
                 model="echo-1", messages=[{"role": "user", "content": f"I like tool{n}."}]
             )
     with Memory.open(db, start_workers=False) as after:
-        assert after.extraction_queue() == {"pending": 0, "failed": 0}
+        assert after.extraction_queue() == ExtractionQueue(pending=0, failed=0)
         assert {m.key for m in after.list(api_key_id=key.id).items} == {
             f"preference:tool{n}" for n in range(5)
         }
@@ -61,12 +62,12 @@ def test_jobs_left_in_the_queue_are_processed_after_a_restart(tmp_path: Path, up
     with Memory.open(db, start_workers=False) as side:
         key, _ = side.keys.create("k")
         side.enqueue_extraction(key.id, "I always pin dependencies.", source="user_message")
-        assert side.extraction_queue()["pending"] == 1
+        assert side.extraction_queue().pending == 1
     with LiveServer(create_app(_config(db, upstream.url))) as server:
         assert httpx.get(server.url + "/healthz").json()["status"] == "ok"
         with Memory.open(db, start_workers=False) as check:
             probe = Gateway(server.url, check, upstream, "", key.id)
-            probe.wait_for(lambda: check.extraction_queue()["pending"] == 0)
+            probe.wait_for(lambda: check.extraction_queue().pending == 0)
             assert [m.content for m in check.list(api_key_id=key.id).items] == ["always pin dependencies"]
 
 

@@ -814,7 +814,7 @@ class IsolationMachine(RuleBasedStateMachine):
         memory is embedded (with Qdrant: pushed again), and every index agrees with the table."""
         self.h.clock.advance(minutes=minutes)
         report = self.mem.reindex(wait=True)
-        assert report["pending"] == 0 and report["errors"] == 0, report
+        assert report.pending == 0 and report.errors == 0, report
         vectors = self.vec_rows()
         assert set(vectors) == {r.rowid for r in self.live.values()}, (
             "a memory has no vector, or a ghost has one"

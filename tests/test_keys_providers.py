@@ -13,6 +13,7 @@ from memroute import InvalidInput, Memory, NotFound, UpstreamError
 from memroute.cli import main
 from memroute.service.keys import hash_secret
 from memroute.service.providers import ProviderRegistry
+from memroute.wire import to_wire
 
 
 def _raw(db_path: Path, sql: str) -> list[tuple]:
@@ -31,7 +32,7 @@ def test_a_key_secret_is_shown_once_and_only_its_hash_is_stored(mem: Memory, db_
     assert key.prefix == secret[:8]
     stored = _raw(db_path, "SELECT key_hash FROM api_keys")
     assert stored == [(hash_secret(secret),)]
-    dump = json.dumps([k.to_dict() for k in mem.keys.list()])
+    dump = json.dumps([to_wire(k) for k in mem.keys.list()])
     assert secret not in dump and hash_secret(secret) not in dump
 
 
@@ -71,7 +72,7 @@ def test_bad_key_names_and_unknown_ids(mem: Memory) -> None:
 
 def test_provider_secrets_are_masked_and_routes_strip_the_prefix(mem: Memory) -> None:
     mem.providers.add("openai", "https://api.openai.com/v1/", api_key="sk-test-1234567890abcd")
-    listed = mem.providers.list()[0].to_dict()
+    listed = to_wire(mem.providers.list()[0])
     assert listed["baseUrl"] == "https://api.openai.com/v1"
     assert listed["apiKeyMasked"] == "***abcd"
     assert "sk-test" not in json.dumps(listed)
@@ -112,7 +113,7 @@ def test_environment_upstream_and_key_by_env_name(mem: Memory, clock) -> None:
         )
         registry.add("groq", "https://api.groq.com/openai/v1", api_key_env="GROQ_KEY")
         assert registry.route("groq/llama-3.1-8b").api_key == "gsk-abc"
-        assert registry.list()[0].to_dict()["apiKeyEnv"] == "GROQ_KEY"
+        assert to_wire(registry.list()[0])["apiKeyEnv"] == "GROQ_KEY"
 
 
 def test_no_upstream_is_a_clear_error(mem: Memory, clock) -> None:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -66,3 +68,22 @@ def test_using_a_public_name_loads_what_it_needs() -> None:
 
 def test_all_lists_exactly_the_lazy_names() -> None:
     assert set(memroute.__all__) == {*memroute._HOMES, "__version__"}
+
+
+ROOT = Path(__file__).resolve().parents[1]
+ARCHITECTURE = (ROOT / "docs" / "architecture.md").read_text()
+
+
+def test_every_path_the_architecture_names_exists() -> None:
+    named = set(re.findall(r"memroute/[\w/]+(?:\.py)?", ARCHITECTURE))
+    assert named, "docs/architecture.md names no file"
+    missing = sorted(p for p in named if not (ROOT / p).exists())
+    assert not missing, f"docs/architecture.md names what does not exist: {missing}"
+
+
+def test_the_architecture_names_every_top_level_package_and_module() -> None:
+    package = ROOT / "memroute"
+    tops = {p.name for p in package.iterdir() if (p / "__init__.py").exists()}
+    tops |= {p.stem for p in package.glob("*.py") if not p.name.startswith("__")}
+    unnamed = sorted(t for t in tops if f"`{t}`" not in ARCHITECTURE and f"memroute/{t}" not in ARCHITECTURE)
+    assert not unnamed, f"docs/architecture.md does not place: {unnamed}"

@@ -19,6 +19,7 @@ from memroute import Memory
 from memroute.config import Config
 from memroute.embeddings import SourceChoice
 from memroute.models import MemoryFilter
+from memroute.results import ReindexReport
 from memroute.service.build import Parts
 from memroute.vectors import VectorHit
 
@@ -80,7 +81,7 @@ def _ids(items: list[Any]) -> list[str]:
 def test_semantic_retrieval_answers_from_the_vector_tier(vmem: Memory) -> None:
     added = {t: vmem.add("alice", t) for t in TOPICS}
     report = vmem.reindex(wait=True)
-    assert report["started"] and report["processed"] == len(TOPICS) and report["pending"] == 0
+    assert report.started and report.processed == len(TOPICS) and report.pending == 0
     assert _vec_rows(vmem) == len(TOPICS)
     # small chunks, and the partition column of vec0's chunk table indexed (see store/vectors.py)
     sql = scalar(vmem, "SELECT sql FROM sqlite_master WHERE name = 'vec_memories'")
@@ -133,7 +134,7 @@ def test_each_key_gets_its_own_nearest_neighbours_and_never_another_keys(
         for owner in ("key-a", "key-b"):
             for i in range(5000):
                 vmem.add(owner, f"{rng.choice(TOPICS)} (note {owner} {i})")
-    assert vmem.reindex(wait=True)["pending"] == 0
+    assert vmem.reindex(wait=True).pending == 0
     assert _vec_rows(vmem) == 10_000
     for query in ("dog on the beach", "Postgres invoicing database", "on-call rotation Berlin"):
         for owner in ("key-a", "key-b"):
@@ -198,7 +199,7 @@ def test_changing_the_embedding_source_resets_the_table_and_reindexes_to_complet
         and after.signature is not None
         and after.signature.startswith("transformers:")
     )
-    assert report["pending"] == 0 and _vec_rows(vmem) == len(TOPICS)
+    assert report.pending == 0 and _vec_rows(vmem) == len(TOPICS)
     items = vmem.retrieve("alice", "What's my pup called?", strategy="semantic", limit=1)
     assert items[0].memory.content == "has a dog named Biscuit who loves the beach"
     assert vmem.engine_status()["embedding"]["source"] == "transformers"
@@ -258,7 +259,7 @@ def test_without_the_extension_retrieval_degrades_to_fts_and_says_why(db_path: P
         assert "sqlite-vec not available" in (preview.resolution.fallback_reason or "")
         status = mem.engine_status()
         assert status["vectorStore"]["available"] is False and status["vectorStore"]["backend"] == "none"
-        assert mem.reindex(wait=True)["started"] is False
+        assert mem.reindex(wait=True).started is False
     finally:
         mem.close()
 
@@ -363,14 +364,14 @@ def test_without_a_source_reindex_leaves_the_queue_untouched(vmem: Memory) -> No
     vmem.add("alice", "plays chess online every evening")
     vmem.add("alice", "lives in Lisbon near the river")
     report = vmem.reindex(wait=True)
-    assert report == {
-        "started": False,
-        "pending": 2,
-        "processed": 0,
-        "errors": 0,
-        "reason": "static disabled in settings",
-        "qdrant": None,  # Qdrant is off
-    }
+    assert report == ReindexReport(
+        started=False,
+        pending=2,
+        processed=0,
+        errors=0,
+        reason="static disabled in settings",
+        qdrant=None,  # Qdrant is off
+    )
     assert _vec_rows(vmem) == 0
 
 
@@ -498,7 +499,7 @@ def test_a_failing_remote_embedding_provider_degrades_to_keyword_search(
         vmem.providers.add("emb", base_url=live.url + "/v1", api_key="sk-embedding-secret")
         vmem.update_settings(embedding_source="remote", embedding_provider_model="emb/text-embedder")
         m = vmem.add("alice", "plays chess online every evening")
-        assert vmem.reindex(wait=True)["processed"] == 1  # the provider works: dimension 3 learned
+        assert vmem.reindex(wait=True).processed == 1  # the provider works: dimension 3 learned
         assert parts.store.vectors.meta().active_dim == 3
         server.status, server.body = status, body
         parts.sources.clear_cache()
@@ -507,7 +508,7 @@ def test_a_failing_remote_embedding_provider_degrades_to_keyword_search(
         assert "degraded to FTS5" in (preview.resolution.fallback_reason or "")
         vmem.add("alice", "lives in Lisbon near the river")
         report = vmem.reindex(wait=True)
-        assert report["errors"] == 1 and report["pending"] == 1
+        assert report.errors == 1 and report.pending == 1
         status_now = vmem.engine_status()["embedding"]
         assert "last error" in status_now["reason"] and reason in status_now["reason"]
         assert "sk-embedding-secret" not in str(vmem.engine_status()) + str(report)

@@ -19,6 +19,8 @@ from storage import scalar
 
 from memroute import Conflict, InvalidInput, Memory, NotFound
 from memroute.config import Config
+from memroute.results import VerifyReport
+from memroute.wire import to_wire
 
 EXPORT_FIELDS = {
     "id", "apiKeyId", "sessionId", "type", "key", "content", "metadata",
@@ -72,7 +74,7 @@ def test_upsert_keeps_identity_and_updates_fields(mem: Memory, clock: ManualCloc
     assert second.updated_at > first.updated_at
     stored = mem.get(first.id)
     assert stored is not None
-    assert stored.to_dict() == second.to_dict()
+    assert to_wire(stored) == to_wire(second)
     assert stored.content == "uses helix now"
     assert stored.type == "semantic"
     assert stored.session_id == "s2"
@@ -140,7 +142,7 @@ def test_crud_round_trip(mem: Memory, clock: ManualClock) -> None:
     )  # fmt: skip
     got = mem.get(created.id)
     assert got is not None
-    assert got.to_dict() == created.to_dict()
+    assert to_wire(got) == to_wire(created)
     assert got.expires_at == "2026-04-06T00:00:00.000Z"
     assert got.metadata == {"source": "test", "n": 1, "tags": ["a", "b"]}
     assert (got.api_key_id, got.session_id, got.key, got.type) == ("k1", "s1", "pref:ts", "factual")
@@ -152,7 +154,7 @@ def test_crud_round_trip(mem: Memory, clock: ManualClock) -> None:
     )  # fmt: skip
     again = mem.get(created.id)
     assert again is not None
-    assert again.to_dict() == updated.to_dict()
+    assert to_wire(again) == to_wire(updated)
     assert (again.type, again.key, again.content) == ("episodic", "pref:typescript", "loves TypeScript")
     assert again.metadata == {"edited": True}  # update replaces metadata
     assert again.expires_at is None
@@ -349,8 +351,8 @@ def test_stats_tokens_and_types(mem: Memory) -> None:
     assert everything.tokens_used == 13
     assert everything.total == 7
     assert everything.by_type == {"factual": 6, "episodic": 1}
-    assert mem.stats("key-a").to_dict()["byType"] == {"factual": 1, "episodic": 1}
-    assert mem.stats("key-a").to_dict()["tokensUsed"] == 3
+    assert to_wire(mem.stats("key-a"))["byType"] == {"factual": 1, "episodic": 1}
+    assert to_wire(mem.stats("key-a"))["tokensUsed"] == 3
 
 
 def test_hit_rate_counts_read_cache_hits(mem: Memory) -> None:
@@ -360,7 +362,7 @@ def test_hit_rate_counts_read_cache_hits(mem: Memory) -> None:
     assert mem.get(m.id) is not None  # hit
     stats = mem.stats()
     assert (stats.cache_hits, stats.cache_misses) == (1, 1)
-    assert stats.to_dict()["hitRate"] == 0.5
+    assert to_wire(stats)["hitRate"] == 0.5
     for _ in range(2):
         mem.get(m.id)
     assert mem.stats().hit_rate == 0.75
@@ -484,7 +486,7 @@ def test_custom_content_limit_from_config(db_path: Path, clock: ManualClock) -> 
         with pytest.raises(InvalidInput):
             small.update(ok.id, content="b" * 101)
         report = small.import_([json.dumps({"apiKeyId": "k1", "content": "c" * 101})])
-        assert (report.imported, [e["line"] for e in report.errors]) == (0, [1])
+        assert (report.imported, [e.line for e in report.errors]) == (0, [1])
         assert small.get(ok.id).content == "a" * 100  # type: ignore[union-attr]
     assert _counts(db_path) == (1, 1, 1)
 
@@ -511,7 +513,7 @@ def test_export_yields_camel_case_records_with_every_field(mem: Memory, clock: M
     assert [e["id"] for e in exported] == ids[:2]
     for record in exported:
         assert set(record) == EXPORT_FIELDS
-        assert record == mem.get(record["id"]).to_dict()  # type: ignore[union-attr]
+        assert record == to_wire(mem.get(record["id"]))
         json.dumps(record)  # JSONL-ready
     theme = exported[0]
     assert theme["apiKeyId"] == "key-a"
@@ -539,12 +541,12 @@ def test_import_jsonl_and_dicts_reports_bad_lines(mem: Memory) -> None:
     report = mem.import_(lines)
     assert report.imported == 2
     assert report.skipped == 0
-    assert [e["line"] for e in report.errors] == [2, 3, 4, 7]
-    messages = {e["line"]: e["error"] for e in report.errors}
+    assert [e.line for e in report.errors] == [2, 3, 4, 7]
+    messages = {e.line: e.error for e in report.errors}
     assert "JSON" in messages[2]
     assert "content" in messages[3]
     assert "type" in messages[4]
-    assert report.to_dict()["imported"] == 2
+    assert to_wire(report)["imported"] == 2
 
     stored = {m.content: m for m in mem.list("k1").items}
     assert set(stored) == {"likes green tea", "walks the dog at 7"}
@@ -556,7 +558,7 @@ def test_import_jsonl_and_dicts_reports_bad_lines(mem: Memory) -> None:
         {"apiKeyId": "k1", "content": "likes jasmine tea", "key": "pref:tea"},  # upsert
         {"apiKeyId": "k1", "content": "  "},
     ])  # fmt: skip
-    assert (from_dicts.imported, [e["line"] for e in from_dicts.errors]) == (1, [2])
+    assert (from_dicts.imported, [e.line for e in from_dicts.errors]) == (1, [2])
     tea = mem.list("k1", q="tea").items
     assert [m.content for m in tea] == ["likes jasmine tea"]
     assert [(h.event, h.old_content) for h in mem.history(tea[0].id)] == [
@@ -638,7 +640,7 @@ def test_import_reports_a_bad_timestamp_under_its_own_name(mem: Memory) -> None:
         json.dumps({"apiKeyId": "k1", "content": "z", "expiresAt": "never"}),
     ])  # fmt: skip
     assert report.imported == 0
-    errors = [e["error"] for e in report.errors]
+    errors = [e.error for e in report.errors]
     assert "createdAt" in errors[0]
     assert "updatedAt" in errors[1]
     assert "expiresAt" in errors[2]
@@ -655,8 +657,8 @@ def test_import_line_that_conflicts_is_reported_and_the_rest_still_imported(mem:
         json.dumps({"apiKeyId": "k1", "content": "a good line after the conflict"}),
     ])  # fmt: skip
     assert report.imported == 1
-    assert [e["line"] for e in report.errors] == [1]
-    assert "pref:drink" in report.errors[0]["error"]
+    assert [e.line for e in report.errors] == [1]
+    assert "pref:drink" in report.errors[0].error
     assert mem.get(coffee.id).content == "likes coffee"  # type: ignore[union-attr]
     assert mem.get(tea.id).key == "pref:hot-drink"  # type: ignore[union-attr]
     assert mem.list("k1", q="good line").total == 1
@@ -668,7 +670,7 @@ def test_the_health_probe_is_never_visible_to_other_readers(mem: Memory) -> None
 
     mem.add("k1", "prefers vim", key="editor")
     stop = threading.Event()
-    results: list[dict[str, Any]] = []
+    results: list[VerifyReport] = []
 
     def probe() -> None:
         while not stop.is_set():
@@ -685,7 +687,7 @@ def test_the_health_probe_is_never_visible_to_other_readers(mem: Memory) -> None
         stop.set()
         thread.join()
     assert owners == {"k1"}
-    assert results and all(r["working"] for r in results), results[-1]
+    assert results and all(r.working for r in results), results[-1]
     assert mem.stats().total == 1
     count = scalar(mem, "SELECT COUNT(*) FROM memory_history")
     assert count == 1  # the ADD of "prefers vim" only

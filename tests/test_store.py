@@ -22,6 +22,7 @@ from storage import database
 from memroute import Memory, StoreError
 from memroute.store import SqliteStore
 from memroute.store.migrate import available_migrations, migrate
+from memroute.wire import to_wire
 
 ISO_MS_Z = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 
@@ -305,7 +306,7 @@ def test_metadata_read_back_through_every_path_is_what_was_stored(mem: Memory) -
         got.metadata["tags"].append("c")
     assert mem.get(m.id).metadata == stored  # type: ignore[union-attr]  # the cached copy is untouched
     assert mem.get(other.id).metadata == {}  # type: ignore[union-attr]
-    assert mem.retrieve("k1", "tea")[0].memory.to_dict()["metadata"] == stored
+    assert to_wire(mem.retrieve("k1", "tea")[0].memory)["metadata"] == stored
 
 
 # -- atomicity --------------------------------------------------------------------------------

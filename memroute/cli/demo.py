@@ -67,5 +67,5 @@ def _wait_for_extraction(mem: object, owner: str, timeout: float = 10.0) -> None
 
     assert isinstance(mem, Memory)
     deadline = time.monotonic() + timeout
-    while mem.extraction_queue()["pending"] and time.monotonic() < deadline:
+    while mem.extraction_queue().pending and time.monotonic() < deadline:
         time.sleep(0.05)

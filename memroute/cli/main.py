@@ -15,6 +15,7 @@ import click
 from memroute.config import Config
 from memroute.errors import InvalidInput, MemrouteError, NotFound
 from memroute.models import MEMORY_TYPES
+from memroute.wire import to_wire
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -129,7 +130,7 @@ def memory_add(
             expires_at=expires_at,
             actor="cli",
         )
-        _json(stored.to_dict())
+        _json(to_wire(stored))
 
 
 @memory.command("remember")
@@ -144,7 +145,7 @@ def memory_remember(
     """Extract facts from TEXT and store them."""
     with _memory(ctx) as mem:
         stored = mem.remember(api_key_id or "", text, session_id, source)
-        _json([m.to_dict() for m in stored])
+        _json([to_wire(m) for m in stored])
 
 
 @memory.command("list")
@@ -172,7 +173,7 @@ def memory_list(
         if as_json:
             _json(
                 {
-                    "data": [m.to_dict() for m in result.items],
+                    "data": [to_wire(m) for m in result.items],
                     "total": result.total,
                     "page": result.page,
                     "limit": result.limit,
@@ -224,7 +225,7 @@ def memory_search(
         )
     if api_key_id is None:
         click.echo("searched every key's memories (-k KEY_ID searches one key)", err=True)
-    _json([item.to_dict() for item in items])
+    _json([to_wire(item) for item in items])
 
 
 @memory.command("get")
@@ -236,7 +237,7 @@ def memory_get(ctx: click.Context, memory_id: str) -> None:
         found = mem.get(memory_id)
         if found is None:
             raise NotFound(f"memory {memory_id} not found")
-        _json(found.to_dict())
+        _json(to_wire(found))
 
 
 @memory.command("delete")
@@ -259,7 +260,7 @@ def memory_history(ctx: click.Context, memory_id: str) -> None:
         entries = mem.history(memory_id)
         if not entries:
             raise NotFound(f"no history for memory {memory_id}")
-        _json([e.to_dict() for e in entries])
+        _json([to_wire(e) for e in entries])
 
 
 @memory.command("export")
@@ -311,7 +312,7 @@ def memory_import(ctx: click.Context, source: str, api_key_id: str | None) -> No
                 raise InvalidInput("not a valid JSON array (nested too deeply)") from None
     with _memory(ctx) as mem:
         report = mem.import_(records, actor="cli", api_key_id=api_key_id)
-    _json(report.to_dict())
+    _json(to_wire(report))
     if report.errors:
         sys.exit(2)
 
@@ -331,7 +332,7 @@ def keys_create(ctx: click.Context, name: str) -> None:
     """Create a key and print its secret once (only its SHA-256 is stored)."""
     with _memory(ctx) as mem:
         key, secret = mem.keys.create(name)
-    _json({**key.to_dict(), "secret": secret})
+    _json({**to_wire(key), "secret": secret})
     click.echo("Store the secret now: it cannot be shown again.", err=True)
 
 
@@ -340,7 +341,7 @@ def keys_create(ctx: click.Context, name: str) -> None:
 def keys_list(ctx: click.Context) -> None:
     """List keys (never their secrets)."""
     with _memory(ctx) as mem:
-        _json([k.to_dict() for k in mem.keys.list()])
+        _json([to_wire(k) for k in mem.keys.list()])
 
 
 @keys.command("revoke")
@@ -349,7 +350,7 @@ def keys_list(ctx: click.Context) -> None:
 def keys_revoke(ctx: click.Context, key_id: str) -> None:
     """Revoke a key: requests with it get 401; its memories stay."""
     with _memory(ctx) as mem:
-        _json(mem.keys.revoke(key_id).to_dict())
+        _json(to_wire(mem.keys.revoke(key_id)))
 
 
 @main.group()
@@ -378,7 +379,7 @@ def providers_add(
         record = mem.providers.add(
             provider_id, base_url, api_key_env=api_key_env, api_key=secret, default=is_default
         )
-        _json(record.to_dict())
+        _json(to_wire(record))
 
 
 @providers.command("list")
@@ -386,7 +387,7 @@ def providers_add(
 def providers_list(ctx: click.Context) -> None:
     """List providers (secrets masked)."""
     with _memory(ctx) as mem:
-        _json([p.to_dict() for p in mem.providers.list()])
+        _json([to_wire(p) for p in mem.providers.list()])
 
 
 @providers.command("remove")
@@ -412,7 +413,7 @@ def settings_group() -> None:
 def settings_get(ctx: click.Context) -> None:
     """Print the memory settings."""
     with _memory(ctx) as mem:
-        _json(mem.settings().to_dict())
+        _json(to_wire(mem.settings()))
 
 
 @settings_group.command("set")
@@ -431,7 +432,7 @@ def settings_set(ctx: click.Context, assignments: tuple[str, ...]) -> None:
             except ValueError:
                 changes[name] = raw  # a bare word such as hybrid
     with _memory(ctx) as mem:
-        _json(mem.update_settings(changes).to_dict())
+        _json(to_wire(mem.update_settings(changes)))
 
 
 @main.command()
@@ -445,9 +446,8 @@ def summarize(
 ) -> None:
     """Compact old memories into one summary memory per key."""
     with _memory(ctx) as mem:
-        result = mem.summarize(older_than_days, api_key_id, all_keys=all_keys, dry_run=dry_run)
-        result["candidates"] = [c["id"] for c in result["candidates"]]
-        _json(result)
+        report = mem.summarize(older_than_days, api_key_id, all_keys=all_keys, dry_run=dry_run)
+        _json({**to_wire(report), "candidates": [c.id for c in report.candidates]})
 
 
 @main.command()
@@ -457,7 +457,7 @@ def summarize(
 def decay(ctx: click.Context, dry_run: bool, api_key_id: str | None) -> None:
     """Delete decayed episodic memories (needs MEMORY_TYPED_DECAY_ENABLED=true)."""
     with _memory(ctx) as mem:
-        _json(mem.decay(dry_run=dry_run, api_key_id=api_key_id))
+        _json(to_wire(mem.decay(dry_run=dry_run, api_key_id=api_key_id)))
 
 
 @main.command()
@@ -466,9 +466,9 @@ def decay(ctx: click.Context, dry_run: bool, api_key_id: str | None) -> None:
 def reindex(ctx: click.Context, force: bool) -> None:
     """Embed memories waiting for a vector with the configured embedding source, to the end."""
     with _memory(ctx) as mem:
-        result = mem.reindex(force=force, wait=True)
-        _json(result)
-        if not result["started"] or result["errors"]:
+        report = mem.reindex(force=force, wait=True)
+        _json(to_wire(report))
+        if not report.started or report.errors:
             ctx.exit(1)
 
 
@@ -518,9 +518,9 @@ def mcp_stdio(ctx: click.Context) -> None:
 def health(ctx: click.Context) -> None:
     """Run the memory pipeline on a private owner id; exit 1 if it is broken."""
     with _memory(ctx) as mem:
-        result = mem.verify()
-    _json(result)
-    if not result["working"]:
+        report = mem.verify()
+    _json(to_wire(report))
+    if not report.working:
         sys.exit(1)
 
 

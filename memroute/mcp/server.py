@@ -25,6 +25,7 @@ from pydantic import Field
 from memroute.errors import MemrouteError
 from memroute.models import MemoryRecord
 from memroute.service import Memory
+from memroute.wire import to_wire
 
 log = logging.getLogger("memroute.mcp")
 
@@ -142,7 +143,7 @@ def build_server(memory: Callable[[], Memory], *, admin_token: str | None = None
             memory_type=type,
         )
         memories = [
-            {**i.memory.to_dict(), "score": i.score, "tokens": i.tokens, "tier": i.tier} for i in items
+            {**to_wire(i.memory), "score": i.score, "tokens": i.tokens, "tier": i.tier} for i in items
         ]
         return {"memories": memories, "count": len(items), "totalTokens": sum(i.tokens for i in items)}
 
@@ -190,7 +191,7 @@ def build_server(memory: Callable[[], Memory], *, admin_token: str | None = None
         )
         created = before is None
         return {
-            "memory": record.to_dict(),
+            "memory": to_wire(record),
             "created": created,
             "message": "Memory created" if created else "Memory with this key replaced",
         }
@@ -231,7 +232,7 @@ def build_server(memory: Callable[[], Memory], *, admin_token: str | None = None
     ) -> dict[str, Any]:
         """One memory by its id, with every field (content, type, key, session, metadata, times, uses)."""
         mem, caller = who(ctx)
-        return {"memory": caller.check(mem.get(id), id).to_dict()}
+        return {"memory": to_wire(caller.check(mem.get(id), id))}
 
     @mcp.tool()
     @_tool_errors
@@ -249,7 +250,7 @@ def build_server(memory: Callable[[], Memory], *, admin_token: str | None = None
         owner = caller.owner(apiKeyId)
         result = mem.list(owner, type=type, session_id=sessionId, q=q, limit=limit, page=page)
         return {
-            "memories": [m.to_dict() for m in result.items],
+            "memories": [to_wire(m) for m in result.items],
             "total": result.total,
             "page": page,
             "limit": limit,

@@ -7,12 +7,12 @@ import logging
 import uuid
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
 
 from memroute.clock import days_ago, to_iso
 from memroute.memory import summarization
 from memroute.memory.decay import SWEEP_SCAN_CAP, DecayPolicy, is_decayed
 from memroute.models import MemoryRecord, estimate_tokens
+from memroute.results import DecayReport, SummaryReport, SummaryWritten
 from memroute.store import NewMemory, SqliteStore
 
 log = logging.getLogger("memroute.memory")
@@ -20,7 +20,7 @@ log = logging.getLogger("memroute.memory")
 
 def summarize(
     store: SqliteStore, *, owner: str | None, days: int, now: datetime, dry_run: bool, max_bytes: int
-) -> dict[str, Any]:
+) -> SummaryReport:
     """Compact memories of `owner` (None: every key) not updated for `days` days."""
     stamp = to_iso(now)
     candidates = [
@@ -28,19 +28,19 @@ def summarize(
         for m in store.memories.updated_before(owner, days_ago(now, days))
         if not summarization.is_summary(m) and (m.expires_at is None or m.expires_at > stamp)
     ]
-    summaries: list[dict[str, Any]] = []
+    summaries: list[SummaryWritten] = []
     if not dry_run:
         for key_owner, group in summarization.by_owner(candidates).items():
             summary = _write_summary(store, key_owner, group, days, stamp, max_bytes)
-            summaries.append({"apiKeyId": key_owner, "summaryId": summary.id, "count": len(group)})
-    return {
-        "candidates": [m.to_dict() for m in candidates],
-        "totalTokens": sum(estimate_tokens(m.content) for m in candidates),
-        "deletedCount": sum(s["count"] for s in summaries),
-        "summaryId": summaries[0]["summaryId"] if len(summaries) == 1 else None,
-        "summaries": summaries,
-        "dryRun": dry_run,
-    }
+            summaries.append(SummaryWritten(api_key_id=key_owner, summary_id=summary.id, count=len(group)))
+    return SummaryReport(
+        candidates=candidates,
+        total_tokens=sum(estimate_tokens(m.content) for m in candidates),
+        deleted_count=sum(s.count for s in summaries),
+        summary_id=summaries[0].summary_id if len(summaries) == 1 else None,
+        summaries=summaries,
+        dry_run=dry_run,
+    )
 
 
 def _write_summary(
@@ -68,7 +68,7 @@ def _write_summary(
 
 def sweep_decayed(
     store: SqliteStore, policy: DecayPolicy, *, owner: str | None, now: datetime, dry_run: bool
-) -> dict[str, Any]:
+) -> DecayReport:
     """Delete (or with `dry_run`, list) the decayed memories among the oldest 5000."""
     rows = store.memories.oldest(owner, limit=SWEEP_SCAN_CAP + 1)
     capped = len(rows) > SWEEP_SCAN_CAP
@@ -78,11 +78,11 @@ def sweep_decayed(
         with store.db.write():
             for memory in decayed:
                 store.memories.delete(memory.id, now=to_iso(now), actor="decay")
-    return {
-        "scanned": len(rows),
-        "decayed": len(decayed),
-        "deletedIds": [m.id for m in decayed],
-        "skippedDisabled": False,
-        "capped": capped,
-        "dryRun": dry_run,
-    }
+    return DecayReport(
+        scanned=len(rows),
+        decayed=len(decayed),
+        deleted_ids=[m.id for m in decayed],
+        skipped_disabled=False,
+        capped=capped,
+        dry_run=dry_run,
+    )

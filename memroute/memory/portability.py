@@ -15,7 +15,7 @@ from typing import Any
 from memroute.clock import normalize_time
 from memroute.errors import Conflict, InvalidInput
 from memroute.memory import validate
-from memroute.models import ImportReport
+from memroute.models import ImportFailure, ImportReport
 from memroute.store import NewMemory, SqliteStore
 
 
@@ -26,7 +26,7 @@ def json_lines(text: str) -> list[str]:
 
 
 def parse_record(record: str | Mapping[str, Any], api_key_id: str | None, *, max_bytes: int) -> NewMemory:
-    """A validated memory from one export record (camelCase fields, as `MemoryRecord.to_dict`)."""
+    """A validated memory from one export record (camelCase fields, as `to_wire` of a `MemoryRecord`)."""
     if isinstance(record, str):
         try:
             record = json.loads(record)
@@ -68,7 +68,7 @@ def import_records(
         try:
             outcome = _import_one(store, parse_record(record, api_key_id, max_bytes=max_bytes), now(), actor)
         except (InvalidInput, Conflict) as exc:
-            report.errors.append({"line": number, "error": exc.message})
+            report.errors.append(ImportFailure(number, exc.message))
             continue
         if outcome == "skipped":
             report.skipped += 1

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from memroute.errors import InvalidInput
+from memroute.wire import camel
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,14 +43,6 @@ class MemorySettings:
     @property
     def extracts(self) -> bool:
         return self.enabled and self.extraction_enabled
-
-    def to_dict(self) -> dict[str, Any]:
-        return {_camel(name): value for name, value in asdict(self).items()}
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)
 
 
 def _snake(name: str) -> str:
@@ -111,7 +104,7 @@ def normalize(stored: Mapping[str, Any]) -> MemorySettings:
 
 
 def _strict(name: str, field: _Field, raw: object) -> Any:
-    api = _camel(name)
+    api = camel(name)
     if field.kind == "bool":
         if not isinstance(raw, bool):
             raise InvalidInput(f"must be true or false; got {raw!r}", api)
@@ -140,7 +133,7 @@ def validate_update(changes: Mapping[str, Any]) -> dict[str, Any]:
         name = _snake(given)
         field = FIELDS.get(name)
         if field is None:
-            known = ", ".join(_camel(n) for n in FIELDS)
+            known = ", ".join(camel(n) for n in FIELDS)
             raise InvalidInput(f"unknown setting {given!r}; known settings: {known}")
         out[field.db_key] = _strict(name, field, raw)
     return out

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Any, Protocol
+from typing import Protocol
 
 from memroute.models import MemoryRecord
+from memroute.results import VerifyReport, VerifySteps
 
 VERIFY_OWNER_PREFIX = "__memroute_verify__:"
 
@@ -24,7 +25,7 @@ class Pipeline(Protocol):
     def count_owner(self, api_key_id: str) -> int: ...
 
 
-def verify_pipeline(pipeline: Pipeline) -> dict[str, Any]:
+def verify_pipeline(pipeline: Pipeline) -> VerifyReport:
     nonce = uuid.uuid4().hex[:12]
     owner = VERIFY_OWNER_PREFIX + nonce
     word = f"probe{nonce}"
@@ -47,11 +48,9 @@ def verify_pipeline(pipeline: Pipeline) -> dict[str, Any]:
     working = all(steps.values()) and error is None
     if not working and error is None:
         error = "failed steps: " + ", ".join(name for name, ok in steps.items() if not ok)
-    result: dict[str, Any] = {
-        "working": working,
-        "latencyMs": round((time.perf_counter() - started) * 1000, 2),
-        "steps": steps,
-    }
-    if error:
-        result["error"] = error
-    return result
+    return VerifyReport(
+        working=working,
+        latency_ms=round((time.perf_counter() - started) * 1000, 2),
+        steps=VerifySteps(**steps),
+        error=error,
+    )

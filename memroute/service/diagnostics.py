@@ -66,7 +66,7 @@ def diagnose(config: Config) -> dict[str, Any]:
             stats = mem.stats()
             queue = mem.extraction_queue()
             report["memories"] = stats.total
-            report["extraction queue"] = f"{queue['pending']} pending, {queue['failed']} failed"
+            report["extraction queue"] = f"{queue.pending} pending, {queue.failed} failed"
             report["memory enabled"] = mem.settings().enabled
             status = mem.engine_status()
             embedding, vectors = status["embedding"], status["vectorStore"]

@@ -36,8 +36,10 @@ from memroute.models import (
     RetrievedItem,
     Stats,
 )
+from memroute.results import DecayReport, ExtractionQueue, ReindexReport, SummaryReport, VerifyReport
 from memroute.service.build import Parts, build
 from memroute.store import NewMemory
+from memroute.wire import to_wire
 
 log = logging.getLogger("memroute.memory")
 
@@ -517,11 +519,11 @@ class Memory:
         """Block until everything queued so far has been processed (useful in tests and scripts)."""
         return self._extraction.wait_idle(timeout)
 
-    def reindex(self, *, force: bool = False, wait: bool = False) -> dict[str, Any]:
+    def reindex(self, *, force: bool = False, wait: bool = False) -> ReindexReport:
         """Embed memories still waiting for a vector (every memory with `force`) with the
         configured source. In the background by default; `wait=True` runs it to the end
-        here. Returns `{started, pending, processed, errors, reason}`."""
-        return self._semantic.reindex(force=force, wait=wait)
+        here and reports what it processed."""
+        return ReindexReport(**self._semantic.reindex(force=force, wait=wait))
 
     def engine_status(self) -> dict[str, Any]:
         """Which search tiers are active and why (REF §8.4 shape), and the storage."""
@@ -553,9 +555,9 @@ class Memory:
         """Memories whose vector is missing or stale (embedded by the vector tier)."""
         return self._store.memories.count_needs_reindex()
 
-    def extraction_queue(self) -> dict[str, int]:
+    def extraction_queue(self) -> ExtractionQueue:
         pending, failed = self._store.jobs.counts(max_attempts=self.config.extraction_max_attempts)
-        return {"pending": pending, "failed": failed}
+        return ExtractionQueue(pending=pending, failed=failed)
 
     # -- settings ---------------------------------------------------------------
 
@@ -579,7 +581,7 @@ class Memory:
         *,
         all_keys: bool = False,
         dry_run: bool = False,
-    ) -> dict[str, Any]:
+    ) -> SummaryReport:
         """Compact memories not updated for `older_than_days` into one summary per key.
 
         Needs an `api_key_id`, or `all_keys=True` to run over every key."""
@@ -600,10 +602,12 @@ class Memory:
 
     def decay(
         self, *, dry_run: bool = False, api_key_id: str | None = None, force: bool = False
-    ) -> dict[str, Any]:
+    ) -> DecayReport:
         """Delete decayed episodic memories (REF §12.3). Off unless enabled (or `force`)."""
         if not (self._decay_policy.enabled or force) and not dry_run:
-            return {"scanned": 0, "decayed": 0, "deletedIds": [], "skippedDisabled": True, "capped": False}
+            return DecayReport(
+                scanned=0, decayed=0, deleted_ids=[], skipped_disabled=True, capped=False, dry_run=False
+            )
         owner = None if api_key_id is None else validate.owner(api_key_id)
         result = maintenance.sweep_decayed(
             self._store, self._decay_policy, owner=owner, now=self._clock(), dry_run=dry_run
@@ -611,26 +615,25 @@ class Memory:
         self.qdrant.notify()
         return result
 
-    def verify(self) -> dict[str, Any]:
+    def verify(self) -> VerifyReport:
         """Run extraction → store → search → delete on a private owner id, inside one write
         transaction that is then rolled back: no other reader ever sees the probe memory
         (not even an all-keys list), and it leaves no history, vector or queue entry."""
-        result: dict[str, Any] = {}
         try:
             with self._store.db.write():
                 result = verify_pipeline(_VerifyAdapter(self))
-                raise _ProbeDone
-        except _ProbeDone:
-            pass
-        return result
+                raise _ProbeDone(result)
+        except _ProbeDone as done:
+            return done.report
 
     # -- export / import ----------------------------------------------------------
 
     def export(self, api_key_id: str | None = None) -> Iterator[dict[str, Any]]:
-        """Every memory of one key (or of every key) with metadata and timestamps."""
+        """Every memory of one key (or of every key) with metadata and timestamps, as its
+        camelCase wire object."""
         owner = None if api_key_id is None else validate.owner(api_key_id)
         for memory in self._store.memories.iter_all(owner):
-            yield memory.to_dict()
+            yield to_wire(memory)
 
     def import_(
         self,
@@ -654,7 +657,11 @@ class Memory:
 
 
 class _ProbeDone(Exception):
-    """Ends the health probe's transaction with a rollback."""
+    """Ends the health probe's transaction with a rollback, carrying its report out."""
+
+    def __init__(self, report: VerifyReport) -> None:
+        super().__init__("probe done")
+        self.report = report
 
 
 class _VerifyAdapter:

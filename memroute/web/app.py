@@ -39,7 +39,7 @@ def create_app(config: Config, *, memory: Memory | None = None) -> FastAPI:
         async with httpx.AsyncClient(timeout=timeout, limits=limits, follow_redirects=False) as client:
             app.state.memory = mem
             app.state.http = client
-            app.state.metrics = standard_metrics(lambda: float(mem.extraction_queue()["pending"]))
+            app.state.metrics = standard_metrics(lambda: float(mem.extraction_queue().pending))
             app.state.chat = ChatPipeline(
                 mem,
                 client,

@@ -169,6 +169,26 @@ def test_edit_saves_and_invalid_metadata_is_refused_in_the_browser(page: Any, st
     assert len(puts) == 1
 
 
+def test_a_memory_without_a_key_is_added_and_edited(page: Any, studio: Studio) -> None:
+    key_id, key_name = new_key(studio, "keyless")
+    panel = open_tab(page, key_name)
+    panel.get_by_role("button", name="Add memory").click()
+    dialog = page.get_by_role("dialog", name="Add memory")
+    dialog.get_by_label("Content", exact=True).fill("likes green tea")
+    dialog.get_by_role("button", name="Add memory").click()  # no key given
+    expect(dialog).to_be_hidden()
+    expect(row_of(panel, "likes green tea")).to_contain_text("no key")
+
+    action(row_of(panel, "likes green tea"), "Edit").click()
+    form = panel.get_by_role("form", name="Edit memory likes green tea")
+    form.get_by_label("Content", exact=True).fill("likes oolong")
+    form.get_by_role("button", name="Save").click()
+    expect(form).to_be_hidden()
+    expect(row_of(panel, "likes oolong")).to_be_visible()
+    [stored] = memories_of(studio, key_id)
+    assert (stored["content"], stored["key"]) == ("likes oolong", "")
+
+
 def test_delete_asks_for_confirmation(page: Any, studio: Studio) -> None:
     key_id, key_name = new_key(studio, "deleter")
     memory = add(studio, key_id, "doomed", "delete me")

@@ -25,6 +25,7 @@ from memroute.clock import to_iso
 from memroute.memory.retrieval import RetrieveParams, VectorSearch, retrieve
 from memroute.models import MemoryFilter, MemoryRecord, Retrieval, RetrievedItem, estimate_tokens
 from memroute.vectors import Vector, VectorHit, VectorIndex
+from memroute.wire import to_wire
 
 STRATEGIES = ("exact", "semantic", "hybrid")
 
@@ -472,7 +473,7 @@ def test_preview_shape_for_hybrid_without_vectors(mem: Memory, clock: Any) -> No
     _add(mem, clock, "k", "prefers TypeScript")
     _add(mem, clock, "k", "likes green tea")
     preview = mem.retrieve_preview("k", "TypeScript", strategy="hybrid", max_tokens=1234, limit=10)
-    body = preview.to_dict()
+    body = to_wire(preview)
     assert body["resolution"]["strategyUsed"] == "hybrid"
     assert body["resolution"]["fallbackReason"]  # honest: there is no vector tier
     assert body["resolution"]["rerankApplied"] is False
@@ -526,8 +527,8 @@ def test_preview_on_an_empty_database(mem: Memory) -> None:
         for owner in ("k", None):
             preview = mem.retrieve_preview(owner, "anything at all", strategy=strategy)
             assert preview.items == []
-            assert preview.to_dict()["totalTokensUsed"] == 0
-            assert preview.to_dict()["budgetMaxTokens"] == 2000
+            assert to_wire(preview)["totalTokensUsed"] == 0
+            assert to_wire(preview)["budgetMaxTokens"] == 2000
 
 
 # --- vector indexes and RRF fusion (with a VectorIndex protocol fake) ------------------------------

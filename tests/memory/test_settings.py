@@ -16,6 +16,7 @@ import apsw
 import pytest
 
 from memroute import InvalidInput, Memory
+from memroute.wire import to_wire
 
 REF_FIELDS = {
     "enabled": False,
@@ -79,8 +80,8 @@ def test_defaults(mem: Memory) -> None:
     assert s.injection_enabled is True
 
 
-def test_to_dict_has_the_twelve_ref_fields_and_the_added_ones(mem: Memory) -> None:
-    body = mem.settings().to_dict()
+def test_the_wire_object_has_the_twelve_ref_fields_and_the_added_ones(mem: Memory) -> None:
+    body = to_wire(mem.settings())
     assert body == {**REF_FIELDS, **ADDED_FIELDS}
     json.dumps(body)  # what the REST API returns must be JSON
 
@@ -99,7 +100,7 @@ def test_ref_normalisation_of_bad_stored_values(db_path: Path, mem: Memory) -> N
             "skillsEnabled": True,
         },
     )
-    body = mem.settings().to_dict()
+    body = to_wire(mem.settings())
     assert body["enabled"] is False
     assert body["maxTokens"] == 16000
     assert body["retentionDays"] == 1
@@ -166,7 +167,7 @@ def test_update_accepts_camel_case_and_snake_case(mem: Memory) -> None:
     assert (s.max_tokens, s.retention_days, s.strategy, s.injection_enabled) == (500, 7, "semantic", False)
     s = mem.update_settings(enabled=True, vectorStore="qdrant", scope="session")
     assert (s.enabled, s.vector_store, s.scope) == (True, "qdrant", "session")
-    assert mem.settings().to_dict()["maxTokens"] == 500  # earlier changes are kept
+    assert to_wire(mem.settings())["maxTokens"] == 500  # earlier changes are kept
 
 
 def test_update_edges_of_the_ranges(mem: Memory) -> None:

@@ -15,6 +15,8 @@ from storage import scalar
 from memroute import InvalidInput, Memory
 from memroute.config import Config
 from memroute.models import MemoryRecord
+from memroute.results import SummaryWritten, VerifySteps
+from memroute.wire import to_wire
 
 
 def _add(mem: Memory, clock: Any, owner: str, content: str, **kwargs: Any) -> MemoryRecord:
@@ -50,8 +52,8 @@ def test_an_empty_key_is_not_all_keys(mem: Memory, clock: Any) -> None:
     a = _add(mem, clock, "key-a", "prefers TypeScript")
     clock.advance(days=40)
     result = mem.summarize(30, api_key_id="")
-    assert result["candidates"] == []
-    assert result["deletedCount"] == 0
+    assert result.candidates == []
+    assert result.deleted_count == 0
     assert mem.get(a.id) is not None
 
 
@@ -74,11 +76,11 @@ def test_dry_run_lists_candidates_and_writes_nothing(mem: Memory, clock: Any) ->
     clock.advance(days=35)
     before = _snapshot(mem)
     result = mem.summarize(30, api_key_id="key-a", dry_run=True)
-    assert len(result["candidates"]) == 5
-    assert result["totalTokens"] == sum(math.ceil(len(c) / 4) for c in contents)
-    assert result["deletedCount"] == 0
-    assert result["summaryId"] is None
-    assert result["dryRun"] is True
+    assert len(result.candidates) == 5
+    assert result.total_tokens == sum(math.ceil(len(c) / 4) for c in contents)
+    assert result.deleted_count == 0
+    assert result.summary_id is None
+    assert result.dry_run is True
     assert _snapshot(mem) == before
     assert mem.list("key-a").total == 5
 
@@ -90,11 +92,11 @@ def test_real_run_writes_one_english_summary_owned_by_the_key(mem: Memory, clock
     fresh = _add(mem, clock, "key-a", "fresh fact: uses Neovim")
     result = mem.summarize(30, api_key_id="key-a")
 
-    assert result["dryRun"] is False
-    assert result["deletedCount"] == 5
-    assert {c["id"] for c in result["candidates"]} == {m.id for m in olds}
-    assert result["totalTokens"] == sum(math.ceil(len(m.content) / 4) for m in olds)
-    summary = mem.get(result["summaryId"])
+    assert result.dry_run is False
+    assert result.deleted_count == 5
+    assert {c.id for c in result.candidates} == {m.id for m in olds}
+    assert result.total_tokens == sum(math.ceil(len(m.content) / 4) for m in olds)
+    summary = mem.get(result.summary_id)
     assert summary is not None
     assert summary.api_key_id == "key-a"
     assert summary.type == "semantic"
@@ -103,7 +105,7 @@ def test_real_run_writes_one_english_summary_owned_by_the_key(mem: Memory, clock
     assert "Resumo" not in summary.content
     for m in olds:
         assert m.content in summary.content
-    assert result["summaries"] == [{"apiKeyId": "key-a", "summaryId": summary.id, "count": 5}]
+    assert result.summaries == [SummaryWritten(api_key_id="key-a", summary_id=summary.id, count=5)]
 
     remaining = {m.id for m in mem.list("key-a").items}
     assert remaining == {summary.id, fresh.id}
@@ -123,15 +125,15 @@ def test_all_keys_makes_one_summary_per_key(mem: Memory, clock: Any) -> None:
             _add(mem, clock, owner, f"{owner} fact {i}")
     clock.advance(days=31)
     result = mem.summarize(30, all_keys=True)
-    assert result["deletedCount"] == 5
-    assert result["summaryId"] is None  # more than one summary
-    by_owner = {s["apiKeyId"]: s for s in result["summaries"]}
+    assert result.deleted_count == 5
+    assert result.summary_id is None  # more than one summary
+    by_owner = {s.api_key_id: s for s in result.summaries}
     assert set(by_owner) == {"key-a", "key-b"}
     for owner, n in (("key-a", 2), ("key-b", 3)):
-        summary = mem.get(by_owner[owner]["summaryId"])
+        summary = mem.get(by_owner[owner].summary_id)
         assert summary.api_key_id == owner
         assert summary.type == "semantic"
-        assert by_owner[owner]["count"] == n
+        assert by_owner[owner].count == n
         assert f"Summary of {n} memories" in summary.content
         assert all(f"{owner} fact {i}" in summary.content for i in range(n))
         assert [m.id for m in mem.list(owner).items] == [summary.id]
@@ -144,8 +146,8 @@ def test_only_memories_older_than_n_days_are_candidates(mem: Memory, clock: Any)
     recent = _add(mem, clock, "key-a", "one day old")
     clock.advance(days=1)
     result = mem.summarize(30, api_key_id="key-a", dry_run=True)
-    assert [c["id"] for c in result["candidates"]] == [old.id]
-    assert mem.summarize(60, api_key_id="key-a", dry_run=True)["candidates"] == []
+    assert [c.id for c in result.candidates] == [old.id]
+    assert mem.summarize(60, api_key_id="key-a", dry_run=True).candidates == []
     mem.summarize(30, api_key_id="key-a")
     assert mem.get(recent.id) is not None
     assert mem.get(old.id) is None
@@ -155,9 +157,9 @@ def test_a_recent_only_store_has_no_candidates(mem: Memory, clock: Any) -> None:
     _add(mem, clock, "key-a", "prefers TypeScript")
     before = _snapshot(mem)
     result = mem.summarize(30, api_key_id="key-a")
-    assert result["candidates"] == []
-    assert result["deletedCount"] == 0
-    assert result["summaryId"] is None
+    assert result.candidates == []
+    assert result.deleted_count == 0
+    assert result.summary_id is None
     assert _snapshot(mem) == before
 
 
@@ -169,7 +171,7 @@ def test_expired_memories_do_not_come_back_through_a_summary(mem: Memory, clock:
         i.memory.content for i in mem.retrieve("key-a", "door code", strategy="exact")
     )
     result = mem.summarize(30, api_key_id="key-a")
-    summary = mem.get(result["summaryId"])
+    summary = mem.get(result.summary_id)
     assert kept.content in summary.content
     assert "4711" not in summary.content  # the user let it expire; a summary must not revive it
     for strategy in ("exact", "semantic", "hybrid"):
@@ -181,7 +183,7 @@ def test_a_single_old_memory_is_summarised_in_the_singular(mem: Memory, clock: A
     _add(mem, clock, "key-a", "First sentence. Second one! Third? Fourth sentence here.", type="episodic")
     clock.advance(days=31)
     result = mem.summarize(30, api_key_id="key-a")
-    summary = mem.get(result["summaryId"])
+    summary = mem.get(result.summary_id)
     assert summary.content.startswith("Summary of 1 memory older than 30 days")
     assert "First sentence. Second one! Third?" in summary.content  # punctuation kept
     assert "Fourth" not in summary.content
@@ -205,11 +207,11 @@ def test_decay_does_nothing_while_disabled(db_path: Path, clock: Any) -> None:
         old = _add(memory, clock, "k", "went with Postgres", type="episodic")
         clock.advance(days=90)
         result = memory.decay()
-        assert result["skippedDisabled"] is True
-        assert (result["scanned"], result["decayed"], result["deletedIds"]) == (0, 0, [])
+        assert result.skipped_disabled is True
+        assert (result.scanned, result.decayed, result.deleted_ids) == (0, 0, [])
         assert memory.get(old.id) is not None
         dry = memory.decay(dry_run=True)  # a dry run still classifies
-        assert dry["deletedIds"] == [old.id]
+        assert dry.deleted_ids == [old.id]
         assert memory.get(old.id) is not None
     finally:
         memory.close()
@@ -221,10 +223,10 @@ def test_dry_run_classifies_without_deleting(decaying: Memory, clock: Any) -> No
     fresh = _add(decaying, clock, "k", "picked Redis", type="episodic")
     before = _snapshot(decaying)
     result = decaying.decay(dry_run=True)
-    assert result["scanned"] == 2
-    assert result["decayed"] == 1
-    assert result["deletedIds"] == [old.id]
-    assert result["skippedDisabled"] is False
+    assert result.scanned == 2
+    assert result.decayed == 1
+    assert result.deleted_ids == [old.id]
+    assert result.skipped_disabled is False
     assert _snapshot(decaying) == before
     assert decaying.get(fresh.id) is not None
 
@@ -236,17 +238,17 @@ def test_old_episodic_decays_fresh_and_factual_stay(decaying: Memory, clock: Any
     old_sem = _add(decaying, clock, "k", "the project is a gateway", type="semantic")
     clock.advance(days=29)
     fresh = _add(decaying, clock, "k", "picked Redis", type="episodic")
-    assert decaying.decay()["deletedIds"] == []  # nothing is past 30 days yet
+    assert decaying.decay().deleted_ids == []  # nothing is past 30 days yet
     clock.advance(days=2)
     result = decaying.decay()
-    assert result["deletedIds"] == [old_episode.id]
+    assert result.deleted_ids == [old_episode.id]
     assert decaying.get(old_episode.id) is None
     last = decaying.history(old_episode.id)[-1]
     assert (last.event, last.old_content, last.actor) == ("DELETE", "went with Postgres", "decay")
     for kept in (old_fact, old_proc, old_sem, fresh):
         assert decaying.get(kept.id) is not None
     clock.advance(days=3650)
-    assert set(decaying.decay()["deletedIds"]) == {fresh.id}  # other types never decay
+    assert set(decaying.decay().deleted_ids) == {fresh.id}  # other types never decay
     for kept in (old_fact, old_proc, old_sem):
         assert decaying.get(kept.id) is not None
 
@@ -259,7 +261,7 @@ def test_used_memories_are_immune(decaying: Memory, clock: Any) -> None:
     assert decaying.get(used.id).access_count == 3
     clock.advance(days=400)
     result = decaying.decay(api_key_id="k")
-    assert result["deletedIds"] == [unused.id]
+    assert result.deleted_ids == [unused.id]
     assert decaying.get(used.id) is not None
 
 
@@ -268,9 +270,9 @@ def test_a_recent_access_restarts_the_clock(decaying: Memory, clock: Any) -> Non
     clock.advance(days=25)
     decaying.retrieve("k", "Postgres", strategy="semantic")  # used once: 25 days after it was stored
     clock.advance(days=10)  # 35 days old, 10 days since it was used
-    assert decaying.decay()["deletedIds"] == []
+    assert decaying.decay().deleted_ids == []
     clock.advance(days=21)  # 31 days since it was used
-    assert decaying.decay()["deletedIds"] == [episode.id]
+    assert decaying.decay().deleted_ids == [episode.id]
 
 
 def test_decay_custom_days_and_key_filter(db_path: Path, clock: Any) -> None:
@@ -286,7 +288,7 @@ def test_decay_custom_days_and_key_filter(db_path: Path, clock: Any) -> None:
         a = _add(memory, clock, "key-a", "went with Postgres", type="episodic")
         b = _add(memory, clock, "key-b", "went with MySQL", type="episodic")
         clock.advance(days=8)
-        assert memory.decay(api_key_id="key-a")["deletedIds"] == [a.id]
+        assert memory.decay(api_key_id="key-a").deleted_ids == [a.id]
         assert memory.get(b.id) is not None
     finally:
         memory.close()
@@ -304,7 +306,7 @@ def test_episodic_days_zero_makes_episodic_immune(db_path: Path, clock: Any) -> 
     try:
         episode = _add(memory, clock, "k", "went with Postgres", type="episodic")
         clock.advance(days=1000)
-        assert memory.decay()["deletedIds"] == []
+        assert memory.decay().deleted_ids == []
         assert memory.get(episode.id) is not None
     finally:
         memory.close()
@@ -318,10 +320,10 @@ def test_verify_runs_the_pipeline_and_leaves_nothing_behind(mem: Memory, clock: 
     before = _snapshot(mem)
     for _ in range(3):  # cheap enough to be polled
         result = mem.verify()
-        assert result["working"] is True, result
-        assert result["steps"] == {"extract": True, "store": True, "search": True, "delete": True}
-        assert "error" not in result
-        assert result["latencyMs"] >= 0
+        assert result.working is True, result
+        assert result.steps == VerifySteps(extract=True, store=True, search=True, delete=True)
+        assert result.error is None and "error" not in to_wire(result)
+        assert result.latency_ms >= 0
     assert _snapshot(mem) == before
     assert mem.stats().total == 1
     assert [m.content for m in mem.list().items] == ["prefers TypeScript"]
@@ -331,7 +333,7 @@ def test_verify_works_when_memory_is_disabled_and_retention_is_short(mem: Memory
     mem.update_settings(enabled=False, retentionDays=1, maxTokens=0, strategy="recent")
     before = _snapshot(mem)
     result = mem.verify()
-    assert result["working"] is True, result
+    assert result.working is True, result
     assert _snapshot(mem) == before
 
 

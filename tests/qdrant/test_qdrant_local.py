@@ -371,7 +371,8 @@ def test_reindex_pushes_every_memory_again_while_qdrant_keeps_serving(qmem: Memo
     engine.refresh()
     assert _semantic(qmem, "k1", "the lizard number 4 sleeps").resolution.vector_store == "qdrant"
     report = qmem.reindex(wait=True)
-    assert report["qdrant"]["ok"] is True and report["qdrant"]["serving"] is True
+    assert report.qdrant is not None
+    assert report.qdrant["ok"] is True and report.qdrant["serving"] is True
     assert _status(qmem)["points"] == 100
     found = _semantic(qmem, "k1", "the lizard number 4 sleeps")
     assert found.resolution.vector_store == "qdrant" and found.items[0].memory.id == lost.id

@@ -6,19 +6,18 @@ returned once, by the request that creates it; provider secrets appear only mask
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Request
+from pydantic import BaseModel
 
 from memroute.errors import Conflict, InvalidInput, NotFound
 from memroute.models import ProviderRecord
 from memroute.service import Memory
 from memroute.web.auth import require_admin
 from memroute.web.routes.memory import memory_of
-from memroute.web.schemas import (
-    CONFLICT,
-    ERROR_RESPONSES,
-    NOT_FOUND,
+from memroute.web.schemas.errors import CONFLICT, ERROR_RESPONSES, NOT_FOUND
+from memroute.web.schemas.keys import (
     ApiKeyCreate,
     ApiKeyCreated,
     ApiKeyEnvelope,
@@ -27,8 +26,8 @@ from memroute.web.schemas import (
     ProviderEnvelope,
     ProviderList,
     ProviderUpdate,
-    Success,
 )
+from memroute.web.schemas.memory import Success
 
 keys = APIRouter(
     prefix="/api/keys", tags=["keys"], dependencies=[Depends(require_admin)], responses=ERROR_RESPONSES
@@ -48,23 +47,23 @@ ProviderId = Annotated[str, Path(alias="id", min_length=1, max_length=64)]
 
 
 @keys.get("", response_model=ApiKeyList)
-def list_keys(request: Request) -> dict[str, Any]:
+def list_keys(request: Request) -> BaseModel:
     """Every client key, active and revoked (never a secret or a hash)."""
-    return {"keys": [k.to_dict() for k in memory_of(request).keys.list()]}
+    return ApiKeyList.model_validate({"keys": memory_of(request).keys.list()})
 
 
 @keys.post("", response_model=ApiKeyCreated, status_code=201)
-def create_key(request: Request, body: ApiKeyCreate) -> dict[str, Any]:
+def create_key(request: Request, body: ApiKeyCreate) -> BaseModel:
     """Create a client key. The response is the only place its secret ever appears:
     only a hash is stored. The key's `id` is the `apiKeyId` owning its memories."""
     key, secret = memory_of(request).keys.create(body.name)
-    return {"key": key.to_dict(), "secret": secret}
+    return ApiKeyCreated.model_validate({"key": key, "secret": secret})
 
 
 @keys.delete("/{id}", response_model=ApiKeyEnvelope, responses=NOT_FOUND)
-def revoke_key(request: Request, key_id: KeyId) -> dict[str, Any]:
+def revoke_key(request: Request, key_id: KeyId) -> BaseModel:
     """Revoke a key (idempotent). Its memories stay; the gateway stops accepting it."""
-    return {"key": memory_of(request).keys.revoke(key_id).to_dict()}
+    return ApiKeyEnvelope.model_validate({"key": memory_of(request).keys.revoke(key_id)})
 
 
 # -- providers ----------------------------------------------------------------------------
@@ -75,13 +74,13 @@ def _existing(memory: Memory, provider_id: str) -> ProviderRecord | None:
 
 
 @providers.get("", response_model=ProviderList)
-def list_providers(request: Request) -> dict[str, Any]:
+def list_providers(request: Request) -> BaseModel:
     """Every stored provider; secrets masked."""
-    return {"providers": [p.to_dict() for p in memory_of(request).providers.list()]}
+    return ProviderList.model_validate({"providers": memory_of(request).providers.list()})
 
 
 @providers.post("", response_model=ProviderEnvelope, status_code=201, responses=CONFLICT)
-def create_provider(request: Request, body: ProviderCreate) -> dict[str, Any]:
+def create_provider(request: Request, body: ProviderCreate) -> BaseModel:
     """Add a provider. Models named `<id>/<model>` are routed to it; with `default: true`
     it also takes every model without a known provider prefix."""
     memory = memory_of(request)
@@ -90,11 +89,11 @@ def create_provider(request: Request, body: ProviderCreate) -> dict[str, Any]:
     record = memory.providers.add(
         body.id, body.baseUrl, api_key_env=body.apiKeyEnv, api_key=body.apiKey, default=body.default
     )
-    return {"provider": record.to_dict()}
+    return ProviderEnvelope.model_validate({"provider": record})
 
 
 @providers.put("/{id}", response_model=ProviderEnvelope, responses=NOT_FOUND)
-def update_provider(request: Request, provider_id: ProviderId, body: ProviderUpdate) -> dict[str, Any]:
+def update_provider(request: Request, provider_id: ProviderId, body: ProviderUpdate) -> BaseModel:
     """Change a provider; absent fields keep their value. Setting `apiKey` clears
     `apiKeyEnv` and the other way round; `null` removes either."""
     memory = memory_of(request)
@@ -118,11 +117,11 @@ def update_provider(request: Request, provider_id: ProviderId, body: ProviderUpd
         api_key=api_key,
         default=changes.get("default", old.is_default),
     )
-    return {"provider": record.to_dict()}
+    return ProviderEnvelope.model_validate({"provider": record})
 
 
 @providers.delete("/{id}", response_model=Success, responses=NOT_FOUND)
-def delete_provider(request: Request, provider_id: ProviderId) -> dict[str, Any]:
+def delete_provider(request: Request, provider_id: ProviderId) -> BaseModel:
     """Remove a provider."""
     memory_of(request).providers.remove(provider_id)
-    return {"success": True}
+    return Success()

@@ -16,7 +16,7 @@ from memroute.gateway.chat import ChatPipeline, parse_body
 from memroute.upstream.http import open_stream, read_body, read_json
 from memroute.upstream.route import Route
 from memroute.web.auth import bearer_token
-from memroute.web.schemas import GATEWAY_ERROR_RESPONSES
+from memroute.web.schemas.gateway import GATEWAY_ERROR_RESPONSES
 
 router = APIRouter(prefix="/v1", tags=["gateway"], responses=GATEWAY_ERROR_RESPONSES)
 log = logging.getLogger("memroute.gateway")

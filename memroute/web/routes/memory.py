@@ -10,26 +10,33 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import replace
 from itertools import chain
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import StreamingResponse
+from pydantic import BaseModel
 
 from memroute.errors import InvalidInput, NotFound
 from memroute.memory.portability import json_lines
+from memroute.results import VerifyReport, VerifySteps
 from memroute.service import Memory
 from memroute.web.auth import require_admin
-from memroute.web.schemas import (
-    CONFLICT,
-    ERROR_RESPONSES,
-    NOT_FOUND,
-    EmbeddingProvidersOut,
-    EngineStatus,
+from memroute.web.schemas.engine import EmbeddingProvidersOut, EngineStatus
+from memroute.web.schemas.errors import CONFLICT, ERROR_RESPONSES, NOT_FOUND
+from memroute.web.schemas.maintenance import (
     HealthOut,
+    ReindexOut,
+    ReindexRequest,
+    SummarizeOut,
+    SummarizeRequest,
+)
+from memroute.web.schemas.memory import (
     HistoryOut,
     ImportRecord,
     ImportReportOut,
+    ListStats,
     MemoryCreate,
     MemoryCreated,
     MemoryEnvelope,
@@ -38,12 +45,9 @@ from memroute.web.schemas import (
     MemoryUpdated,
     PreviewOut,
     PreviewRequest,
-    ReindexOut,
-    ReindexRequest,
     Success,
-    SummarizeOut,
-    SummarizeRequest,
 )
+from memroute.wire import to_wire
 
 log = logging.getLogger("memroute.web")
 router = APIRouter(
@@ -73,29 +77,31 @@ def list_memories(
     page: Annotated[int, Query(ge=1, le=10**9)] = 1,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     offset: Annotated[int | None, Query(ge=0, le=10**12, description="Wins over page when given")] = None,
-) -> dict[str, Any]:
+) -> BaseModel:
     """List memories newest first (by creation), with filters and paging.
 
     `stats.total` and `stats.byType` count the memories matching the filters (before
     paging); `stats.tokensUsed` covers every memory of the key (or of all keys)."""
     memory = memory_of(request)
     result = memory.list(api_key_id, type or None, session_id, q, limit, page, offset=offset)
-    stats = memory.stats(api_key_id).to_dict()
-    stats.update(total=result.total, byType=result.by_type)
-    return {
-        "data": [m.to_dict() for m in result.items],
-        "total": result.total,
-        "page": result.page,
-        "limit": result.limit,
-        "totalPages": result.total_pages,
-        "stats": stats,
-    }
+    stats = replace(memory.stats(api_key_id), total=result.total, by_type=result.by_type)
+    return MemoryList.model_validate(
+        {
+            "data": result.items,
+            "total": result.total,
+            "page": result.page,
+            "limit": result.limit,
+            "totalPages": result.total_pages,
+            "stats": ListStats.model_validate(stats),
+        }
+    )
 
 
 @router.post("", response_model=MemoryCreated)
-def create_memory(request: Request, body: MemoryCreate) -> dict[str, Any]:
-    """Store a memory. An existing memory of the same key (apiKeyId, key) is replaced
-    (the old version stays in its history) and keeps its id."""
+def create_memory(request: Request, body: MemoryCreate) -> BaseModel:
+    """Store a memory. With a `key`, an existing memory of the same key (apiKeyId, key)
+    is replaced (the old version stays in its history) and keeps its id; without one,
+    a new memory is stored."""
     record = memory_of(request).add(
         body.apiKeyId,
         body.content,
@@ -105,23 +111,26 @@ def create_memory(request: Request, body: MemoryCreate) -> dict[str, Any]:
         metadata=body.metadata,
         expires_at=body.expiresAt,
     )
-    return {"success": True, "id": record.id, "memory": record.to_dict()}
+    return MemoryCreated.model_validate({"id": record.id, "memory": record})
 
 
 @router.get("/health", response_model=HealthOut, response_model_exclude_none=True)
-def memory_health(request: Request) -> dict[str, Any]:
+def memory_health(request: Request) -> BaseModel:
     """Run the real pipeline (extract → store → keyword search → delete) on a private
     owner id and leave nothing behind. Always 200: `working: false` names the failed steps."""
     try:
-        return memory_of(request).verify()
+        report = memory_of(request).verify()
     except Exception as exc:  # the probe reports a broken pipeline, it does not fail with it
         log.exception("memory.health.failed")
-        steps = {"extract": False, "store": False, "search": False, "delete": False}
-        return {"working": False, "latencyMs": 0.0, "steps": steps, "error": f"{type(exc).__name__}: {exc}"}
+        steps = VerifySteps(extract=False, store=False, search=False, delete=False)
+        report = VerifyReport(
+            working=False, latency_ms=0.0, steps=steps, error=f"{type(exc).__name__}: {exc}"
+        )
+    return HealthOut.model_validate(report)
 
 
 @router.post("/retrieve-preview", response_model=PreviewOut)
-def retrieve_preview(request: Request, body: PreviewRequest) -> dict[str, Any]:
+def retrieve_preview(request: Request, body: PreviewRequest) -> BaseModel:
     """What retrieval would return for `query` (the Playground): ranked items with tier,
     scores and tokens, and how the query was resolved. Writes nothing."""
     if not body.query.strip():
@@ -129,7 +138,7 @@ def retrieve_preview(request: Request, body: PreviewRequest) -> dict[str, Any]:
     result = memory_of(request).retrieve_preview(
         body.apiKeyId, body.query, strategy=body.strategy, max_tokens=body.maxTokens, limit=body.limit
     )
-    return result.to_dict()
+    return PreviewOut.model_validate(result)
 
 
 @router.get("/engine-status", response_model=EngineStatus)
@@ -139,17 +148,16 @@ def engine_status(request: Request) -> dict[str, Any]:
     memory = memory_of(request)
     return {
         **memory.engine_status(),
-        "extractionQueue": memory.extraction_queue(),
+        "extractionQueue": to_wire(memory.extraction_queue()),
     }
 
 
 @router.post("/reindex", response_model=ReindexOut)
-def reindex(request: Request, body: ReindexRequest) -> dict[str, Any]:
+def reindex(request: Request, body: ReindexRequest) -> BaseModel:
     """Start embedding the memories still waiting for a vector (every memory with
     `force: true`) in the background; `pending` says how many wait now. Progress is in
     `engine-status` (`vectorStore.needsReindex`, `reindex`)."""
-    report = memory_of(request).reindex(force=body.force)
-    return {"started": report["started"], "pending": report["pending"], "reason": report["reason"]}
+    return ReindexOut.model_validate(memory_of(request).reindex(force=body.force))
 
 
 @router.get("/embedding-providers", response_model=EmbeddingProvidersOut)
@@ -160,15 +168,16 @@ def embedding_providers(request: Request) -> dict[str, Any]:
 
 
 @router.post("/summarize", response_model=SummarizeOut)
-def summarize(request: Request, body: SummarizeRequest) -> dict[str, Any]:
+def summarize(request: Request, body: SummarizeRequest) -> BaseModel:
     """Compact memories not updated for `olderThanDays` days into one English summary
     memory per key, owned by that key; the originals are deleted (kept in history).
     Needs `apiKeyId`, or `allKeys: true`. `dryRun` only lists the candidates."""
     if body.apiKeyId is not None and body.allKeys:
         raise InvalidInput("give apiKeyId or allKeys: true, not both")
-    return memory_of(request).summarize(
+    report = memory_of(request).summarize(
         body.olderThanDays, body.apiKeyId, all_keys=body.allKeys, dry_run=body.dryRun
     )
+    return SummarizeOut.model_validate(report)
 
 
 class JsonLines(StreamingResponse):
@@ -249,45 +258,45 @@ def import_memories(
     api_key_id: Annotated[
         str | None, Query(alias="apiKeyId", max_length=256, description="Owner for every record")
     ] = None,
-) -> dict[str, Any]:
+) -> BaseModel:
     """Upsert memories from JSON Lines or a JSON array. A bad record is reported with its
     line (or array position) and skipped; every good record is kept. Records identical to
     a stored memory count as skipped, so importing an export twice changes nothing."""
     report = memory_of(request).import_(_records(body), api_key_id=api_key_id)
-    return report.to_dict()
+    return ImportReportOut.model_validate(report)
 
 
 @router.get("/{id}", response_model=MemoryEnvelope, responses=NOT_FOUND)
-def get_memory(request: Request, memory_id: MemoryId) -> dict[str, Any]:
+def get_memory(request: Request, memory_id: MemoryId) -> BaseModel:
     """One memory by id."""
     record = memory_of(request).get(memory_id)
     if record is None:
         raise NotFound(f"memory {memory_id} not found")
-    return {"memory": record.to_dict()}
+    return MemoryEnvelope.model_validate({"memory": record})
 
 
 @router.put("/{id}", response_model=MemoryUpdated, responses={**NOT_FOUND, **CONFLICT})
-def update_memory(request: Request, memory_id: MemoryId, body: MemoryUpdate) -> dict[str, Any]:
+def update_memory(request: Request, memory_id: MemoryId, body: MemoryUpdate) -> BaseModel:
     """Change some fields of a memory; absent fields keep their value. A `key` that
     another memory of the same owner already uses is a 409."""
     changes = body.model_dump(exclude_unset=True)
     names = {"expiresAt": "expires_at", "sessionId": "session_id"}
     record = memory_of(request).update(memory_id, **{names.get(k, k): v for k, v in changes.items()})
-    return {"success": True, "memory": record.to_dict()}
+    return MemoryUpdated.model_validate({"memory": record})
 
 
 @router.delete("/{id}", response_model=Success, responses=NOT_FOUND)
-def delete_memory(request: Request, memory_id: MemoryId) -> dict[str, Any]:
+def delete_memory(request: Request, memory_id: MemoryId) -> BaseModel:
     """Delete a memory (its history is kept)."""
     if not memory_of(request).delete(memory_id):
         raise NotFound(f"memory {memory_id} not found")
-    return {"success": True}
+    return Success()
 
 
 @router.get("/{id}/history", response_model=HistoryOut, responses=NOT_FOUND)
-def memory_history(request: Request, memory_id: MemoryId) -> dict[str, Any]:
+def memory_history(request: Request, memory_id: MemoryId) -> BaseModel:
     """Every change of a memory, oldest first (also after it was deleted)."""
     entries = memory_of(request).history(memory_id)
     if not entries:
         raise NotFound(f"memory {memory_id} not found (no history)")
-    return {"history": [e.to_dict() for e in entries]}
+    return HistoryOut.model_validate({"history": entries})

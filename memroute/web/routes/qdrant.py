@@ -10,8 +10,8 @@ from fastapi import APIRouter, Depends, Request
 from memroute.service.qdrant import QdrantService
 from memroute.web.auth import require_admin
 from memroute.web.routes.memory import memory_of
-from memroute.web.schemas import (
-    ERROR_RESPONSES,
+from memroute.web.schemas.errors import ERROR_RESPONSES
+from memroute.web.schemas.qdrant import (
     QdrantCleanupOut,
     QdrantHealthOut,
     QdrantModelsOut,

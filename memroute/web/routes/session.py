@@ -9,13 +9,13 @@ from collections import deque
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
-from pydantic import BaseModel, Field
 
 from memroute.errors import TooManyAttempts, Unauthorized
 from memroute.service.sessions import SESSION_TTL
 from memroute.web.auth import SESSION_COOKIE, admin_token_matches, session_secret
 from memroute.web.routes.memory import memory_of
-from memroute.web.schemas import ERROR_RESPONSES, StrictBody
+from memroute.web.schemas.errors import ERROR_RESPONSES
+from memroute.web.schemas.session import LoginRequest, SessionOut
 
 router = APIRouter(prefix="/api/session", tags=["session"], responses=ERROR_RESPONSES)
 
@@ -54,15 +54,6 @@ def _throttle(request: Request) -> _Throttle:
         state.login_throttle = _Throttle()
     throttle: _Throttle = state.login_throttle
     return throttle
-
-
-class LoginRequest(StrictBody):
-    token: str = Field(min_length=1, max_length=1024, description="the admin token")
-
-
-class SessionOut(BaseModel):
-    authenticated: bool
-    expiresAt: str | None = None
 
 
 def _set_cookie(response: Response, request: Request, secret: str) -> None:

@@ -178,11 +178,17 @@ function ownerCell(owner) {
   return name ? el("span", { title: owner }, name) : el("code", {}, owner);
 }
 
+/** How a memory is named in labels and messages: its key, or (without one) its text. */
+function memoryName(memory) {
+  if (memory.key) return memory.key;
+  return memory.content.length > 40 ? `${memory.content.slice(0, 40)}…` : memory.content;
+}
+
 function memoryRow(memory) {
   const row = el("tr", { dataset: { id: memory.id } });
   const edit = el(
     "button",
-    { type: "button", "aria-label": `Edit ${memory.key}`, "aria-expanded": "false" },
+    { type: "button", "aria-label": `Edit ${memoryName(memory)}`, "aria-expanded": "false" },
     "Edit",
   );
   edit.addEventListener("click", () => toggleEditor(row, edit, memory));
@@ -191,7 +197,7 @@ function memoryRow(memory) {
     el(
       "td",
       { class: "key" },
-      el("code", {}, memory.key),
+      memory.key ? el("code", {}, memory.key) : el("span", { class: "muted" }, "no key"),
       memory.expiresAt && el("div", { class: "help" }, `expires ${formatDate(memory.expiresAt)}`),
     ),
     el("td", { class: "content" }, el("div", { class: "clamp", title: memory.content }, memory.content)),
@@ -203,7 +209,7 @@ function memoryRow(memory) {
       edit,
       el(
         "button",
-        { type: "button", "aria-label": `History of ${memory.key}`, onclick: () => showHistory(memory) },
+        { type: "button", "aria-label": `History of ${memoryName(memory)}`, onclick: () => showHistory(memory) },
         "History",
       ),
       el(
@@ -211,7 +217,7 @@ function memoryRow(memory) {
         {
           type: "button",
           class: "delete",
-          "aria-label": `Delete ${memory.key}`,
+          "aria-label": `Delete ${memoryName(memory)}`,
           onclick: () => remove(memory),
         },
         "Delete",
@@ -282,7 +288,13 @@ function toggleEditor(row, button, memory) {
 
 function editForm(memory) {
   const type = typeSelect(memory.type);
-  const key = el("input", { type: "text", required: true, maxlength: 512, value: memory.key });
+  // A key can be changed or given, not removed: only a memory that has one must keep one.
+  const key = el("input", {
+    type: "text",
+    required: Boolean(memory.key),
+    maxlength: 512,
+    value: memory.key,
+  });
   const content = el("textarea", { required: true, rows: 3 }, memory.content);
   const metadataText = JSON.stringify(memory.metadata, null, 2);
   const metadata = el("textarea", { class: "code", rows: 3, spellcheck: "false" }, metadataText);
@@ -322,7 +334,7 @@ function editForm(memory) {
     try {
       await api(`/api/memory/${encodeURIComponent(memory.id)}`, { method: "PUT", body: changes });
       closeEditor();
-      toast(`Saved ${key.value}`);
+      toast(`Saved ${memoryName({ key: key.value, content: content.value })}`);
       load();
     } catch (problem) {
       showError(error, `Could not save: ${problem.message}`);
@@ -334,7 +346,7 @@ function editForm(memory) {
     "form",
     {
       class: "editor",
-      "aria-label": `Edit memory ${memory.key}`,
+      "aria-label": `Edit memory ${memoryName(memory)}`,
       onsubmit: submit,
       onkeydown: cancelOnEscape,
     },
@@ -369,12 +381,12 @@ function editForm(memory) {
 async function remove(memory) {
   const sure = await confirmAction(
     "Delete memory?",
-    `Delete "${memory.key}" (owner: ${describeOwner(memory.apiKeyId)})? Its history is kept.`,
+    `Delete "${memoryName(memory)}" (owner: ${describeOwner(memory.apiKeyId)})? Its history is kept.`,
   );
   if (!sure) return;
   try {
     await api(`/api/memory/${encodeURIComponent(memory.id)}`, { method: "DELETE" });
-    toast(`Deleted ${memory.key}`);
+    toast(`Deleted ${memoryName(memory)}`);
     load();
   } catch (error) {
     toast(`Could not delete: ${error.message}`, "error");
@@ -414,7 +426,7 @@ async function showHistory(memory) {
       el("thead", {}, el("tr", {}, el("th", {}, "When"), el("th", {}, "Change"), el("th", {}, "Content"))),
       el("tbody", {}, history.map(historyEntry)),
     );
-    await modal(`History of ${memory.key}`, el("div", { class: "table-wrap history-wrap" }, table));
+    await modal(`History of ${memoryName(memory)}`, el("div", { class: "table-wrap history-wrap" }, table));
   } catch (error) {
     toast(`Could not load the history: ${error.message}`, "error");
   }
@@ -435,7 +447,7 @@ function openAdd() {
   const owner = ownerPicker("Owner (API key)", { selected: defaultOwner() });
   owner.wrap.append(el("p", { class: "help" }, "The key whose chats will use this memory."));
   const type = typeSelect();
-  const key = el("input", { type: "text", required: true, maxlength: 512, placeholder: "preference:editor" });
+  const key = el("input", { type: "text", maxlength: 512, placeholder: "preference:editor" });
   const content = el("textarea", { required: true, rows: 4 });
   const error = el("p", { class: "error", role: "alert", hidden: true });
   const save = el("button", { type: "submit", class: "primary" }, "Add memory");
@@ -444,7 +456,7 @@ function openAdd() {
     { onsubmit: submit },
     owner.wrap,
     field("Type", type).wrap,
-    field("Key", key, "An existing memory of this owner with the same key is replaced.").wrap,
+    field("Key", key, "Optional. An existing memory of this owner with the same key is replaced.").wrap,
     field("Content", content).wrap,
     error,
     el(
@@ -464,7 +476,7 @@ function openAdd() {
       const body = { apiKeyId: owner.read(), type: type.value, key: key.value, content: content.value };
       await api("/api/memory", { method: "POST", body });
       dialog.close();
-      toast(`Added ${body.key} to ${describeOwner(body.apiKeyId)}`);
+      toast(`Added ${memoryName(body)} to ${describeOwner(body.apiKeyId)}`);
       reloadFromFirstPage();
     } catch (problem) {
       showError(error, problem.message);

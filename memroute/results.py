@@ -1,0 +1,86 @@
+"""Reports the `Memory` maintenance calls return: summarise, decay, verify, reindex and
+the extraction queue counts. Their wire objects (REST, CLI, MCP) come from these fields
+through `memroute.wire`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from memroute.models import MemoryRecord
+from memroute.wire import Wire
+
+
+@dataclass(slots=True, frozen=True)
+class SummaryWritten:
+    """One key's summary memory and how many memories it replaced."""
+
+    api_key_id: str
+    summary_id: str
+    count: int
+
+
+@dataclass(slots=True, frozen=True)
+class SummaryReport:
+    """What `summarize` found (`candidates`) and, unless a dry run, wrote."""
+
+    candidates: list[MemoryRecord]
+    total_tokens: int
+    deleted_count: int
+    summary_id: str | None  # the summary's id when exactly one key was compacted
+    summaries: list[SummaryWritten]
+    dry_run: bool
+
+
+@dataclass(slots=True, frozen=True)
+class DecayReport:
+    """One decay sweep: memories scanned, decayed ones (deleted unless a dry run)."""
+
+    scanned: int
+    decayed: int
+    deleted_ids: list[str]
+    skipped_disabled: bool  # decay is off and the sweep did nothing
+    capped: bool  # more memories than one sweep scans
+    dry_run: bool
+
+
+@dataclass(slots=True, frozen=True)
+class VerifySteps:
+    extract: bool
+    store: bool
+    search: bool
+    delete: bool
+
+
+@dataclass(slots=True, frozen=True)
+class VerifyReport:
+    """The health probe: whether each pipeline step worked; `error` only when one did not."""
+
+    __wire__: ClassVar[Wire] = Wire(omitted_when_none=("error",))
+
+    working: bool
+    latency_ms: float
+    steps: VerifySteps
+    error: str | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class ReindexReport:
+    """A re-index run: `started` is false when no embedding source or index is usable
+    (`reason` says why); `processed`/`errors` count what ran here (with `wait`);
+    `qdrant` is the Qdrant push when it ran here, else None."""
+
+    started: bool
+    pending: int
+    processed: int = 0
+    errors: int = 0
+    reason: str | None = None
+    qdrant: dict[str, Any] | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class ExtractionQueue:
+    """Jobs waiting for the extraction worker, and jobs that failed every attempt."""
+
+    pending: int
+    failed: int

@@ -1,0 +1,144 @@
+"""`/api/memory`: memories, their list, history and import, and the retrieval preview.
+
+The response models are derived from the records of `memroute.models`; envelopes
+(`{"memory": …}`, `{"success": true, …}`) are the only fields declared here.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from memroute import models
+from memroute.web.schemas.common import (
+    NOT_BLANK,
+    DateOrTimestamp,
+    JsonInt,
+    MemoryTypeName,
+    OwnerId,
+    PreviewStrategy,
+    StrictBody,
+    Timestamp,
+    documented_pattern,
+    optional,
+)
+from memroute.web.schemas.derive import envelope, list_of, wire_model
+
+SUCCESS = Literal[True]
+
+MemoryOut = wire_model(
+    models.MemoryRecord,
+    "MemoryOut",
+    doc="One stored memory.",
+    refine={
+        "type": MemoryTypeName,
+        "metadata": dict[str, Any],
+        "created_at": Timestamp,
+        "updated_at": Timestamp,
+    },
+)
+CacheStats = wire_model(models.CacheStats, "CacheStats")
+ListStats = wire_model(
+    models.Stats,
+    "ListStats",
+    refine={
+        "total": Annotated[int, Field(description="Memories matching the filters (all pages)")],
+        "by_type": Annotated[dict[str, int], Field(description="Matching memories per type")],
+        "tokens_used": Annotated[
+            int, Field(description="Estimated tokens of all memories of the key (or of every key)")
+        ],
+    },
+)
+HistoryEntryOut = wire_model(
+    models.HistoryEntry,
+    "HistoryEntryOut",
+    refine={"event": Literal["ADD", "UPDATE", "DELETE"], "at": Timestamp},
+)
+PreviewItem = wire_model(
+    models.RetrievedItem,
+    "PreviewItem",
+    refine={
+        "type": MemoryTypeName,
+        "tier": Literal["fts5", "vector", "hybrid-rrf", "qdrant", "recent"],
+    },
+)
+Resolution = wire_model(models.Resolution, "Resolution")
+PreviewOut = wire_model(models.Retrieval, "PreviewOut")
+ImportFailure = wire_model(
+    models.ImportFailure,
+    "ImportFailure",
+    refine={"line": Annotated[int, Field(description="1-based line (JSONL) or array position (JSON array)")]},
+)
+ImportReportOut = wire_model(
+    models.ImportReport,
+    "ImportReportOut",
+    refine={"skipped": Annotated[int, Field(description="Records identical to a memory already stored")]},
+)
+
+
+MemoryList = envelope(
+    "MemoryList", data=list_of(MemoryOut), total=int, page=int, limit=int, totalPages=int, stats=ListStats
+)
+
+
+class MemoryCreate(StrictBody):
+    """A memory to store. With a `key`, an existing memory with the same (apiKeyId, key)
+    is replaced; without one, a new memory is stored."""
+
+    content: str = Field(min_length=1, json_schema_extra=documented_pattern(NOT_BLANK))
+    key: str = Field("", max_length=512, description='e.g. "preference:editor"; "" or absent = no key')
+    type: MemoryTypeName = "factual"
+    sessionId: str = Field("", max_length=256)
+    apiKeyId: OwnerId = ""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    expiresAt: DateOrTimestamp | None = Field(
+        None, description="ISO-8601 date or timestamp; null = never expires"
+    )
+
+
+MemoryCreated = envelope("MemoryCreated", success=(SUCCESS, True), id=str, memory=MemoryOut)
+
+
+class MemoryUpdate(StrictBody):
+    """The fields to change; absent fields keep their value. `expiresAt: null` removes the expiry.
+    A key can be changed or given to a memory without one, not removed."""
+
+    type: MemoryTypeName = optional()
+    key: str = optional(min_length=1, max_length=512, documented=NOT_BLANK)
+    content: str = optional(min_length=1, documented=NOT_BLANK)
+    metadata: dict[str, Any] = optional()
+    expiresAt: DateOrTimestamp | None = None
+    sessionId: str = optional(max_length=256)
+
+
+MemoryEnvelope = envelope("MemoryEnvelope", memory=MemoryOut)
+MemoryUpdated = envelope("MemoryUpdated", success=(SUCCESS, True), memory=MemoryOut)
+Success = envelope("Success", success=(SUCCESS, True))
+HistoryOut = envelope("HistoryOut", history=list_of(HistoryEntryOut))
+
+
+class PreviewRequest(StrictBody):
+    """A dry run of retrieval: nothing is written, access counts are not bumped."""
+
+    query: str = Field(min_length=1, max_length=16000, json_schema_extra=documented_pattern(NOT_BLANK))
+    strategy: PreviewStrategy = Field("hybrid", description='"recent" is an alias of "exact"')
+    maxTokens: JsonInt = Field(2000, ge=1, le=16000)
+    apiKeyId: str | None = Field(None, max_length=256, description="absent or null = every key")
+    limit: JsonInt = Field(20, ge=1, le=100)
+
+
+class ImportRecord(BaseModel):
+    """One record to import: the export shape, where only `content` is required. A record
+    whose `id` is already this owner's updates that memory; otherwise it upserts by key."""
+
+    id: str | None = None
+    apiKeyId: str | None = Field(None, description="the ?apiKeyId= query parameter overrides it")
+    sessionId: str = ""
+    type: MemoryTypeName = "factual"
+    key: str = ""
+    content: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    createdAt: str | None = None
+    updatedAt: str | None = None
+    expiresAt: str | None = None
