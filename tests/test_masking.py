@@ -8,6 +8,7 @@ import pytest
 from memroute.masking import mask_secret, scrub, url_for_logs
 from memroute.models import ProviderRecord
 from memroute.vectors.qdrant_settings import QdrantSettings
+from memroute.wire import to_wire
 
 EPOCH = "1970-01-01T00:00:00.000Z"
 
@@ -48,7 +49,7 @@ def test_scrub_cuts_long_messages() -> None:
 def test_one_masking_rule_for_provider_and_qdrant_keys(secret: str | None, shown: str | None) -> None:
     assert mask_secret(secret) == shown
     provider = ProviderRecord("p", "https://example.com/v1", None, secret, False, EPOCH, EPOCH)
-    assert provider.to_dict()["apiKeyMasked"] == shown
+    assert to_wire(provider)["apiKeyMasked"] == shown
     assert QdrantSettings(api_key=secret or None).public()["apiKeyMasked"] == shown
 
 
