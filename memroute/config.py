@@ -102,7 +102,7 @@ class Config:
     max_chat_body_bytes: int = 32 * 1024 * 1024
     upstream_connect_timeout_s: float = 10.0
     upstream_timeout_s: float = 600.0
-    # Embeddings and vectors (REF §18).
+    # Embeddings and vectors.
     embedding_cache_ttl_ms: int = 300_000
     embedding_cache_max: int = 1000
     static_model: str = "minishlab/potion-base-8M"
@@ -118,7 +118,7 @@ class Config:
     min_score: float | None = None
     backfill_batch: int = 32
     reindex_poll_s: float = 5.0  # the re-index worker also looks for settings changed elsewhere this often
-    # Qdrant (REF §9): env fallbacks for the settings of `/api/settings/qdrant`.
+    # Qdrant: env fallbacks for the settings of `/api/settings/qdrant`.
     qdrant_host: str = ""
     qdrant_port: int = 6333
     qdrant_api_key: str | None = field(default=None, repr=False)
@@ -127,7 +127,7 @@ class Config:
     qdrant_hnsw_ef_construct: int = 128
     qdrant_timeout_s: float = 5.0
     qdrant_retry_s: float = 30.0  # after a failure, searches skip Qdrant this long
-    # Typed decay (REF §12.3): off unless enabled.
+    # Typed decay: off unless enabled.
     decay_enabled: bool = False
     decay_episodic_days: int = 30
     decay_access_immunity: int = 3

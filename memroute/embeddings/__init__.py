@@ -1,6 +1,6 @@
 """Embedding sources (remote, static, transformers, hashing) behind one protocol.
 
-`resolve_source` picks a source from the memory settings (REF §7.1); `EmbeddingSources`
+`resolve_source` picks a source from the memory settings; `EmbeddingSources`
 loads the embedders lazily and caches query vectors; `build_static_model` distils an
 offline static model from the bundled MiniLM.
 """

@@ -1,4 +1,4 @@
-"""Which embedding source the settings select (REF §7.1), synchronously and without I/O."""
+"""Which embedding source the settings select, synchronously and without I/O."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ class SourceChoice:
 
     @property
     def signature(self) -> str:
-        """`source:model:dimensions`, with "null" for a missing part (REF §7.1)."""
+        """`source:model:dimensions`, with "null" for a missing part."""
         parts = (self.source, self.model, None if self.dimensions is None else str(self.dimensions))
         return ":".join("null" if part is None else part for part in parts)
 

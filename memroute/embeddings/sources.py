@@ -1,5 +1,5 @@
 """`EmbeddingSources`: one loaded embedder per (source, model), created lazily, plus the
-query-embedding cache (a true LRU with TTL; REF §7.4 describes a FIFO, we fixed that).
+query-embedding cache (least recently used entries leave first; entries expire after a TTL).
 
 A local model that fails to load is remembered with its error for FAILURE_MEMORY_S, so a
 broken configuration costs one attempt per interval rather than one per request.
@@ -45,7 +45,7 @@ _LOCAL = ("transformers", "static")
 
 
 def cache_key(choice: SourceChoice, text: str) -> str:
-    """`source:model:dims:sha256(text)` (REF §7.2; dims 0 while unknown)."""
+    """`source:model:dims:sha256(text)` (dims 0 while unknown)."""
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     return f"{choice.source}:{choice.model or 'unknown'}:{choice.dimensions or 0}:{digest}"
 

@@ -1,4 +1,4 @@
-"""The chat pipeline (SPEC §6, REF §6.1):
+"""The chat pipeline:
 
 authenticate → owner (none with the no-memory header) → settings gate → query =
 last user text → retrieve → inject → forward → relay the answer as it arrives →

@@ -1,4 +1,4 @@
-"""The MCP server: memroute's memory as tools for LLM clients (SPEC §12, REF §11).
+"""The MCP server: memroute's memory as tools for LLM clients.
 
 One tool set, two transports: stdio (`memroute mcp`, for Claude Desktop, Cursor,
 VS Code…; the local user is trusted with every key) and streamable HTTP at `/mcp` in

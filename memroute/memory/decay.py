@@ -1,4 +1,4 @@
-"""Typed decay (REF §12.3, opt-in): episodic memories fade after a number of days
+"""Typed decay (opt-in): episodic memories fade after a number of days
 unless they are used; factual, procedural and semantic memories never decay."""
 
 from __future__ import annotations

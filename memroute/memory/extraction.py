@@ -1,4 +1,4 @@
-"""Regex fact extraction (REF §3 with the fixes of SPEC §3).
+"""Regex fact extraction: first-person statements become typed, keyed facts.
 
 Each pattern matches a first-person lead ("I prefer", "I don't like", "I'll use",
 "I always", …) and captures the object that follows up to a boundary: a sentence

@@ -1,4 +1,4 @@
-"""Put retrieved memories into a chat request (REF §5, SPEC §5).
+"""Put retrieved memories into a chat request.
 
 Everything here is pure: functions take a request mapping and return a new dict, never
 mutating the caller's request, its ``messages`` list or any message in it.
@@ -35,7 +35,7 @@ _CACHE_FIELDS = ("system", "tools", "messages", "input", "contents")
 _WALK_MAX_DEPTH = 32
 _WALK_MAX_NODES = 100_000
 
-# Role-less Responses-API items that never carry the user's question (REF §6.3).
+# Role-less Responses-API items that never carry the user's question.
 _NON_MESSAGE_ITEM_TYPES = frozenset(
     {
         "function_call",
@@ -52,7 +52,7 @@ _NON_MESSAGE_ITEM_TYPES = frozenset(
 _TEXT_PART_TYPES = frozenset({"text", "input_text", "output_text"})
 
 
-# SPEC §5: the prefix stays; a short framing sentence says the lines are remembered
+# The prefix stays; a short framing sentence says the lines are remembered
 # facts to use as background, never instructions to follow.
 FRAMING = (
     "the lines below are facts remembered from earlier conversations with this user. "
@@ -65,7 +65,7 @@ def format_memory_context(contents: Iterable[str], *, framed: bool = True) -> st
 
     ``framed``: the framing sentence first, and each memory on exactly one line (its own
     line breaks become spaces), so a stored text cannot pose as a new message or
-    instruction block. Unframed is REF's exact format."""
+    instruction block. Unframed: the prefix and the trimmed memories, nothing else."""
     lines = [c.strip() for c in contents if isinstance(c, str) and c.strip()]
     if not lines:
         return ""
@@ -261,7 +261,7 @@ def inject(
     cache_safe: bool | None = None,
     framed: bool = True,
 ) -> dict[str, Any]:
-    """Return a copy of ``request`` with one memory message added (REF §5.2).
+    """Return a copy of ``request`` with one memory message added.
 
     ``memories`` holds strings, objects with ``.content`` (``MemoryRecord``), objects with
     ``.memory.content`` (``RetrievedItem``) or mappings with ``"content"``. With nothing to

@@ -1,5 +1,5 @@
-"""Maintenance over stored memories: per-key summaries (SPEC §11) and typed decay
-(REF §12.3). Each summary and the deletion of its originals commit together."""
+"""Maintenance over stored memories: per-key summaries and typed decay. Each summary
+and the deletion of its originals commit together."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Memory settings: the 12 reference fields (REF §1.6) plus scope and the separate
+"""Memory settings: the 12 fields the dashboard and API share, plus scope and the separate
 extraction/injection switches. Stored values are read leniently (out of range →
 clamped, unknown → default); updates are validated strictly."""
 

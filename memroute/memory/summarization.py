@@ -1,4 +1,4 @@
-"""Compacting old memories (SPEC §11): one English summary memory per key.
+"""Compacting old memories: one English summary memory per key.
 
 Pure functions; the service runs them inside one transaction per key so a
 summary and the deletion of its originals land together or not at all.

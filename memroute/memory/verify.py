@@ -1,4 +1,4 @@
-"""The health probe (SPEC §9): run the real pipeline on a private owner id —
+"""The health probe: run the real pipeline on a private owner id —
 extraction → store → keyword search → delete — and leave nothing behind."""
 
 from __future__ import annotations

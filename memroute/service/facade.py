@@ -452,7 +452,7 @@ class Memory:
         model: str | None = None,
     ) -> dict[str, Any]:
         """`request` with the memories added as one message (framed as background facts
-        unless MEMROUTE_MEMORY_FRAMING=false, which gives REF's exact text)."""
+        unless MEMROUTE_MEMORY_FRAMING=false, which gives the bare `Memory context:` block)."""
         return injection.inject(request, memories, provider, model, framed=self.config.memory_framing)
 
     # -- extraction -------------------------------------------------------------
@@ -526,7 +526,7 @@ class Memory:
         return ReindexReport(**self._semantic.reindex(force=force, wait=wait))
 
     def engine_status(self) -> dict[str, Any]:
-        """Which search tiers are active and why (REF §8.4 shape), and the storage."""
+        """Which search tiers are active and why, and whether the database takes writes."""
         return {**self._semantic.engine_status(), "storage": self._storage_status()}
 
     def embedding_providers(self) -> builtins.list[dict[str, Any]]:
@@ -603,7 +603,7 @@ class Memory:
     def decay(
         self, *, dry_run: bool = False, api_key_id: str | None = None, force: bool = False
     ) -> DecayReport:
-        """Delete decayed episodic memories (REF §12.3). Off unless enabled (or `force`)."""
+        """Delete decayed episodic memories. Off unless enabled (or `force`)."""
         if not (self._decay_policy.enabled or force) and not dry_run:
             return DecayReport(
                 scanned=0, decayed=0, deleted_ids=[], skipped_disabled=True, capped=False, dry_run=False

@@ -36,7 +36,7 @@ __all__ = [
     "sqlite_info",
 ]
 
-# REF §1.7: the read cache of `get` holds 500 entries for 60 s.
+# The read cache of `get` holds 500 entries for 60 s.
 READ_CACHE_SIZE = 500
 READ_CACHE_TTL_S = 60.0
 

@@ -31,7 +31,7 @@ STOP_WORDS = frozenset(
 
 
 def bound_query(text: str) -> str:
-    """Very long queries keep their head and tail (REF §15)."""
+    """Very long queries keep their head and tail."""
     if len(text) <= MAX_QUERY_CHARS:
         return text
     half = MAX_QUERY_CHARS // 2

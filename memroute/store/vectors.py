@@ -1,8 +1,8 @@
 """SQL for the sqlite-vec tier: `vec_memories` and its `memory_vec_meta` row.
 
 `vec_memories` is a `vec0` table keyed by `memories.rowid` with `api_key_id` as its
-partition key, so a per-key k-nearest search reads only that key's vectors (REF §17.8:
-a global `k` filtered afterwards starved small keys). A partition allocates whole
+partition key, so a per-key k-nearest search reads only that key's vectors (a global
+`k` filtered afterwards would starve small keys). A partition allocates whole
 chunks, even for one vector, so `chunk_size` is small: 16 float vectors (25 KB) or 32
 int8 vectors (12.8 KB, the smallest int8 chunk that fills its pages). sqlite-vec does
 not index the partition column of its chunk table, so every search and insert scanned

@@ -1,4 +1,4 @@
-"""Optional reranking of vector results (REF §4.11) by the provider's `/rerank` endpoint
+"""Optional reranking of vector results by the provider's `/rerank` endpoint
 (Cohere/Jina-compatible: `{model, query, documents, top_n}` → `{results: [{index,
 relevance_score}]}`), with the provider's credentials. Fail-open: any failure keeps the
 original order, and `rerankApplied` is true only when the call succeeded.

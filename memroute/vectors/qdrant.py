@@ -52,7 +52,7 @@ def client_installed() -> bool:
 
 
 def point_id(memory_id: str) -> str:
-    """The memory's id when it is a UUID (REF), else a stable UUID derived from it
+    """The memory's id when it is a UUID, else a stable UUID derived from it
     (Qdrant accepts only UUIDs and integers; imported memories may have other ids)."""
     try:
         return str(uuid.UUID(memory_id))
@@ -274,8 +274,8 @@ class QdrantConnection:
 
     def cleanup(self, collection: str, *, now: float, retention_days: int) -> list[str]:
         """Delete the points of expired memories and of memories not updated within
-        `retention_days`; returns the memory ids it deleted (REF §9 reported the count
-        before deleting instead). SQLite rows are untouched."""
+        `retention_days`; returns the memory ids it deleted (counted after the delete, not
+        estimated before it). SQLite rows are untouched."""
         from qdrant_client import models
 
         cutoff = now - retention_days * 86_400
@@ -302,7 +302,7 @@ class QdrantConnection:
     # -- health ----------------------------------------------------------------------
 
     def health(self) -> dict[str, Any]:
-        """`{ok, latencyMs, error}`: the server's `/readyz` (REF §9), or a collections call
+        """`{ok, latencyMs, error}`: the server's `/readyz`, or a collections call
         in local mode."""
         started = time.perf_counter()
         try:

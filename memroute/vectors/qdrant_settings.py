@@ -1,4 +1,4 @@
-"""Qdrant settings (REF §1.6, §9, §10): stored values read leniently over the
+"""Qdrant settings: stored values read leniently over the
 environment's fallbacks, updates validated strictly, and the masked public view.
 
 The API key is a secret: it is stored like provider keys, used only by the adapter,
@@ -48,7 +48,7 @@ class QdrantSettings:
 
     @property
     def active(self) -> bool:
-        """Enabled and pointed somewhere (REF §9 "not configured" otherwise)."""
+        """Enabled and pointed somewhere (otherwise Qdrant reports "not configured")."""
         return self.enabled and bool(self.host)
 
     @property
@@ -62,7 +62,7 @@ class QdrantSettings:
 
     @property
     def url(self) -> str:
-        """The server's base URL (REF §9): no trailing slash, a scheme, and the port unless
+        """The server's base URL: no trailing slash, a scheme, and the port unless
         the host names one."""
         if self.local_location is not None:
             return self.host
@@ -99,7 +99,7 @@ class QdrantSettings:
 
 def normalize(stored: Mapping[str, Any], fallback: QdrantSettings) -> QdrantSettings:
     """Settings from stored values over the environment's (`fallback`); enabled only when
-    stored as exactly `true` (REF: strings and 1 do not count)."""
+    stored as exactly `true` (the strings "true" or "1" do not count)."""
 
     def text(name: str, default: str | None) -> str | None:
         raw = stored.get(DB_KEYS[name])

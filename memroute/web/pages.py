@@ -1,4 +1,4 @@
-"""The dashboard's pages (SPEC §13): `/` and `/dashboard` lead to Memory Studio, the
+"""The dashboard's pages: `/` and `/dashboard` lead to Memory Studio, the
 pages need a session (else the login page), static files are public (no data in them).
 
 Every page is sent with a strict Content-Security-Policy (scripts, styles and requests
