@@ -551,10 +551,6 @@ class Memory:
             "diskFreeBytes": storage["diskFreeBytes"],
         }
 
-    def reindex_pending(self) -> int:
-        """Memories whose vector is missing or stale (embedded by the vector tier)."""
-        return self._store.memories.count_needs_reindex()
-
     def extraction_queue(self) -> ExtractionQueue:
         pending, failed = self._store.jobs.counts(max_attempts=self.config.extraction_max_attempts)
         return ExtractionQueue(pending=pending, failed=failed)
