@@ -153,7 +153,7 @@ def source_setup(source: str) -> Setup:
             enabled=True, embedding_source=source, transformers_enabled=True, static_enabled=True
         )
         report: dict[str, Any] = to_wire(mem.reindex(force=True, wait=True))
-        report["embedding"] = {**mem.engine_status().get("embedding", {}), "loaded_model": loaded_model(mem)}
+        report["embedding"] = {**to_wire(mem.engine_status().embedding), "loaded_model": loaded_model(mem)}
         return report
 
     return setup

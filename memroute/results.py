@@ -1,11 +1,11 @@
-"""Reports the `Memory` maintenance calls return: summarise, decay, verify, reindex and
-the extraction queue counts. Their wire objects (REST, CLI, MCP) come from these fields
-through `memroute.wire`."""
+"""Reports the `Memory` maintenance calls return: summarise, decay, verify, reindex (with
+its Qdrant sync) and the extraction queue counts. Their wire objects (REST, CLI, MCP)
+come from these fields through `memroute.wire`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from memroute.models import MemoryRecord
 from memroute.wire import Wire
@@ -65,6 +65,19 @@ class VerifyReport:
 
 
 @dataclass(slots=True, frozen=True)
+class QdrantDrain:
+    """A sync run to the end (`reindex` with `wait`): `pushed` counts the back-fill's
+    points when it succeeded; on a failure `error` says why."""
+
+    __wire__: ClassVar[Wire] = Wire(omitted_when_none=("pushed",))
+
+    ok: bool
+    error: str | None
+    serving: bool
+    pushed: int | None = None
+
+
+@dataclass(slots=True, frozen=True)
 class ReindexReport:
     """A re-index run: `started` is false when no embedding source or index is usable
     (`reason` says why); `processed`/`errors` count what ran here (with `wait`);
@@ -75,7 +88,7 @@ class ReindexReport:
     processed: int = 0
     errors: int = 0
     reason: str | None = None
-    qdrant: dict[str, Any] | None = None
+    qdrant: QdrantDrain | None = None
 
 
 @dataclass(slots=True, frozen=True)

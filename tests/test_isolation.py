@@ -68,6 +68,7 @@ from memroute.models import MEMORY_TYPES, MemoryFilter, MemoryRecord
 from memroute.service.build import Parts
 from memroute.store.fts import owner_token
 from memroute.web.app import create_app
+from memroute.wire import to_wire
 
 ADMIN = "admin-isolation-token"
 TENANTS = 4
@@ -366,7 +367,7 @@ class IsolationMachine(RuleBasedStateMachine):
         assert self.vec_rows() == {}, "vectors of deleted memories"
         if self.h.qdrant:
             self.h.drain_qdrant()
-            assert self.mem.engine_status()["qdrant"]["points"] == 0, "Qdrant points of deleted memories"
+            assert self.mem.engine_status().qdrant.points == 0, "Qdrant points of deleted memories"
 
     def now(self) -> str:
         return to_iso(self.h.clock())
@@ -1173,12 +1174,12 @@ class IsolationMachine(RuleBasedStateMachine):
     def check_qdrant(self) -> None:
         """After a full sync: a point for every memory and none for a deleted one, with the
         payload (owner, session, text) of the row as it is now."""
-        status = self.mem.engine_status()["qdrant"]
+        status = to_wire(self.mem.engine_status().qdrant)
         assert status["serving"] and status["outbox"] == 0, status
         assert status["points"] == len(self.live), (
             f"{status['points']} Qdrant points, {len(self.live)} memories"
         )
-        found = self.mem.qdrant.search_test("note", len(self.live) + 10)  # every point
+        found = to_wire(self.mem.qdrant.search_test("note", len(self.live) + 10))  # every point
         assert found["ok"], found
         payloads = {hit["payload"]["memoryId"]: hit["payload"] for hit in found["results"]}
         ghosts = set(payloads) & set(self.deleted)
@@ -1290,7 +1291,7 @@ def test_a_key_restated_before_its_qdrant_sync_ran_is_stored(tmp_path: Path) -> 
         assert [e.op for e in stored.qdrant.outbox(10)] == ["delete"]
         while mem.qdrant.sync_step():
             pass
-        assert mem.engine_status()["qdrant"]["points"] == 0
+        assert mem.engine_status().qdrant.points == 0
 
 
 def test_the_suite_ran_enough_operations() -> None:

@@ -50,7 +50,7 @@ def test_one_masking_rule_for_provider_and_qdrant_keys(secret: str | None, shown
     assert mask_secret(secret) == shown
     provider = ProviderRecord("p", "https://example.com/v1", None, secret, False, EPOCH, EPOCH)
     assert to_wire(provider)["apiKeyMasked"] == shown
-    assert QdrantSettings(api_key=secret or None).public()["apiKeyMasked"] == shown
+    assert QdrantSettings(api_key=secret or None).public().api_key_masked == shown
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,7 @@ from memroute.models import MemoryFilter
 from memroute.results import ReindexReport
 from memroute.service.build import Parts
 from memroute.vectors import VectorHit
+from memroute.wire import to_wire
 
 TOPICS = [
     "prefers TypeScript for new web projects",
@@ -59,12 +60,12 @@ def vmem(vparts: tuple[Memory, Parts]) -> Memory:
 
 
 def _vec_rows(mem: Memory) -> int:
-    return int(mem.engine_status()["vectorStore"]["rowCount"])
+    return mem.engine_status().vector_store.row_count
 
 
 def _waiting(mem: Memory) -> int:
     """Memories waiting for a vector."""
-    return int(mem.engine_status()["vectorStore"]["needsReindex"])
+    return mem.engine_status().vector_store.needs_reindex
 
 
 def _search(parts: Parts, choice: SourceChoice, query: str, flt: MemoryFilter, k: int) -> list[VectorHit]:
@@ -202,7 +203,7 @@ def test_changing_the_embedding_source_resets_the_table_and_reindexes_to_complet
     assert report.pending == 0 and _vec_rows(vmem) == len(TOPICS)
     items = vmem.retrieve("alice", "What's my pup called?", strategy="semantic", limit=1)
     assert items[0].memory.content == "has a dog named Biscuit who loves the beach"
-    assert vmem.engine_status()["embedding"]["source"] == "transformers"
+    assert vmem.engine_status().embedding.source == "transformers"
 
 
 def test_int8_keeps_recall_and_shrinks_the_vectors(tmp_path: Path, clock: Any) -> None:
@@ -258,7 +259,7 @@ def test_without_the_extension_retrieval_degrades_to_fts_and_says_why(db_path: P
         assert _ids(preview.items) == [m.id] and preview.items[0].tier == "fts5"
         assert "sqlite-vec not available" in (preview.resolution.fallback_reason or "")
         status = mem.engine_status()
-        assert status["vectorStore"]["available"] is False and status["vectorStore"]["backend"] == "none"
+        assert status.vector_store.available is False and status.vector_store.backend == "none"
         assert mem.reindex(wait=True).started is False
     finally:
         mem.close()
@@ -270,7 +271,7 @@ def test_no_embedding_source_means_keyword_search_with_the_reason(vmem: Memory) 
     preview = vmem.retrieve_preview("alice", "chess", strategy="hybrid")
     assert preview.items[0].memory.id == m.id and preview.items[0].tier == "fts5"
     assert "no embedding source" in (preview.resolution.fallback_reason or "")
-    assert vmem.engine_status()["embedding"]["available"] is False
+    assert vmem.engine_status().embedding.available is False
 
 
 def test_a_deleted_memorys_vector_left_by_another_process_is_cleaned_up(db_path: Path, clock: Any) -> None:
@@ -334,7 +335,7 @@ def test_rerank_reorders_vector_results_and_fails_open(vmem: Memory) -> None:
         call = server.calls[-1]
         assert call["authorization"] == "Bearer sk-rerank-secret"
         assert call["body"]["model"] == "rerank-1" and call["body"]["query"] == "dog beach"
-        assert vmem.engine_status()["rerank"]["available"] is True
+        assert vmem.engine_status().rerank.available is True
         server.status = 500
         failed = vmem.retrieve_preview("alice", "dog beach", strategy="semantic")
         assert failed.resolution.rerank_applied is False
@@ -342,8 +343,8 @@ def test_rerank_reorders_vector_results_and_fails_open(vmem: Memory) -> None:
         assert "rerank failed" in (failed.resolution.fallback_reason or "")
         assert "sk-rerank-secret" not in (failed.resolution.fallback_reason or "")
     vmem.update_settings(rerank_provider_model="nowhere/rerank-1")
-    status = vmem.engine_status()["rerank"]
-    assert status["available"] is False and "not configured" in status["reason"]
+    status = vmem.engine_status().rerank
+    assert status.available is False and "not configured" in status.reason
 
 
 def test_only_text_changes_queue_a_re_embedding_and_a_ready_table_is_left_alone(
@@ -509,6 +510,6 @@ def test_a_failing_remote_embedding_provider_degrades_to_keyword_search(
         vmem.add("alice", "lives in Lisbon near the river")
         report = vmem.reindex(wait=True)
         assert report.errors == 1 and report.pending == 1
-        status_now = vmem.engine_status()["embedding"]
-        assert "last error" in status_now["reason"] and reason in status_now["reason"]
-        assert "sk-embedding-secret" not in str(vmem.engine_status()) + str(report)
+        status_now = vmem.engine_status().embedding
+        assert "last error" in status_now.reason and reason in status_now.reason
+        assert "sk-embedding-secret" not in str(to_wire(vmem.engine_status())) + str(report)

@@ -10,8 +10,8 @@ from clocks import ManualClock
 from pydantic import BaseModel
 
 from memroute import Memory
-from memroute.results import ReindexReport
-from memroute.web.schemas import engine, keys, maintenance, memory, settings
+from memroute.results import QdrantDrain, ReindexReport
+from memroute.web.schemas import engine, keys, maintenance, memory, qdrant, settings
 from memroute.wire import Wire, camel, to_wire, wire_names
 
 
@@ -50,8 +50,52 @@ def test_every_derived_model_sends_what_to_wire_sends(mem: Memory, clock: Manual
         assert list(sent) == list(to_wire(record)), f"{model.__name__}: same fields, same order"
 
 
+def _status_records(mem: Memory) -> list[tuple[type[BaseModel], Any]]:
+    """(derived model, a record it describes) of the engine status and the Qdrant page."""
+    qs = mem.qdrant
+    records: list[tuple[type[BaseModel], Any]] = [
+        (engine.EngineStatus, mem.engine_status()),
+        *((engine.EmbeddingProvider, p) for p in mem.embedding_providers()),
+        (qdrant.QdrantSettingsOut, qs.settings().public()),
+        (qdrant.QdrantHealthOut, qs.health()),
+        (qdrant.QdrantSearchOut, qs.search_test("tea", 3)),
+        (qdrant.QdrantCleanupOut, qs.cleanup()),
+        *((qdrant.QdrantModel, m) for m in qs.embedding_models()),
+    ]
+    return records
+
+
+def test_every_derived_status_model_sends_what_to_wire_sends(mem: Memory) -> None:
+    mem.providers.add("emb", "http://127.0.0.1:9/v1", api_key="sk-0123456789abcdef")
+    mem.update_settings(enabled=True, embedding_source="hashing")
+    mem.add("k1", "drinks green tea")
+    off = _status_records(mem)  # Qdrant off: every report says why
+    mem.qdrant.update_settings({"enabled": True, "host": ":memory:", "apiKey": "qdrant-secret-key"})
+    drained = mem.reindex(wait=True).qdrant
+    assert drained is not None and drained.serving, "Qdrant serves after the re-index"
+    on = _status_records(mem)
+    answers = dict(on)
+    assert to_wire(answers[engine.EngineStatus])["qdrant"]["points"] == 1
+    assert to_wire(answers[qdrant.QdrantSearchOut])["results"], "Qdrant answers the search test"
+    for model, record in [*off, *on]:
+        sent = model.model_validate(record).model_dump(mode="json", by_alias=True)
+        assert sent == to_wire(record), model.__name__
+        assert list(sent) == list(to_wire(record)), f"{model.__name__}: same fields, same order"
+    assert "qdrant-secret-key" not in str([to_wire(record) for _, record in on])
+
+
+def test_a_failed_qdrant_drain_sends_no_pushed_count() -> None:
+    assert to_wire(QdrantDrain(ok=False, error="down", serving=False)) == {
+        "ok": False,
+        "error": "down",
+        "serving": False,
+    }
+    assert to_wire(QdrantDrain(ok=True, error=None, serving=True, pushed=3))["pushed"] == 3
+
+
 def test_a_smaller_view_sends_only_its_fields() -> None:
-    report = ReindexReport(started=True, pending=3, processed=2, errors=0, reason=None, qdrant={"ok": True})
+    drained = QdrantDrain(ok=True, error=None, serving=True, pushed=3)
+    report = ReindexReport(started=True, pending=3, processed=2, errors=0, reason=None, qdrant=drained)
     sent = maintenance.ReindexOut.model_validate(report).model_dump(by_alias=True)
     assert sent == {"started": True, "pending": 3, "reason": None}
 

@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import httpx
 import numpy as np
@@ -36,6 +36,7 @@ from memroute.embeddings.resolve import (
 from memroute.errors import EmbeddingError
 from memroute.lru import LruTtlCache
 from memroute.masking import scrub
+from memroute.status import EmbeddingCacheStats, LocalSourceStatus
 
 if TYPE_CHECKING:
     from memroute.upstream.route import Route
@@ -175,8 +176,8 @@ class EmbeddingSources:
         """float32 (len(texts), dim), rows unit-length (zero for a text without tokens); not cached."""
         return self.embedder(choice).embed(list(texts))
 
-    def cache_stats(self) -> dict[str, int]:
-        return {"hits": self._cache.hits, "misses": self._cache.misses, "size": len(self._cache)}
+    def cache_stats(self) -> EmbeddingCacheStats:
+        return EmbeddingCacheStats(hits=self._cache.hits, misses=self._cache.misses, size=len(self._cache))
 
     def clear_cache(self) -> None:
         """Drop every cached query vector and the counters."""
@@ -184,14 +185,14 @@ class EmbeddingSources:
 
     # -- status ------------------------------------------------------------------------
 
-    def local_sources(self) -> list[dict[str, Any]]:
+    def local_sources(self) -> list[LocalSourceStatus]:
         """The two local sources with whether they can work here, decided from installed packages
         and files on disk (no model is loaded, nothing is downloaded)."""
         return [self._transformers_status(), self._static_status()]
 
     def _status(
         self, source: str, model: str, dims: int | None, available: bool, reason: str
-    ) -> dict[str, Any]:
+    ) -> LocalSourceStatus:
         """The row for one local source; a loaded embedder or a remembered failure overrides
         what the files say."""
         key = (source, model)
@@ -202,22 +203,18 @@ class EmbeddingSources:
             dims, available, reason = loaded.dimensions, True, f"loaded: {loaded.model}"
         elif failed is not None:
             available, reason = False, failed[1].message
-        return {
-            "source": source,
-            "model": model,
-            "dimensions": dims,
-            "available": available,
-            "reason": reason,
-        }
+        return LocalSourceStatus(
+            source=source, model=model, dimensions=dims, available=available, reason=reason
+        )
 
-    def _transformers_status(self) -> dict[str, Any]:
+    def _transformers_status(self) -> LocalSourceStatus:
         spec = self.config.transformers_model
         model = spec or DEFAULT_TRANSFORMERS_MODEL
         dims = None if spec else DEFAULT_TRANSFORMERS_DIMENSIONS
         available, reason = _transformers_files(spec, self.cache_dir)
         return self._status("transformers", model, dims, available, reason)
 
-    def _static_status(self) -> dict[str, Any]:
+    def _static_status(self) -> LocalSourceStatus:
         spec = self.config.static_model or DEFAULT_STATIC_MODEL
         dims = DEFAULT_STATIC_DIMENSIONS if spec == DEFAULT_STATIC_MODEL else None
         available, reason = _static_files(spec, self.cache_dir)

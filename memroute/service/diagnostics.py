@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from memroute.config import Config
+from memroute.status import QdrantStatus
 from memroute.vectors.qdrant import INSTALL_HINT, client_installed
 
 
@@ -30,26 +29,26 @@ def _vec_status(config: Config) -> str:
         con.close()
 
 
-def _qdrant_line(status: dict[str, Any]) -> str:
-    if not status["enabled"]:
+def _qdrant_line(status: QdrantStatus) -> str:
+    if not status.enabled:
         return "disabled"
-    if not status["healthy"]:
-        return f"enabled, NOT reachable at {status['where']}: {status['error']}"
-    fill = status["backfill"]
-    state = "serving" if status["serving"] else f"back-filling ({fill['pending']} memories left)"
+    if not status.healthy:
+        return f"enabled, NOT reachable at {status.where}: {status.error}"
+    state = "serving" if status.serving else f"back-filling ({status.backfill.pending} memories left)"
     return (
-        f"{state} at {status['where']}, collection {status['collection']}, {status['points']} points,"
-        f" {status['outbox']} changes queued"
+        f"{state} at {status.where}, collection {status.collection}, {status.points} points,"
+        f" {status.outbox} changes queued"
     )
 
 
-def diagnose(config: Config) -> dict[str, Any]:
+def diagnose(config: Config) -> dict[str, str | int | bool]:
+    """The doctor's table: a label and its value per line."""
     from memroute.store import sqlite_info
 
     info = sqlite_info()
-    report: dict[str, Any] = {
-        "sqlite": info["sqliteVersion"],
-        "apsw": info["apswVersion"],
+    report: dict[str, str | int | bool] = {
+        "sqlite": str(info["sqliteVersion"]),
+        "apsw": str(info["apswVersion"]),
         "fts5": "yes" if info["fts5"] else "NO (keyword search unavailable)",
         "extension loading": "yes" if info["extensionLoading"] else "no",
         "sqlite-vec": _vec_status(config),
@@ -69,14 +68,12 @@ def diagnose(config: Config) -> dict[str, Any]:
             report["extraction queue"] = f"{queue.pending} pending, {queue.failed} failed"
             report["memory enabled"] = mem.settings().enabled
             status = mem.engine_status()
-            embedding, vectors = status["embedding"], status["vectorStore"]
+            embedding, vectors = status.embedding, status.vector_store
             report["embedding source"] = (
-                f"{embedding['source']} ({embedding['model']})" if embedding["source"] else "none"
-            ) + f" — {embedding['reason']}"
-            report["vectors"] = (
-                f"{vectors['rowCount']} stored, {vectors['needsReindex']} waiting for a vector"
-            )
-            report["qdrant"] = _qdrant_line(status["qdrant"])
+                f"{embedding.source} ({embedding.model})" if embedding.source else "none"
+            ) + f" — {embedding.reason}"
+            report["vectors"] = f"{vectors.row_count} stored, {vectors.needs_reindex} waiting for a vector"
+            report["qdrant"] = _qdrant_line(status.qdrant)
         finally:
             mem.close()
     else:

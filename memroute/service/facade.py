@@ -38,6 +38,7 @@ from memroute.models import (
 )
 from memroute.results import DecayReport, ExtractionQueue, ReindexReport, SummaryReport, VerifyReport
 from memroute.service.build import Parts, build
+from memroute.status import EmbeddingProvider, EngineStatus, StorageStatus
 from memroute.store import NewMemory
 from memroute.wire import to_wire
 
@@ -523,18 +524,19 @@ class Memory:
         """Embed memories still waiting for a vector (every memory with `force`) with the
         configured source. In the background by default; `wait=True` runs it to the end
         here and reports what it processed."""
-        return ReindexReport(**self._semantic.reindex(force=force, wait=wait))
+        return self._semantic.reindex(force=force, wait=wait)
 
-    def engine_status(self) -> dict[str, Any]:
-        """Which search tiers are active and why, and whether the database takes writes."""
-        return {**self._semantic.engine_status(), "storage": self._storage_status()}
+    def engine_status(self) -> EngineStatus:
+        """Which search tiers are active and why, the extraction queue, and whether the
+        database takes writes."""
+        return self._semantic.engine_status(self.extraction_queue(), self._storage_status())
 
-    def embedding_providers(self) -> builtins.list[dict[str, Any]]:
+    def embedding_providers(self) -> builtins.list[EmbeddingProvider]:
         """Configured providers (for the `remote` source; keys never shown) and the local
         sources with their availability."""
         return self._semantic.embedding_providers()
 
-    def _storage_status(self) -> dict[str, Any]:
+    def _storage_status(self) -> StorageStatus:
         storage = self._store.db.storage()
         if storage["full"]:
             since = to_iso(datetime.fromtimestamp(storage["fullSince"], UTC))
@@ -544,12 +546,12 @@ class Memory:
             )
         else:
             reason = "writes succeed"
-        return {
-            "writable": not storage["full"],
-            "reason": reason,
-            "databaseBytes": storage["databaseBytes"],
-            "diskFreeBytes": storage["diskFreeBytes"],
-        }
+        return StorageStatus(
+            writable=not storage["full"],
+            reason=reason,
+            database_bytes=storage["databaseBytes"],
+            disk_free_bytes=storage["diskFreeBytes"],
+        )
 
     def extraction_queue(self) -> ExtractionQueue:
         pending, failed = self._store.jobs.counts(max_attempts=self.config.extraction_max_attempts)

@@ -11,13 +11,23 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from memroute.clock import parse_time
 from memroute.embeddings import EmbeddingSources, SourceChoice
 from memroute.errors import EmbeddingError, QdrantError
 from memroute.memory.settings import MemorySettings
+from memroute.results import QdrantDrain
 from memroute.service.providers import ProviderRegistry
+from memroute.status import (
+    QdrantBackfill,
+    QdrantCleanup,
+    QdrantHealth,
+    QdrantModelChoice,
+    QdrantSearchTest,
+    QdrantStatus,
+)
 from memroute.store.qdrant_sync import QdrantSyncRepository
 from memroute.upstream.http import LazyClient
 from memroute.upstream.models import ModelsUnavailable, listed_model_ids
@@ -143,7 +153,7 @@ class QdrantService:
         memories handled (0: nothing to do). Raises QdrantError / EmbeddingError."""
         return self._sync.step()
 
-    def drain(self) -> dict[str, Any] | None:
+    def drain(self) -> QdrantDrain | None:
         """Sync until nothing is left (`reindex` with `wait`); None while Qdrant is off."""
         if not self.settings().active:
             return None
@@ -151,9 +161,9 @@ class QdrantService:
             while self.sync_step():
                 pass
         except (QdrantError, EmbeddingError) as exc:
-            return {"ok": False, "error": exc.message, "serving": self._repo.state().serving}
+            return QdrantDrain(ok=False, error=exc.message, serving=self._repo.state().serving)
         state = self._repo.state()
-        return {"ok": True, "error": None, "serving": state.serving, "pushed": state.pushed}
+        return QdrantDrain(ok=True, error=None, serving=state.serving, pushed=state.pushed)
 
     def refresh(self) -> None:
         """`reindex` with Qdrant enabled: push every memory again (Qdrant keeps serving)."""
@@ -175,54 +185,48 @@ class QdrantService:
 
     # -- the settings page and engine status ----------------------------------------
 
-    def _ready_connection(self) -> tuple[QdrantSettings, QdrantConnection | None, dict[str, Any] | None]:
+    def _ready_connection(self) -> tuple[QdrantSettings, QdrantConnection | QdrantHealth]:
+        """The settings and a connection, or the health report of why there is none."""
         qs = self.settings()
         if not qs.active:
-            return qs, None, {"ok": False, "latencyMs": 0, "error": "not_configured"}
+            return qs, QdrantHealth(ok=False, latency_ms=0.0, error="not_configured")
         if not self._pool.installed():
-            return qs, None, {"ok": False, "latencyMs": 0, "error": INSTALL_HINT}
+            return qs, QdrantHealth(ok=False, latency_ms=0.0, error=INSTALL_HINT)
         try:
-            return qs, self._pool.connection(), None
+            return qs, self._pool.connection()
         except QdrantError as exc:
-            return qs, None, {"ok": False, "latencyMs": 0, "error": exc.message}
+            return qs, QdrantHealth(ok=False, latency_ms=0.0, error=exc.message)
 
-    def health(self) -> dict[str, Any]:
-        _, connection, problem = self._ready_connection()
-        if connection is None:
-            assert problem is not None
-            return problem
-        return connection.health()
+    def health(self) -> QdrantHealth:
+        _, connection = self._ready_connection()
+        return connection if isinstance(connection, QdrantHealth) else connection.health()
 
-    def search_test(self, query: str, top_k: int) -> dict[str, Any]:
+    def search_test(self, query: str, top_k: int) -> QdrantSearchTest:
         """Nearest points of every key for `query` (the settings page's "Search test")."""
-        qs, connection, problem = self._ready_connection()
-        if connection is None:
-            return {"ok": False, "results": [], "error": (problem or {}).get("error")}
+        qs, connection = self._ready_connection()
+        if isinstance(connection, QdrantHealth):
+            return QdrantSearchTest(ok=False, results=[], error=connection.error)
         try:
             choice = self.embedding(qs, self._memory_settings())
             if choice.source is None:
-                return {"ok": False, "results": [], "error": f"no embedding source ({choice.reason})"}
+                return QdrantSearchTest(ok=False, results=[], error=f"no embedding source ({choice.reason})")
             vector = self._sources.embed_query(choice, query)
             collection = connection.collection_name(int(vector.shape[0]))
             if collection not in connection.collections():
-                return {"ok": True, "results": [], "error": None}
-            return {"ok": True, "results": connection.search_raw(collection, vector, top_k), "error": None}
+                return QdrantSearchTest(ok=True, results=[])
+            return QdrantSearchTest(ok=True, results=connection.search_raw(collection, vector, top_k))
         except (QdrantError, EmbeddingError) as exc:
-            return {"ok": False, "results": [], "error": exc.message}
+            return QdrantSearchTest(ok=False, results=[], error=exc.message)
 
-    def cleanup(self) -> dict[str, Any]:
+    def cleanup(self) -> QdrantCleanup:
         """Delete points of expired memories and of memories older than `retentionDays`, in
         every collection of ours; reports the memory ids deleted."""
         retention = self._memory_settings().retention_days
-        report: dict[str, Any] = {
-            "ok": False,
-            "deletedCount": 0,
-            "deletedIds": [],
-            "retentionDays": retention,
-        }
-        _, connection, problem = self._ready_connection()
-        if connection is None:
-            return {**report, **(problem or {})}
+        _, connection = self._ready_connection()
+        if isinstance(connection, QdrantHealth):
+            return QdrantCleanup(
+                ok=False, deleted_count=0, deleted_ids=[], retention_days=retention, error=connection.error
+            )
         now = parse_time(self._now()).timestamp()
         try:
             deleted = [
@@ -231,63 +235,69 @@ class QdrantService:
                 for memory_id in connection.cleanup(collection, now=now, retention_days=retention)
             ]
         except QdrantError as exc:
-            return {**report, "error": exc.message}
+            return QdrantCleanup(
+                ok=False, deleted_count=0, deleted_ids=[], retention_days=retention, error=exc.message
+            )
         log.info("memory.qdrant.cleanup deleted=%d retentionDays=%d", len(deleted), retention)
-        return {**report, "ok": True, "deletedCount": len(deleted), "deletedIds": deleted, "error": None}
+        return QdrantCleanup(
+            ok=True, deleted_count=len(deleted), deleted_ids=deleted, retention_days=retention
+        )
 
-    def status(self, ms: MemorySettings) -> dict[str, Any]:
+    def status(self, ms: MemorySettings) -> QdrantStatus:
         """The engine-status `qdrant` block: enabled, health and latency, where, collection,
         points, the embedding, sync progress and the last error."""
         qs = self.settings()
         state = self._repo.state()
         choice = self.embedding(qs, ms)
-        out: dict[str, Any] = {
-            "enabled": qs.enabled,
-            "healthy": None,
-            "latencyMs": None,
-            "error": None,
-            "where": qs.where if qs.host else None,
-            "collection": None,
-            "points": None,
-            "embedding": f"{choice.source}:{choice.model}" if choice.source else None,
-            "serving": False,
-            "outbox": self._repo.outbox_count(),
-            "backfill": {
-                "done": state.backfill_next is None,
-                "pending": self._repo.remaining(state.backfill_next)
-                if state.backfill_next is not None
-                else 0,
-                "pushed": state.pushed,
-                "total": state.backfill_total,
-                "orphansRemoved": state.orphans_removed,
-            },
-            "lastError": self._pool.last_error,
-        }
+        off = QdrantStatus(
+            enabled=qs.enabled,
+            healthy=None,
+            latency_ms=None,
+            error=None,
+            where=qs.where if qs.host else None,
+            collection=None,
+            points=None,
+            embedding=f"{choice.source}:{choice.model}" if choice.source else None,
+            serving=False,
+            outbox=self._repo.outbox_count(),
+            backfill=QdrantBackfill(
+                done=state.backfill_next is None,
+                pending=self._repo.remaining(state.backfill_next) if state.backfill_next is not None else 0,
+                pushed=state.pushed,
+                total=state.backfill_total,
+                orphans_removed=state.orphans_removed,
+            ),
+            last_error=self._pool.last_error,
+        )
         if not qs.enabled:
-            return out
+            return off
         health = self.health()
-        out.update(healthy=health["ok"], latencyMs=health["latencyMs"], error=health.get("error"))
-        if not health["ok"] or choice.source is None:
-            return out
+        checked = replace(off, healthy=health.ok, latency_ms=health.latency_ms, error=health.error)
+        if not health.ok or choice.source is None:
+            return checked
         try:
             dim = self._sync.known_dimension(choice)
             connection = self._pool.connection()
-            if dim is not None:
-                collection = connection.collection_name(dim)
-                out["collection"] = collection
-                out["serving"] = bool(state.serving) and state.target == sync_target(qs, collection)
-                if collection in connection.collections():
-                    out["points"] = connection.count(collection)
+            if dim is None:
+                return checked
+            collection = connection.collection_name(dim)
+            checked = replace(
+                checked,
+                collection=collection,
+                serving=state.serving and state.target == sync_target(qs, collection),
+            )
+            if collection in connection.collections():
+                checked = replace(checked, points=connection.count(collection))
         except (QdrantError, EmbeddingError) as exc:
-            out["error"] = exc.message
-        return out
+            checked = replace(checked, error=exc.message)
+        return checked
 
-    def embedding_models(self) -> list[dict[str, str]]:
+    def embedding_models(self) -> list[QdrantModelChoice]:
         """Choices for `qdrantEmbeddingModel`: "" (the memory embedding source), then the
         embedding models each configured provider lists (`/models`, ids containing "embed")."""
         memory = self._memory_source(self._memory_settings())
         label = f"{memory.source}:{memory.model}" if memory.source else "none configured"
-        models = [{"value": "", "label": f"Memory embedding source ({label})"}]
+        models = [QdrantModelChoice(value="", label=f"Memory embedding source ({label})")]
         found: set[str] = set()
         for route, _ in self._providers.all_routes():
             try:
@@ -299,5 +309,5 @@ class QdrantService:
         current = self.settings().embedding_model
         if current:
             found.add(current)
-        models.extend({"value": value, "label": value} for value in sorted(found))
+        models.extend(QdrantModelChoice(value=value, label=value) for value in sorted(found))
         return models

@@ -7,11 +7,11 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any
 
 from memroute.embeddings import SourceChoice
 from memroute.errors import EmbeddingError
 from memroute.loops import WakeLoop
+from memroute.status import ReindexProgress
 from memroute.store import VectorRepository
 from memroute.vectors.sqlite_vec import SqliteVecIndex
 
@@ -70,8 +70,8 @@ class ReindexWorker:
     def stop(self) -> None:
         self._loop.stop(30)
 
-    def progress(self) -> dict[str, Any]:
-        return {"running": self._running, "processed": self._processed, "errors": self._errors}
+    def progress(self) -> ReindexProgress:
+        return ReindexProgress(running=self._running, processed=self._processed, errors=self._errors)
 
     def _drain(self, stopping: threading.Event) -> None:
         while not stopping.is_set():

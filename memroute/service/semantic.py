@@ -11,17 +11,27 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
 
 from memroute.embeddings import EmbeddingSources, SourceChoice
 from memroute.memory.retrieval import Reranker, VectorSearch, join_reasons
 from memroute.memory.settings import MemorySettings
 from memroute.models import MemoryFilter
+from memroute.results import ExtractionQueue, ReindexReport
 from memroute.service.providers import ProviderRegistry
 from memroute.service.qdrant import QdrantService
 from memroute.service.reindex import Reindexer, ReindexWorker
-from memroute.store import SqliteStore
+from memroute.status import (
+    EmbeddingProvider,
+    EmbeddingStatus,
+    EngineStatus,
+    KeywordStatus,
+    QdrantStatus,
+    RerankStatus,
+    StorageStatus,
+    VectorStoreStatus,
+)
+from memroute.store import SqliteStore, VecMeta
 from memroute.upstream.http import LazyClient
 from memroute.upstream.rerank import ProviderReranker
 from memroute.vectors import Vector, VectorIndex
@@ -134,31 +144,29 @@ class SemanticEngine:
         note = f"{qdrant_note} — using sqlite-vec" if qdrant_note else None
         return SearchPlan(self._sources, query, (*first, local), choice, note)
 
-    def reranker(self, settings: MemorySettings) -> tuple[Reranker | None, dict[str, Any]]:
+    def reranker(self, settings: MemorySettings) -> tuple[Reranker | None, RerankStatus]:
         """The reranker the settings ask for, if its provider is configured, and its status
         (the engine status's `rerank` block)."""
         wanted = settings.rerank_provider_model or ""
         provider, sep, model = wanted.partition("/")
-        status: dict[str, Any] = {
-            "enabled": settings.rerank_enabled,
-            "provider": provider if sep else None,
-            "model": (model if sep else wanted) or None,
-            "available": False,
-            "reason": "rerank disabled",
-        }
+        status = RerankStatus(
+            enabled=settings.rerank_enabled,
+            provider=provider if sep else None,
+            model=(model if sep else wanted) or None,
+            available=False,
+            reason="rerank disabled",
+        )
         if not settings.rerank_enabled:
             return None, status
         if not (sep and model and self._providers.configured(provider)):
-            status["reason"] = (
-                "rerank enabled but provider not configured (set rerankProviderModel to provider/model)"
-            )
-            return None, status
-        status.update(available=True, reason=f"rerank active: {wanted}")
+            reason = "rerank enabled but provider not configured (set rerankProviderModel to provider/model)"
+            return None, replace(status, reason=reason)
+        status = replace(status, available=True, reason=f"rerank active: {wanted}")
         return ProviderReranker(self._providers.route(wanted), self._http.get()), status
 
     # -- re-indexing -------------------------------------------------------------------
 
-    def reindex(self, *, force: bool = False, wait: bool = False) -> dict[str, Any]:
+    def reindex(self, *, force: bool = False, wait: bool = False) -> ReindexReport:
         """Start re-embedding (every memory with `force`) and, with Qdrant enabled, pushing
         every memory to Qdrant again; with `wait`, run both to the end here (`qdrant` in the
         report: None while Qdrant is off)."""
@@ -170,31 +178,24 @@ class SemanticEngine:
         if choice.source is None or not self._index.available:
             reason = choice.reason if choice.source is None else "sqlite-vec not available"
             qdrant = self.qdrant.drain() if wait else None
-            return {
-                "started": False,
-                "pending": pending,
-                "processed": 0,
-                "errors": 0,
-                "reason": reason,
-                "qdrant": qdrant,
-            }
+            return ReindexReport(started=False, pending=pending, reason=reason, qdrant=qdrant)
         if not wait:
             self._worker.notify()
-            return {"started": True, "pending": pending, "processed": 0, "errors": 0, "reason": None}
+            return ReindexReport(started=True, pending=pending)
         processed = errors = 0
         while True:
             stored, failed = self._reindexer.batch()
             processed, errors = processed + stored, errors + failed
             if failed or not stored:
                 break
-        return {
-            "started": True,
-            "pending": self._store.memories.count_needs_reindex(),
-            "processed": processed,
-            "errors": errors,
-            "reason": self._reindexer.last_error,
-            "qdrant": self.qdrant.drain(),
-        }
+        return ReindexReport(
+            started=True,
+            pending=self._store.memories.count_needs_reindex(),
+            processed=processed,
+            errors=errors,
+            reason=self._reindexer.last_error,
+            qdrant=self.qdrant.drain(),
+        )
 
     def notify(self) -> None:
         """New or changed memories wait for vectors."""
@@ -216,70 +217,79 @@ class SemanticEngine:
 
     # -- status ------------------------------------------------------------------------
 
-    def engine_status(self) -> dict[str, Any]:
+    def engine_status(self, extraction_queue: ExtractionQueue, storage: StorageStatus) -> EngineStatus:
+        """Every search tier with whether it works and why, around the facade's
+        `extraction_queue` and `storage` blocks."""
         settings = self._settings()
         choice = self.source(settings)
-        local = {s["source"]: s for s in self._sources.local_sources()}
+        meta = self._store.vectors.meta()
+        local = {s.source: s for s in self._sources.local_sources()}
         available = choice.source is not None
         reason = choice.reason
-        if choice.source in local and not local[choice.source]["available"]:
-            available, reason = False, local[choice.source]["reason"]
+        if choice.source in local and not local[choice.source].available:
+            available, reason = False, local[choice.source].reason
         if self._reindexer.last_error:
             reason = f"{reason}; last error: {self._reindexer.last_error}"
-        meta = self._store.vectors.meta()
+        qdrant = self.qdrant.status(settings)
+        return EngineStatus(
+            keyword=KeywordStatus(available=True, backend="FTS5"),
+            embedding=EmbeddingStatus(
+                source=choice.source,
+                model=choice.model,
+                dimensions=choice.dimensions or meta.active_dim,
+                available=available,
+                reason=reason,
+                cache_stats=self._sources.cache_stats(),
+            ),
+            vector_store=self._vector_store_status(settings, meta, qdrant),
+            qdrant=qdrant,
+            rerank=self.reranker(settings)[1],
+            extraction_queue=extraction_queue,
+            reindex=self._worker.progress(),
+            storage=storage,
+        )
+
+    def _vector_store_status(
+        self, settings: MemorySettings, meta: VecMeta, qdrant: QdrantStatus
+    ) -> VectorStoreStatus:
+        """sqlite-vec's state, or Qdrant's when it is the vector store and serving."""
         pending = self._store.memories.count_needs_reindex()
         if self._index.available:
-            vector_store = {
-                "backend": "sqlite-vec",
-                "available": True,
-                "rowCount": self._store.vectors.count(),
-                "needsReindex": pending,
-                "reason": f"sqlite-vec active, dim={meta.active_dim}"
+            local = VectorStoreStatus(
+                backend="sqlite-vec",
+                available=True,
+                row_count=self._store.vectors.count(),
+                needs_reindex=pending,
+                reason=f"sqlite-vec active, dim={meta.active_dim}"
                 + (f", signature {meta.signature}" if meta.signature else ", no vectors yet")
                 + (" (int8, re-scored)" if meta.quantization == "int8" else ""),
-            }
+            )
         else:
-            vector_store = {
-                "backend": "none",
-                "available": False,
-                "rowCount": 0,
-                "needsReindex": pending,
-                "reason": f"sqlite-vec not available ({self._store.db.vec_error}) — using FTS5 only",
-            }
-        qdrant = self.qdrant.status(settings)
-        if settings.vector_store == "qdrant" and qdrant["serving"] and qdrant["healthy"]:
-            vector_store = {
-                **vector_store,
-                "backend": "qdrant",
-                "available": True,
-                "rowCount": qdrant["points"] or 0,
-                "reason": f"Qdrant at {qdrant['where']}, collection {qdrant['collection']}"
-                f" (sqlite-vec kept as the fallback: {vector_store['reason']})",
-            }
-        elif settings.vector_store == "qdrant":
-            why = self.qdrant.index(settings)[1] or "Qdrant is not serving"
-            vector_store = {**vector_store, "reason": f"{why} — {vector_store['reason']}"}
-        return {
-            "keyword": {"available": True, "backend": "FTS5"},
-            "embedding": {
-                "source": choice.source,
-                "model": choice.model,
-                "dimensions": choice.dimensions or meta.active_dim,
-                "available": available,
-                "reason": reason,
-                "cacheStats": self._sources.cache_stats(),
-            },
-            "vectorStore": vector_store,
-            "qdrant": qdrant,
-            "rerank": self.reranker(settings)[1],
-            "reindex": self._worker.progress(),
-        }
+            local = VectorStoreStatus(
+                backend="none",
+                available=False,
+                row_count=0,
+                needs_reindex=pending,
+                reason=f"sqlite-vec not available ({self._store.db.vec_error}) — using FTS5 only",
+            )
+        if settings.vector_store != "qdrant":
+            return local
+        if qdrant.serving and qdrant.healthy:
+            return replace(
+                local,
+                backend="qdrant",
+                available=True,
+                row_count=qdrant.points or 0,
+                reason=f"Qdrant at {qdrant.where}, collection {qdrant.collection}"
+                f" (sqlite-vec kept as the fallback: {local.reason})",
+            )
+        why = self.qdrant.index(settings)[1] or "Qdrant is not serving"
+        return replace(local, reason=f"{why} — {local.reason}")
 
-    def embedding_providers(self) -> list[dict[str, Any]]:
+    def embedding_providers(self) -> list[EmbeddingProvider]:
         """Configured providers (for `remote`) and the local sources with their availability."""
-        out: list[dict[str, Any]] = []
-        for route, _ in self._providers.all_routes():
-            out.append({"id": route.provider_id, "kind": "provider", "hasKey": bool(route.api_key)})
-        for source in self._sources.local_sources():
-            out.append({"id": source["source"], "kind": "local", **source})
-        return out
+        providers = [
+            EmbeddingProvider(id=route.provider_id, kind="provider", has_key=bool(route.api_key))
+            for route, _ in self._providers.all_routes()
+        ]
+        return providers + [EmbeddingProvider.local(source) for source in self._sources.local_sources()]

@@ -27,6 +27,7 @@ from memroute.embeddings import SourceChoice
 from memroute.errors import QdrantError
 from memroute.masking import scrub
 from memroute.models import MemoryFilter, MemoryRecord
+from memroute.status import QdrantHealth, QdrantSearchHit
 from memroute.vectors import Vector, VectorHit
 from memroute.vectors.qdrant_settings import LOCAL_MEMORY, QdrantSettings
 
@@ -235,7 +236,7 @@ class QdrantConnection:
                 hits.append(VectorHit(memory_id, min(1.0, max(0.0, float(point.score)))))
         return hits
 
-    def search_raw(self, collection: str, vector: NDArray[np.float32], k: int) -> list[dict[str, Any]]:
+    def search_raw(self, collection: str, vector: NDArray[np.float32], k: int) -> list[QdrantSearchHit]:
         """Nearest points of every key with their payloads (the settings page's search test)."""
         from qdrant_client import models
 
@@ -245,7 +246,7 @@ class QdrantConnection:
             "search",
             lambda: self._client.query_points(collection, query=query, query_filter=kind, limit=k).points,
         )
-        return [{"id": str(p.id), "score": float(p.score), "payload": p.payload} for p in points]
+        return [QdrantSearchHit(id=str(p.id), score=float(p.score), payload=p.payload) for p in points]
 
     def _pages(self, collection: str, flt: Any, what: str) -> Iterator[list[Any]]:
         """The points `flt` admits (with their memoryId), a page at a time."""
@@ -301,9 +302,8 @@ class QdrantConnection:
 
     # -- health ----------------------------------------------------------------------
 
-    def health(self) -> dict[str, Any]:
-        """`{ok, latencyMs, error}`: the server's `/readyz`, or a collections call
-        in local mode."""
+    def health(self) -> QdrantHealth:
+        """The server's `/readyz`, or a collections call in local mode."""
         started = time.perf_counter()
         try:
             if self.settings.local_location is not None:
@@ -311,8 +311,8 @@ class QdrantConnection:
             else:
                 self._guard("health", self._readyz)
         except QdrantError as exc:
-            return {"ok": False, "latencyMs": _ms(started), "error": exc.message}
-        return {"ok": True, "latencyMs": _ms(started), "error": None}
+            return QdrantHealth(ok=False, latency_ms=_ms(started), error=exc.message)
+        return QdrantHealth(ok=True, latency_ms=_ms(started))
 
     def _readyz(self) -> None:
         import httpx

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 from memroute.config import check_qdrant_host
 from memroute.errors import InvalidInput
 from memroute.masking import mask_secret
+from memroute.status import QdrantSettingsView
 
 QUANTIZATIONS = ("none", "int8", "binary")
 LOCAL_MEMORY = ":memory:"
@@ -82,19 +83,20 @@ class QdrantSettings:
             return f"local mode ({location})"
         return self.url
 
-    def public(self) -> dict[str, Any]:
+    def public(self) -> QdrantSettingsView:
+        """The settings as shown: the API key only masked."""
         key = self.api_key
-        return {
-            "enabled": self.enabled,
-            "host": self.host,
-            "port": self.port,
-            "https": self.https,
-            "collection": self.collection,
-            "embeddingModel": self.embedding_model,
-            "quantization": self.quantization,
-            "hasApiKey": key is not None,
-            "apiKeyMasked": mask_secret(key),
-        }
+        return QdrantSettingsView(
+            enabled=self.enabled,
+            host=self.host,
+            port=self.port,
+            https=self.https,
+            collection=self.collection,
+            embedding_model=self.embedding_model,
+            quantization=self.quantization,
+            has_api_key=key is not None,
+            api_key_masked=mask_secret(key),
+        )
 
 
 def normalize(stored: Mapping[str, Any], fallback: QdrantSettings) -> QdrantSettings:

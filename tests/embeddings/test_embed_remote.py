@@ -24,6 +24,7 @@ from starlette.routing import Route as HttpRoute
 from memroute.embeddings import EmbeddingSources, SourceChoice
 from memroute.errors import EmbeddingError, UpstreamError
 from memroute.upstream.route import Route
+from memroute.wire import to_wire
 
 SECRET = "sk-test-memroute-SECRET-0123456789abcdef"
 MODEL = "acme/text-embed-1"
@@ -259,5 +260,5 @@ def test_query_cache_spares_the_upstream(sources: EmbeddingSources, upstream: Em
     second = sources.embed_query(CHOICE, "cached text")
     assert np.array_equal(first, second)
     assert len(upstream.requests) == 1
-    assert sources.cache_stats() == {"hits": 1, "misses": 1, "size": 1}
-    json.dumps(sources.cache_stats())
+    assert to_wire(sources.cache_stats()) == {"hits": 1, "misses": 1, "size": 1}
+    json.dumps(to_wire(sources.cache_stats()))

@@ -14,6 +14,7 @@ from embed_helpers import FakeTimer, make_config, no_routes
 from memroute.embeddings import DEFAULT_TRANSFORMERS_MODEL, EmbeddingSources, SourceChoice, cache_key
 from memroute.embeddings.sources import FAILURE_MEMORY_S
 from memroute.errors import EmbeddingError
+from memroute.wire import to_wire
 
 HASH = SourceChoice("hashing", "hashing-256", 256, "hashing explicitly selected")
 HASH64 = SourceChoice("hashing", "hashing-64", 64, "hashing explicitly selected")
@@ -30,9 +31,9 @@ def test_cache_counts_and_returns_copies(tmp_path: Path, timer: FakeTimer) -> No
     first[:] = 0  # the caller's copy: the cache keeps its own
     second = sources.embed_query(HASH, "my dog is called Biscuit")
     assert np.isclose(np.linalg.norm(second), 1.0)
-    assert sources.cache_stats() == {"hits": 1, "misses": 1, "size": 1}
+    assert to_wire(sources.cache_stats()) == {"hits": 1, "misses": 1, "size": 1}
     sources.embed_documents(HASH, ["documents are not cached"])
-    assert sources.cache_stats()["size"] == 1
+    assert sources.cache_stats().size == 1
 
 
 def test_cache_is_lru_a_get_refreshes(tmp_path: Path, timer: FakeTimer) -> None:
@@ -41,11 +42,11 @@ def test_cache_is_lru_a_get_refreshes(tmp_path: Path, timer: FakeTimer) -> None:
     sources.embed_query(HASH, "b")
     sources.embed_query(HASH, "a")  # hit: a is now the most recently used
     sources.embed_query(HASH, "c")  # evicts b, not a (FIFO would evict a)
-    assert sources.cache_stats() == {"hits": 1, "misses": 3, "size": 2}
+    assert to_wire(sources.cache_stats()) == {"hits": 1, "misses": 3, "size": 2}
     sources.embed_query(HASH, "a")
-    assert sources.cache_stats()["hits"] == 2
+    assert sources.cache_stats().hits == 2
     sources.embed_query(HASH, "b")
-    assert sources.cache_stats()["misses"] == 4
+    assert sources.cache_stats().misses == 4
 
 
 def test_cache_entries_expire(tmp_path: Path, timer: FakeTimer) -> None:
@@ -55,14 +56,14 @@ def test_cache_entries_expire(tmp_path: Path, timer: FakeTimer) -> None:
     sources.embed_query(HASH, "a")
     timer.advance(1.5)
     sources.embed_query(HASH, "a")  # expired: a miss, then stored again
-    assert sources.cache_stats() == {"hits": 1, "misses": 2, "size": 1}
+    assert to_wire(sources.cache_stats()) == {"hits": 1, "misses": 2, "size": 1}
 
 
 def test_cache_disabled_with_max_zero(tmp_path: Path, timer: FakeTimer) -> None:
     sources = make(tmp_path, timer, embedding_cache_max=0)
     sources.embed_query(HASH, "a")
     sources.embed_query(HASH, "a")
-    assert sources.cache_stats() == {"hits": 0, "misses": 2, "size": 0}
+    assert to_wire(sources.cache_stats()) == {"hits": 0, "misses": 2, "size": 0}
 
 
 def test_cache_key_has_source_model_dims_and_text_hash(tmp_path: Path, timer: FakeTimer) -> None:
@@ -74,7 +75,7 @@ def test_cache_key_has_source_model_dims_and_text_hash(tmp_path: Path, timer: Fa
     a = sources.embed_query(HASH, "hello")
     b = sources.embed_query(HASH64, "hello")
     assert a.shape == (256,) and b.shape == (64,)
-    assert sources.cache_stats() == {"hits": 0, "misses": 2, "size": 2}
+    assert to_wire(sources.cache_stats()) == {"hits": 0, "misses": 2, "size": 2}
 
 
 def test_no_source_raises_unknown_with_the_reason(tmp_path: Path, timer: FakeTimer) -> None:
@@ -122,8 +123,8 @@ def test_failed_load_is_remembered_for_a_while(
     with pytest.raises(EmbeddingError) as first:
         sources.embedder(chosen)
     assert first.value.reason == "model_load_failed"
-    status = {s["source"]: s for s in sources.local_sources()}["static"]
-    assert not status["available"] and status["reason"] == first.value.message
+    status = {s.source: s for s in sources.local_sources()}["static"]
+    assert not status.available and status.reason == first.value.message
 
     shutil.copytree(small_static_model, folder)  # fixed on disk, but not retried yet
     timer.advance(FAILURE_MEMORY_S / 2)
@@ -133,24 +134,24 @@ def test_failed_load_is_remembered_for_a_while(
 
     timer.advance(FAILURE_MEMORY_S)
     assert sources.embedder(chosen).dimensions == 256
-    status = {s["source"]: s for s in sources.local_sources()}["static"]
-    assert status["available"] and status["reason"].startswith("loaded")
+    status = {s.source: s for s in sources.local_sources()}["static"]
+    assert status.available and status.reason.startswith("loaded")
 
 
 def test_local_sources_without_loading(tmp_path: Path, timer: FakeTimer) -> None:
     sources = make(tmp_path, timer)
     rows = sources.local_sources()
-    assert [r["source"] for r in rows] == ["transformers", "static"]
+    assert [r.source for r in rows] == ["transformers", "static"]
     transformers, static = rows
-    assert transformers == {
+    assert to_wire(transformers) == {
         "source": "transformers",
         "model": DEFAULT_TRANSFORMERS_MODEL,
         "dimensions": 384,
         "available": True,
         "reason": "bundled all-MiniLM-L6-v2 (int8 ONNX)",
     }
-    assert static["model"] == "minishlab/potion-base-8M" and static["dimensions"] == 256
-    assert static["available"] and "built from the bundled MiniLM" in static["reason"]
+    assert static.model == "minishlab/potion-base-8M" and static.dimensions == 256
+    assert static.available and "built from the bundled MiniLM" in static.reason
     assert not (tmp_path / "embeddings").exists()  # nothing was downloaded or built
 
 
@@ -162,14 +163,14 @@ def test_local_sources_for_missing_folders(tmp_path: Path, timer: FakeTimer) -> 
         transformers_model=str(tmp_path / "no-onnx"),
     )
     transformers, static = sources.local_sources()
-    assert (transformers["available"], transformers["dimensions"], transformers["reason"]) == (
+    assert (transformers.available, transformers.dimensions, transformers.reason) == (
         False,
         None,
         "no such folder",
     )
-    assert (static["available"], static["dimensions"], static["reason"]) == (False, None, "no such folder")
+    assert (static.available, static.dimensions, static.reason) == (False, None, "no such folder")
     repo = make(tmp_path, timer, transformers_model="org/some-onnx-model")
-    assert "Hugging Face Hub" in repo.local_sources()[0]["reason"]
+    assert "Hugging Face Hub" in repo.local_sources()[0].reason
 
 
 def test_close_releases_the_client(tmp_path: Path, timer: FakeTimer) -> None:

@@ -76,8 +76,8 @@ def test_not_a_model_folder(tmp_path: Path) -> None:
     with pytest.raises(EmbeddingError) as info:
         sources.embedder(static_choice(str(tmp_path / "empty")))
     assert (info.value.reason, info.value.source) == ("model_load_failed", "static")
-    status = {s["source"]: s for s in sources.local_sources()}["static"]
-    assert status["model"] == DEFAULT_STATIC_MODEL  # the config's model, not the failed one
+    status = {s.source: s for s in sources.local_sources()}["static"]
+    assert status.model == DEFAULT_STATIC_MODEL  # the config's model, not the failed one
 
 
 def test_repo_id_in_cache_dir_is_used_without_the_hub(
@@ -97,14 +97,14 @@ def test_offline_repo_id_uses_an_existing_distilled_model(
     cache = tmp_path / "cache"
     shutil.copytree(small_static_model, cache / DISTILLED_STATIC_NAME)
     sources = EmbeddingSources(make_config(tmp_path, static_cache_dir=cache), no_routes)
-    status = {s["source"]: s for s in sources.local_sources()}["static"]
-    assert status["available"] and "already distilled" in status["reason"]
+    status = {s.source: s for s in sources.local_sources()}["static"]
+    assert status.available and "already distilled" in status.reason
     with caplog.at_level(logging.WARNING, logger="memroute.embeddings"):
         embedder = sources.embedder(static_choice(DEFAULT_STATIC_MODEL, 256))
     assert embedder.model == DISTILLED_STATIC_MODEL
     assert not caplog.records  # nothing was built
-    status = {s["source"]: s for s in sources.local_sources()}["static"]
-    assert status["reason"] == f"loaded: {DISTILLED_STATIC_MODEL}"
+    status = {s.source: s for s in sources.local_sources()}["static"]
+    assert status.reason == f"loaded: {DISTILLED_STATIC_MODEL}"
 
 
 @pytest.mark.slow

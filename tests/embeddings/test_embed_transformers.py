@@ -66,8 +66,8 @@ def test_local_folder_copy(tmp_path: Path, minilm: OnnxEmbedder) -> None:
         assert (embedder.model, embedder.dimensions) == (str(folder), 384)
         ours = sources.embed_documents(choice(str(folder), None), [EATING, CHEETAH])
         assert np.allclose(ours, minilm.embed([EATING, CHEETAH]), atol=1e-5)
-        status = {s["source"]: s for s in sources.local_sources()}["transformers"]
-        assert status["available"] and status["reason"].startswith("loaded")
+        status = {s.source: s for s in sources.local_sources()}["transformers"]
+        assert status.available and status.reason.startswith("loaded")
     finally:
         sources.close()
 

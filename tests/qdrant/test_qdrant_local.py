@@ -27,6 +27,7 @@ from memroute.models import MemoryFilter
 from memroute.service.build import Parts
 from memroute.service.qdrant import QdrantService
 from memroute.vectors import VectorHit
+from memroute.wire import to_wire
 
 ANIMALS = ["cat", "dog", "horse", "parrot", "lizard", "rabbit", "goat", "otter"]
 
@@ -53,7 +54,7 @@ def _enable(mem: Memory, host: str = ":memory:", **more: Any) -> None:
 
 
 def _status(mem: Memory) -> dict[str, Any]:
-    return mem.engine_status()["qdrant"]
+    return to_wire(mem.engine_status().qdrant)
 
 
 def _semantic(mem: Memory, key: str, query: str) -> Any:
@@ -119,7 +120,7 @@ def test_enabling_back_fills_every_existing_memory_then_qdrant_answers(qmem: Mem
         "total": 1000,
         "orphansRemoved": 0,
     }
-    assert qmem.engine_status()["vectorStore"]["backend"] == "qdrant"
+    assert qmem.engine_status().vector_store.backend == "qdrant"
     after = _semantic(qmem, "k1", "the cat number 8 sleeps")
     assert after.resolution.vector_store == "qdrant" and after.resolution.fallback_reason is None
     assert after.items[0].memory.id == memories[8].id and after.items[0].tier == "qdrant"
@@ -154,13 +155,13 @@ def test_changes_while_enabled_reach_qdrant_and_carry_the_real_type(qmem: Memory
     _drain(qmem)
     memory = qmem.add("k1", "prefers tabs over spaces", key="style", type="procedural")
     _drain(qmem)
-    hits = _engine(qmem).search_test("prefers tabs over spaces", 3)["results"]
+    hits = to_wire(_engine(qmem).search_test("prefers tabs over spaces", 3))["results"]
     assert hits[0]["payload"]["memoryId"] == memory.id
     assert hits[0]["payload"]["type"] == "procedural"  # REF hard-coded "semantic"
     assert hits[0]["payload"]["apiKeyId"] == "k1"
     qmem.update(memory.id, content="prefers spaces over tabs after all", type="episodic")
     _drain(qmem)
-    hits = _engine(qmem).search_test("prefers spaces over tabs after all", 3)["results"]
+    hits = to_wire(_engine(qmem).search_test("prefers spaces over tabs after all", 3))["results"]
     assert hits[0]["payload"]["content"] == "prefers spaces over tabs after all"
     assert hits[0]["payload"]["type"] == "episodic"
     assert _status(qmem)["points"] == 1  # updated in place, not duplicated
@@ -175,9 +176,8 @@ def test_a_delete_removes_the_point_and_keeps_the_history(qmem: Memory) -> None:
     assert qmem.clear("k2") == 3  # notes 1, 5, 9
     _drain(qmem)
     assert _status(qmem)["points"] == 6
-    found = {
-        h["payload"]["memoryId"] for h in _engine(qmem).search_test("note the number sleeps", 50)["results"]
-    }
+    hits = to_wire(_engine(qmem).search_test("note the number sleeps", 50))["results"]
+    found = {h["payload"]["memoryId"] for h in hits}
     assert memories[3].id not in found and memories[5].id not in found
     assert [e.event for e in qmem.history(memories[3].id)] == ["ADD", "DELETE"]
 
@@ -326,8 +326,8 @@ def test_cleanup_deletes_points_of_expired_and_old_memories_and_says_which(
     kept = qmem.add("k1", "the coffee machine was fixed", key="coffee")
     _drain(qmem)
     report = _engine(qmem).cleanup()
-    assert report["ok"] is True and report["retentionDays"] == 30
-    assert sorted(report["deletedIds"]) == sorted([expiring.id, old.id]) and report["deletedCount"] == 2
+    assert report.ok is True and report.retention_days == 30
+    assert sorted(report.deleted_ids) == sorted([expiring.id, old.id]) and report.deleted_count == 2
     assert _status(qmem)["points"] == 1
     assert qmem.get(old.id) is not None and qmem.get(kept.id) is not None  # SQLite is untouched
 
@@ -372,7 +372,7 @@ def test_reindex_pushes_every_memory_again_while_qdrant_keeps_serving(qmem: Memo
     assert _semantic(qmem, "k1", "the lizard number 4 sleeps").resolution.vector_store == "qdrant"
     report = qmem.reindex(wait=True)
     assert report.qdrant is not None
-    assert report.qdrant["ok"] is True and report.qdrant["serving"] is True
+    assert report.qdrant.ok is True and report.qdrant.serving is True
     assert _status(qmem)["points"] == 100
     found = _semantic(qmem, "k1", "the lizard number 4 sleeps")
     assert found.resolution.vector_store == "qdrant" and found.items[0].memory.id == lost.id

@@ -20,6 +20,7 @@ import pytest
 from memroute import InvalidInput, Memory
 from memroute.config import Config
 from memroute.vectors.qdrant_settings import QdrantSettings, normalize, validate_update
+from memroute.wire import to_wire
 
 KEY = "qd-key-DO-NOT-LEAK-9f8e7d6c"
 DEFAULT = QdrantSettings()
@@ -340,7 +341,7 @@ def test_local_mode_without_a_directory_is_refused() -> None:
 
 def test_the_public_view_masks_the_key_to_its_last_four_characters() -> None:
     qs = QdrantSettings(enabled=True, host="qdrant.internal", api_key=KEY)
-    public = qs.public()
+    public = to_wire(qs.public())
     assert public == {
         "enabled": True,
         "host": "qdrant.internal",
@@ -358,13 +359,13 @@ def test_the_public_view_masks_the_key_to_its_last_four_characters() -> None:
 @pytest.mark.parametrize("key", ["k", "abcd", "12345678"])
 def test_a_short_key_is_masked_entirely(key: str) -> None:
     public = QdrantSettings(api_key=key).public()
-    assert public["hasApiKey"] is True
-    assert public["apiKeyMasked"] == "***"
+    assert public.has_api_key is True
+    assert public.api_key_masked == "***"
 
 
 def test_no_key_shows_as_none() -> None:
     public = QdrantSettings().public()
-    assert public["hasApiKey"] is False and public["apiKeyMasked"] is None
+    assert public.has_api_key is False and public.api_key_masked is None
 
 
 def test_repr_str_and_where_never_contain_the_key() -> None:
@@ -442,7 +443,7 @@ def test_the_engine_reads_stored_settings_over_the_environment(tmp_path: Path) -
             "envprov/env-embed",
         )
         assert (from_env.api_key, from_env.hnsw_ef_construct, from_env.enabled) == (KEY, 256, False)
-        assert from_env.public()["apiKeyMasked"] == "***" + KEY[-4:]
+        assert from_env.public().api_key_masked == "***" + KEY[-4:]
 
         engine.update_settings({"host": "db-qdrant.internal", "port": 7000, "apiKey": "db-key-1234wxyz"})
         from_db = engine.settings()

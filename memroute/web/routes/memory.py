@@ -47,7 +47,6 @@ from memroute.web.schemas.memory import (
     PreviewRequest,
     Success,
 )
-from memroute.wire import to_wire
 
 log = logging.getLogger("memroute.web")
 router = APIRouter(
@@ -142,14 +141,10 @@ def retrieve_preview(request: Request, body: PreviewRequest) -> BaseModel:
 
 
 @router.get("/engine-status", response_model=EngineStatus)
-def engine_status(request: Request) -> dict[str, Any]:
+def engine_status(request: Request) -> BaseModel:
     """Which search tiers are active and why: keyword (FTS5), the embedding source, the
     vector store with its pending re-index count, Qdrant, rerank, the extraction queue."""
-    memory = memory_of(request)
-    return {
-        **memory.engine_status(),
-        "extractionQueue": to_wire(memory.extraction_queue()),
-    }
+    return EngineStatus.model_validate(memory_of(request).engine_status())
 
 
 @router.post("/reindex", response_model=ReindexOut)
@@ -161,10 +156,10 @@ def reindex(request: Request, body: ReindexRequest) -> BaseModel:
 
 
 @router.get("/embedding-providers", response_model=EmbeddingProvidersOut)
-def embedding_providers(request: Request) -> dict[str, Any]:
+def embedding_providers(request: Request) -> BaseModel:
     """Providers a `remote` source can use (`hasKey`; keys are never shown) and the local
     sources (`transformers`, `static`) with their availability."""
-    return {"providers": memory_of(request).embedding_providers()}
+    return EmbeddingProvidersOut.model_validate({"providers": memory_of(request).embedding_providers()})
 
 
 @router.post("/summarize", response_model=SummarizeOut)

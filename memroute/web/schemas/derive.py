@@ -4,8 +4,9 @@
 `memroute.wire` sends for `Record` (same names, same order), typed from the dataclass's
 annotations (a property's from its return annotation). Nested records become their own
 derived models, so derive the inner ones first. `refine` narrows a field's schema for the
-OpenAPI document (a `Literal`, a description) without declaring it again; `exclude`
-makes a smaller view of a record. Routes return `Model.model_validate(record)`
+OpenAPI document (a `Literal`, a description) without declaring it again, `describe`
+only adds a description to a field's derived type; `exclude` makes a smaller view of a
+record. Routes return `Model.model_validate(record)`
 (`from_attributes`), and a test checks that its JSON equals `to_wire(record)`.
 
 Why not pydantic's `TypeAdapter` over the dataclass, or `pydantic.dataclasses`: the
@@ -36,10 +37,12 @@ def wire_model(
     *,
     doc: str | None = None,
     refine: Mapping[str, Any] | None = None,
+    describe: Mapping[str, str] | None = None,
     exclude: tuple[str, ...] = (),
 ) -> type[BaseModel]:
     """The response model of `record`'s wire object (see the module docstring)."""
     refine = dict(refine or {})
+    describe = dict(describe or {})
     spec = spec_of(record)
     hints = get_type_hints(record)
     field_names = {f.name for f in fields(record)}
@@ -49,8 +52,9 @@ def wire_model(
             continue
         annotation = refine.pop(attr, None) or _annotation(record, attr, hints, field_names)
         default = None if attr in spec.omitted_when_none else ...
-        definitions[attr] = (_translated(annotation), Field(default, alias=wire))
-    unknown = set(refine) | (set(exclude) - {attr for attr, _ in wire_names(record)})
+        described = {"description": describe.pop(attr)} if attr in describe else {}
+        definitions[attr] = (_translated(annotation), Field(default, alias=wire, **described))
+    unknown = set(refine) | set(describe) | (set(exclude) - {attr for attr, _ in wire_names(record)})
     if unknown:
         raise TypeError(f"{record.__name__} sends no {', '.join(sorted(unknown))}")
     model: type[BaseModel] = create_model(name, __config__=WIRE_CONFIG, __doc__=doc, **definitions)

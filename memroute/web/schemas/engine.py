@@ -1,111 +1,53 @@
-"""`GET /api/memory/engine-status` and `GET /api/memory/embedding-providers`."""
+"""`GET /api/memory/engine-status` and `GET /api/memory/embedding-providers`: the records
+of `memroute.status`, derived."""
 
 from __future__ import annotations
 
-from typing import Literal
+from memroute import results, status
+from memroute.web.schemas.derive import envelope, list_of, wire_model
 
-from pydantic import BaseModel, Field
-
-from memroute import results
-from memroute.web.schemas.derive import wire_model
-
-
-class KeywordStatus(BaseModel):
-    available: bool
-    backend: str
-
-
-class EmbeddingCacheStats(BaseModel):
-    hits: int
-    misses: int
-    size: int
-
-
-class EmbeddingStatus(BaseModel):
-    source: str | None
-    model: str | None
-    dimensions: int | None
-    available: bool
-    reason: str
-    cacheStats: EmbeddingCacheStats
-
-
-class VectorStoreStatus(BaseModel):
-    backend: Literal["sqlite-vec", "qdrant", "none"]
-    available: bool
-    rowCount: int
-    needsReindex: int
-    reason: str
-
-
-class QdrantBackfill(BaseModel):
-    done: bool = Field(description="every memory of the current collection was pushed")
-    pending: int = Field(description="memories the back-fill has still to push")
-    pushed: int
-    total: int = Field(description="memories when the back-fill (re)started")
-    orphansRemoved: int = Field(description="points of deleted memories removed at its end")
-
-
-class QdrantStatus(BaseModel):
-    enabled: bool
-    healthy: bool | None = Field(description="the server's /readyz (null when disabled)")
-    latencyMs: float | None
-    error: str | None
-    where: str | None = Field(description="the server URL, or 'local mode (...)'; never the key")
-    collection: str | None = Field(description="`<collection>_<dimension>` for the current embedding")
-    points: int | None
-    embedding: str | None = Field(description="source:model Qdrant's vectors come from")
-    serving: bool = Field(description="Qdrant answers searches (its back-fill has finished)")
-    outbox: int = Field(description="memory changes queued for Qdrant")
-    backfill: QdrantBackfill
-    lastError: str | None
-
-
-class RerankStatus(BaseModel):
-    enabled: bool
-    provider: str | None
-    model: str | None
-    available: bool
-    reason: str
-
-
+KeywordStatus = wire_model(status.KeywordStatus, "KeywordStatus")
+EmbeddingCacheStats = wire_model(status.EmbeddingCacheStats, "EmbeddingCacheStats")
+EmbeddingStatus = wire_model(status.EmbeddingStatus, "EmbeddingStatus")
+VectorStoreStatus = wire_model(status.VectorStoreStatus, "VectorStoreStatus")
+QdrantBackfill = wire_model(
+    status.QdrantBackfill,
+    "QdrantBackfill",
+    describe={
+        "done": "every memory of the current collection was pushed",
+        "pending": "memories the back-fill has still to push",
+        "total": "memories when the back-fill (re)started",
+        "orphans_removed": "points of deleted memories removed at its end",
+    },
+)
+QdrantStatus = wire_model(
+    status.QdrantStatus,
+    "QdrantStatus",
+    describe={
+        "healthy": "the server's /readyz (null when disabled)",
+        "where": "the server URL, or 'local mode (...)'; never the key",
+        "collection": "`<collection>_<dimension>` for the current embedding",
+        "embedding": "source:model Qdrant's vectors come from",
+        "serving": "Qdrant answers searches (its back-fill has finished)",
+        "outbox": "memory changes queued for Qdrant",
+    },
+)
+RerankStatus = wire_model(status.RerankStatus, "RerankStatus")
 ExtractionQueue = wire_model(results.ExtractionQueue, "ExtractionQueue")
+ReindexProgress = wire_model(
+    status.ReindexProgress,
+    "ReindexProgress",
+    describe={"processed": "memories embedded by the background worker since start"},
+)
+StorageStatus = wire_model(
+    status.StorageStatus,
+    "StorageStatus",
+    describe={
+        "writable": "false while writes fail because the database or its disk is full",
+        "database_bytes": "the database file and its WAL",
+    },
+)
+EngineStatus = wire_model(status.EngineStatus, "EngineStatus")
 
-
-class ReindexProgress(BaseModel):
-    running: bool
-    processed: int = Field(description="memories embedded by the background worker since start")
-    errors: int
-
-
-class StorageStatus(BaseModel):
-    writable: bool = Field(description="false while writes fail because the database or its disk is full")
-    reason: str
-    databaseBytes: int | None = Field(description="the database file and its WAL")
-    diskFreeBytes: int | None
-
-
-class EngineStatus(BaseModel):
-    keyword: KeywordStatus
-    embedding: EmbeddingStatus
-    vectorStore: VectorStoreStatus
-    qdrant: QdrantStatus
-    rerank: RerankStatus
-    extractionQueue: ExtractionQueue  # type: ignore[valid-type]  # derived from results.ExtractionQueue
-    reindex: ReindexProgress
-    storage: StorageStatus
-
-
-class EmbeddingProvider(BaseModel):
-    id: str
-    kind: Literal["provider", "local"]
-    hasKey: bool | None = None
-    source: str | None = None
-    model: str | None = None
-    dimensions: int | None = None
-    available: bool | None = None
-    reason: str | None = None
-
-
-class EmbeddingProvidersOut(BaseModel):
-    providers: list[EmbeddingProvider]
+EmbeddingProvider = wire_model(status.EmbeddingProvider, "EmbeddingProvider")
+EmbeddingProvidersOut = envelope("EmbeddingProvidersOut", providers=list_of(EmbeddingProvider))

@@ -2,28 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from memroute import status
 from memroute.web.schemas.common import JsonInt, StrictBody, optional
+from memroute.web.schemas.derive import envelope, list_of, wire_model
 
-
-class QdrantSettingsOut(BaseModel):
-    """Qdrant settings. The API key is write-only: only whether one is set and its last 4
-    characters are shown."""
-
-    enabled: bool
-    host: str = Field(description="host name or URL; ':memory:' or 'local:<dir>' run Qdrant's local mode")
-    port: int
-    https: bool
-    collection: str = Field(description="base name: the collection is `<collection>_<dimension>`")
-    embeddingModel: str | None = Field(
-        description="'provider/model', or null for the memory embedding source"
-    )
-    quantization: Literal["none", "int8", "binary"]
-    hasApiKey: bool
-    apiKeyMasked: str | None
+QdrantSettingsOut = wire_model(
+    status.QdrantSettingsView,
+    "QdrantSettingsOut",
+    doc="""Qdrant settings. The API key is write-only: only whether one is set and its last 4
+    characters are shown.""",
+    refine={"quantization": Literal["none", "int8", "binary"]},
+    describe={
+        "host": "host name or URL; ':memory:' or 'local:<dir>' run Qdrant's local mode",
+        "collection": "base name: the collection is `<collection>_<dimension>`",
+        "embedding_model": "'provider/model', or null for the memory embedding source",
+    },
+)
 
 
 class QdrantSettingsUpdate(StrictBody):
@@ -44,10 +42,7 @@ class QdrantSettingsUpdate(StrictBody):
     apiKey: str | None = optional(max_length=1024, description='"" or null removes the stored key')
 
 
-class QdrantHealthOut(BaseModel):
-    ok: bool
-    latencyMs: float
-    error: str | None = None
+QdrantHealthOut = wire_model(status.QdrantHealth, "QdrantHealthOut")
 
 
 class QdrantSearchRequest(StrictBody):
@@ -55,30 +50,14 @@ class QdrantSearchRequest(StrictBody):
     topK: JsonInt = Field(5, ge=1, le=50)
 
 
-class QdrantSearchHit(BaseModel):
-    id: str
-    score: float
-    payload: dict[str, Any] | None = None
-
-
-class QdrantSearchOut(BaseModel):
-    ok: bool
-    results: list[QdrantSearchHit]
-    error: str | None = None
-
-
-class QdrantCleanupOut(BaseModel):
-    ok: bool
-    deletedCount: int
-    deletedIds: list[str] = Field(description="the memory ids whose points were deleted")
-    retentionDays: int
-    error: str | None = None
-
-
-class QdrantModel(BaseModel):
-    value: str = Field(description="'' = the memory embedding source")
-    label: str
-
-
-class QdrantModelsOut(BaseModel):
-    models: list[QdrantModel]
+QdrantSearchHit = wire_model(status.QdrantSearchHit, "QdrantSearchHit")
+QdrantSearchOut = wire_model(status.QdrantSearchTest, "QdrantSearchOut")
+QdrantCleanupOut = wire_model(
+    status.QdrantCleanup,
+    "QdrantCleanupOut",
+    describe={"deleted_ids": "the memory ids whose points were deleted"},
+)
+QdrantModel = wire_model(
+    status.QdrantModelChoice, "QdrantModel", describe={"value": "'' = the memory embedding source"}
+)
+QdrantModelsOut = envelope("QdrantModelsOut", models=list_of(QdrantModel))
