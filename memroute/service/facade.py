@@ -538,8 +538,8 @@ class Memory:
 
     def _storage_status(self) -> StorageStatus:
         storage = self._store.db.storage()
-        if storage["full"]:
-            since = to_iso(datetime.fromtimestamp(storage["fullSince"], UTC))
+        if storage.full_since is not None:
+            since = to_iso(datetime.fromtimestamp(storage.full_since, UTC))
             reason = (
                 f"writes fail since {since}: the database or its disk is full; memories are still"
                 " read and injected, nothing new is learned until space is freed"
@@ -547,10 +547,10 @@ class Memory:
         else:
             reason = "writes succeed"
         return StorageStatus(
-            writable=not storage["full"],
+            writable=storage.full_since is None,
             reason=reason,
-            database_bytes=storage["databaseBytes"],
-            disk_free_bytes=storage["diskFreeBytes"],
+            database_bytes=storage.database_bytes,
+            disk_free_bytes=storage.disk_free_bytes,
         )
 
     def extraction_queue(self) -> ExtractionQueue:

@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,16 @@ def sqlite_vec_path() -> tuple[str | None, str | None]:
 def _fold(value: Any) -> Any:
     """Unicode case folding for case-insensitive filters (SQLite's lower() is ASCII-only)."""
     return value.casefold() if isinstance(value, str) else value
+
+
+@dataclass(frozen=True, slots=True)
+class StorageUsage:
+    """The database's size and its disk's free space (None when unknown, e.g. in memory),
+    and since when writes fail for lack of space (a Unix time; None: they succeed)."""
+
+    full_since: float | None
+    database_bytes: int | None
+    disk_free_bytes: int | None
 
 
 class _Checkpointer:
@@ -224,7 +235,7 @@ class Database:
                 self._readers[threading.current_thread()] = con
         return con
 
-    def storage(self) -> dict[str, Any]:
+    def storage(self) -> StorageUsage:
         """The file's size and the free space of its disk, and whether writes fail for lack
         of space (set by the last write, cleared by the next that commits)."""
         size = free = None
@@ -236,12 +247,7 @@ class Database:
                     if os.path.exists(self.path + suffix)
                 )
                 free = shutil.disk_usage(Path(self.path).parent).free
-        return {
-            "full": self.full_since is not None,
-            "fullSince": self.full_since,
-            "databaseBytes": size,
-            "diskFreeBytes": free,
-        }
+        return StorageUsage(full_since=self.full_since, database_bytes=size, disk_free_bytes=free)
 
     def _check_open(self) -> None:
         if self._closed:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
@@ -69,7 +68,7 @@ def _set_cookie(response: Response, request: Request, secret: str) -> None:
 
 
 @router.post("", response_model=SessionOut, responses={429: ERROR_RESPONSES[400]})
-def login(request: Request, response: Response, body: LoginRequest) -> dict[str, Any]:
+def login(request: Request, response: Response, body: LoginRequest) -> SessionOut:
     """Open a dashboard session with the admin token (cookie `memroute_session`, HttpOnly,
     SameSite=Strict, 12 h). A wrong token is a 401; 10 wrong tokens a minute from one
     address are a 429."""
@@ -81,24 +80,24 @@ def login(request: Request, response: Response, body: LoginRequest) -> dict[str,
         raise Unauthorized("wrong admin token")
     secret, expires = memory_of(request).sessions.open(request.app.state.admin_token)
     _set_cookie(response, request, secret)
-    return {"authenticated": True, "expiresAt": expires}
+    return SessionOut(authenticated=True, expiresAt=expires)
 
 
 @router.get("", response_model=SessionOut)
-def current(request: Request) -> dict[str, Any]:
+def current(request: Request) -> SessionOut:
     """Whether the request carries a live session, and until when."""
     secret = session_secret(request)
     expires = (
         memory_of(request).sessions.expires_at(secret, request.app.state.admin_token) if secret else None
     )
-    return {"authenticated": expires is not None, "expiresAt": expires}
+    return SessionOut(authenticated=expires is not None, expiresAt=expires)
 
 
 @router.delete("", response_model=SessionOut)
-def logout(request: Request, response: Response) -> dict[str, Any]:
+def logout(request: Request, response: Response) -> SessionOut:
     """End the session (in every process) and clear the cookie."""
     secret = session_secret(request)
     if secret:
         memory_of(request).sessions.close(secret)
     response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="strict")
-    return {"authenticated": False, "expiresAt": None}
+    return SessionOut(authenticated=False, expiresAt=None)

@@ -52,8 +52,10 @@ def wire_model(
             continue
         annotation = refine.pop(attr, None) or _annotation(record, attr, hints, field_names)
         default = None if attr in spec.omitted_when_none else ...
-        described = {"description": describe.pop(attr)} if attr in describe else {}
-        definitions[attr] = (_translated(annotation), Field(default, alias=wire, **described))
+        field = Field(default, alias=wire)
+        if attr in describe:  # description=None would drop one the annotation carries
+            field = Field(default, alias=wire, description=describe.pop(attr))
+        definitions[attr] = (_translated(annotation), field)
     unknown = set(refine) | set(describe) | (set(exclude) - {attr for attr, _ in wire_names(record)})
     if unknown:
         raise TypeError(f"{record.__name__} sends no {', '.join(sorted(unknown))}")
