@@ -1,6 +1,6 @@
 """What the engine reports about itself: the engine status (one record per block), the
-embedding sources and providers, and the reports of the Qdrant settings page. Their wire
-objects (REST, CLI, MCP) come from these fields through `memroute.wire`."""
+embedding sources and providers, and the reports of the Qdrant settings page. Their JSON
+(the REST answers, `to_wire`) comes from these fields through `memroute.wire`."""
 
 from __future__ import annotations
 
