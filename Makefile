@@ -5,6 +5,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 PYTEST_ARGS ?=
+# `make test` runs the suite on parallel workers (pytest-xdist), handing out whole test
+# files, so a module's server or browser lives on one worker. PYTEST_WORKERS=0: one process.
+PYTEST_WORKERS ?= 3
 
 .PHONY: run test lint bench venv clean
 
@@ -21,13 +24,16 @@ venv: $(STAMP)
 run: $(STAMP)
 	$(BIN)/memroute serve
 
+# Bytecode caches on, whatever the environment says: pytest keeps the test modules it
+# rewrote, and every `memroute serve` a test starts reuses the compiled package.
 test: $(STAMP)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check memroute tests bench
 	$(BIN)/ruff format --check memroute tests bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.run_all

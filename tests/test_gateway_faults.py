@@ -8,10 +8,10 @@ from pathlib import Path
 import apsw
 import httpx
 import openai
+from memories import open_memory
 from servers import LiveServer
 from test_gateway_chat import ADMIN, Gateway, _config, gateway, upstream  # noqa: F401  (fixtures)
 
-from memroute import Memory
 from memroute.web.app import create_app
 
 
@@ -36,7 +36,7 @@ def test_a_broken_memory_store_does_not_break_the_chat(gateway: Gateway, tmp_pat
 
 def test_shutdown_drains_queued_extraction_and_restart_keeps_memories(tmp_path: Path, upstream) -> None:  # noqa: F811
     db = tmp_path / "m.db"
-    with Memory.open(db, start_workers=False) as side:
+    with open_memory(db) as side:
         key, secret = side.keys.create("k")
         side.update_settings(enabled=True)
     config = _config(db, upstream.url)
@@ -46,7 +46,7 @@ def test_shutdown_drains_queued_extraction_and_restart_keeps_memories(tmp_path: 
             client.chat.completions.create(
                 model="echo-1", messages=[{"role": "user", "content": f"I like tool{n}."}]
             )
-    with Memory.open(db, start_workers=False) as after:
+    with open_memory(db) as after:
         assert after.extraction_queue() == {"pending": 0, "failed": 0}
         assert {m.key for m in after.list(api_key_id=key.id).items} == {
             f"preference:tool{n}" for n in range(5)
@@ -55,13 +55,13 @@ def test_shutdown_drains_queued_extraction_and_restart_keeps_memories(tmp_path: 
 
 def test_jobs_left_in_the_queue_are_processed_after_a_restart(tmp_path: Path, upstream) -> None:  # noqa: F811
     db = tmp_path / "m.db"
-    with Memory.open(db, start_workers=False) as side:
+    with open_memory(db) as side:
         key, _ = side.keys.create("k")
         side.enqueue_extraction(key.id, "I always pin dependencies.", source="user_message")
         assert side.extraction_queue()["pending"] == 1
     with LiveServer(create_app(_config(db, upstream.url))) as server:
         assert httpx.get(server.url + "/healthz").json()["status"] == "ok"
-        with Memory.open(db, start_workers=False) as check:
+        with open_memory(db) as check:
             probe = Gateway(server.url, check, upstream, "", key.id)
             probe.wait_for(lambda: check.extraction_queue()["pending"] == 0)
             assert [m.content for m in check.list(api_key_id=key.id).items] == ["always pin dependencies"]
@@ -116,7 +116,7 @@ def test_admin_token_is_not_a_client_key(gateway: Gateway) -> None:  # noqa: F81
 def test_a_full_database_keeps_the_chat_working_and_loses_nothing(tmp_path: Path, upstream) -> None:  # noqa: F811
     db = tmp_path / "full.db"
     config = _config(db, upstream.url)  # type: ignore[attr-defined]
-    mem = Memory.open(config=config)
+    mem = open_memory(config=config, workers=True)
     key, secret = mem.keys.create("full")
     mem.update_settings(enabled=True)
     kept = mem.add(key.id, "prefers dark mode", key="preference:dark_mode")
@@ -161,7 +161,7 @@ def test_a_full_database_keeps_the_chat_working_and_loses_nothing(tmp_path: Path
             assert storage == {**storage, "writable": True, "reason": "writes succeed"}
     finally:
         mem.close()
-    with Memory.open(db, start_workers=False) as check:
+    with open_memory(db) as check:
         assert check.store.db.read().execute("PRAGMA integrity_check").fetchall() == [("ok",)]
         assert {m.key for m in check.list(key.id).items} == {"preference:dark_mode", "big"}
 

@@ -54,6 +54,7 @@ from hypothesis.stateful import (
 )
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from memories import open_memory
 from servers import LiveServer, ScriptedUpstream
 
 from memroute import Memory
@@ -202,7 +203,7 @@ def open_harness(folder: Path, *, qdrant: bool) -> Iterator[Harness]:
         clock = ManualClock()
         env = {"MEMROUTE_UPSTREAM_BASE_URL": up.url + "/v1", "MEMROUTE_ADMIN_TOKEN": ADMIN}
         config = Config.for_path(folder / "memroute.db", environ=env)
-        mem = Memory.open(config=config, clock=clock, start_workers=False)
+        mem = open_memory(config=config, clock=clock)
         stack.callback(mem.close)
         mem.update_settings(enabled=True, embedding_source="hashing")
         if qdrant:
@@ -1015,22 +1016,29 @@ class IsolationMachine(RuleBasedStateMachine):
                 assert not failed and out["deleted"] is True, out
                 self.forget(row, path)
         elif action == "clear":
-            doomed = [r for r in self.live.values() if r.owner == who]
-            failed, out = self.h.tool(client, "memory_clear", apiKeyId=who)
-            assert not failed and out["deletedCount"] == len(doomed), out
-            for row in doomed:
-                self.forget(row, path)
-        else:  # a caller that names no key reaches nobody's memories
-            before = len(self.live)
-            for tool, args in (
-                ("memory_search", {"query": "note"}),
-                ("memory_clear", {"apiKeyId": " "}),
-                ("memory_add", {"content": new_content(words), "apiKeyId": ""}),
-            ):
-                failed, out = self.h.tool(client, tool, **args)
-                assert failed and "apiKeyId is required" in out, (tool, out)
-            assert self.count("SELECT COUNT(*) FROM memories") == before
+            self.mcp_clear(client, who, path)
+        else:
+            self.mcp_unnamed(client, words)
         self.tick()
+
+    def mcp_clear(self, client: Client, who: str, path: str) -> None:
+        doomed = [r for r in self.live.values() if r.owner == who]
+        failed, out = self.h.tool(client, "memory_clear", apiKeyId=who)
+        assert not failed and out["deletedCount"] == len(doomed), out
+        for row in doomed:
+            self.forget(row, path)
+
+    def mcp_unnamed(self, client: Client, words: tuple[str, ...]) -> None:
+        """A caller that names no key reaches nobody's memories."""
+        before = len(self.live)
+        for tool, args in (
+            ("memory_search", {"query": "note"}),
+            ("memory_clear", {"apiKeyId": " "}),
+            ("memory_add", {"content": new_content(words), "apiKeyId": ""}),
+        ):
+            failed, out = self.h.tool(client, tool, **args)
+            assert failed and "apiKeyId is required" in out, (tool, out)
+        assert self.count("SELECT COUNT(*) FROM memories") == before
 
     def mcp_add(
         self,
@@ -1268,7 +1276,7 @@ def test_a_key_restated_before_its_qdrant_sync_ran_is_stored(tmp_path: Path) -> 
     conflict policy), so restating a fact, or a chat turn's reply repeating the user's fact,
     was lost. Fixed by migration 0006."""
     config = Config.for_path(tmp_path / "memroute.db", environ={})
-    with Memory.open(config=config, clock=ManualClock(), start_workers=False) as mem:
+    with open_memory(config=config, clock=ManualClock()) as mem:
         mem.update_settings(enabled=True, embedding_source="hashing")
         mem.semantic.qdrant.update_settings({"enabled": True, "host": ":memory:"})
         first = mem.add("k1", "prefers Rust", key="preference:rust")

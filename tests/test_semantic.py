@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from memories import open_memory
 
 from memroute import Memory
 from memroute.config import Config
@@ -31,7 +32,7 @@ TOPICS = [
 
 def _open(path: Path, clock: Any, **env: str) -> Memory:
     config = Config.for_path(path, environ=env)
-    return Memory.open(config=config, clock=clock, start_workers=False)
+    return open_memory(config=config, clock=clock)
 
 
 @pytest.fixture
@@ -252,7 +253,9 @@ def test_a_deleted_memorys_vector_left_by_another_process_is_cleaned_up(db_path:
     plain = _open(db_path, clock, VECTOR_STORE_DISABLE_VEC="true")  # e.g. a CLI without the extension
     assert plain.delete(m.id)
     plain.close()
-    again = Memory.open(config=Config.for_path(db_path), clock=clock)  # workers on: start cleans up
+    again = open_memory(
+        config=Config.for_path(db_path), clock=clock, workers=True
+    )  # workers on: start cleans up
     try:
         assert again.store.vectors.count() == 0
     finally:
@@ -347,7 +350,9 @@ def test_large_keys_are_searched_in_memory_with_the_same_results_and_never_stale
 ) -> None:
     # A key with many vectors gets an in-memory copy (numpy); it is used only while no
     # process has changed the key's vectors since it was read.
-    mem = Memory.open(config=Config.for_path(db_path), clock=clock)  # workers on: the copy is built
+    mem = open_memory(
+        config=Config.for_path(db_path), clock=clock, workers=True
+    )  # workers on: the copy is built
     other = _open(db_path, clock)  # a second process on the same file
     try:
         mem.update_settings(enabled=True, embedding_source="hashing")
