@@ -137,6 +137,11 @@ def test_a_full_database_keeps_the_chat_working_and_loses_nothing(tmp_path: Path
                     "type": "storage_full",
                 }
             }
+            # Read before the chat: its batched access-count update fits in the file, and a
+            # write that succeeds marks the database writable again (within a second).
+            storage = api.get("/api/memory/engine-status").json()["storage"]
+            assert storage["writable"] is False and "full" in storage["reason"]
+            assert storage["databaseBytes"] > 0 and storage["diskFreeBytes"] > 0
             client = openai.OpenAI(base_url=server.url + "/v1", api_key=secret, max_retries=0)
             statement = "I prefer light mode. " + "And I like long messages. " * 3000
             raw = client.chat.completions.with_raw_response.create(
@@ -149,9 +154,6 @@ def test_a_full_database_keeps_the_chat_working_and_loses_nothing(tmp_path: Path
                 in httpx.get(server.url + "/metrics").text
             )
             assert api.get(f"/api/memory/{kept.id}").json()["memory"]["content"] == "prefers dark mode"
-            storage = api.get("/api/memory/engine-status").json()["storage"]
-            assert storage["writable"] is False and "full" in storage["reason"]
-            assert storage["databaseBytes"] > 0 and storage["diskFreeBytes"] > 0
             writer.execute("PRAGMA max_page_count = 1073741823")  # space again: writes work again
             assert (
                 api.post("/api/memory", json={"apiKeyId": key.id, "content": big, "key": "big"}).status_code
