@@ -13,6 +13,9 @@ PROJECT := $(shell cksum < pyproject.toml | cut -d' ' -f1)
 RUN_STAMP := $(VENV)/.installed-run-$(PROJECT)
 TEST_STAMP := $(VENV)/.installed-test-$(PROJECT)
 PYTEST_ARGS ?=
+# `make test` runs the suite on parallel workers (pytest-xdist), handing out whole test
+# files, so a module's server or browser lives on one worker. PYTEST_WORKERS=0: one process.
+PYTEST_WORKERS ?= 3
 
 .PHONY: run test lint bench venv clean
 
@@ -33,13 +36,16 @@ venv: $(RUN_STAMP)
 run: $(RUN_STAMP)
 	$(BIN)/memroute serve
 
+# Bytecode caches on, whatever the environment says: pytest keeps the test modules it
+# rewrote, and every `memroute serve` a test starts reuses the compiled package.
 test: $(TEST_STAMP)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 lint: $(TEST_STAMP)
 	$(BIN)/ruff check memroute tests bench
 	$(BIN)/ruff format --check memroute tests bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 
 bench: $(RUN_STAMP)
 	$(BIN)/python -m bench.run_all

@@ -540,50 +540,64 @@ class GeneratedMemory:
 def _extracted(p: Picker) -> tuple[str, str, str, str, str]:
     """(category, type, polarity, content, object) of one extraction-style fact."""
     r = p.rng.random()
-    if r < 0.40:  # preferences
-        kind = p.rng.random()
-        if kind < 0.35:
-            obj = f"{p.pick(LANGS)} for {p.pick(CONTEXTS)}"
-            return "preference", "factual", "positive", f"prefers {obj}", obj
-        if kind < 0.55:
-            obj = f"{p.pick(THINGS)} for {p.pick(CONTEXTS)}"
-            return "preference", "factual", "positive", f"likes {obj}", obj
-        if kind < 0.70:
-            obj = p.pick(DISLIKES) if p.rng.random() < 0.6 else f"{p.pick(THINGS)} for {p.pick(CONTEXTS)}"
-            verb = p.uniform(("does not like", "dislikes", "hates", "avoids"))
-            return "preference", "factual", "negative", f"{verb} {obj}", obj
-        if kind < 0.85:
-            obj = p.pick(ACTIVITIES)
-            return "preference", "factual", "positive", f"{p.uniform(('enjoys', 'loves'))} {obj}", obj
-        thing = p.uniform(("editor", "database", "language", "framework", "cloud", "shell"))
-        pool = {
-            "editor": TOOLS,
-            "database": DATABASES,
-            "language": LANGS,
-            "framework": FRAMEWORKS,
-            "cloud": CLOUDS,
-            "shell": ("zsh", "fish", "bash", "nushell"),
-        }[thing]
-        obj = p.pick(pool)
-        return "preference", "factual", "positive", f"favorite {thing} is {obj}", f"{thing} is {obj}"
-    if r < 0.70:  # decisions
-        kind = p.rng.random()
-        if kind < 0.35:
-            obj = f"{p.pick(DATABASES if p.rng.random() < 0.5 else THINGS)} for {p.pick(PROJECTS)}"
-            return "decision", "episodic", "positive", f"will use {obj}", obj
-        if kind < 0.55:
-            obj = f"{p.pick(THINGS)} over {p.pick(THINGS)} for {p.pick(PROJECTS)}"
-            verb = p.uniform(("chose", "picked", "went with", "selected"))
-            return "decision", "episodic", "positive", f"{verb} {obj}", obj
-        if kind < 0.80:
-            obj = f"{p.pick(HABITS)} on {p.pick(PROJECTS)}"
-            neg = p.rng.random() < 0.25
-            verb = "decided not to" if neg else "decided to"
-            return "decision", "episodic", "negative" if neg else "positive", f"{verb} {obj}", obj
-        obj = f"{p.pick(FRAMEWORKS)} for {p.pick(PROJECTS)}"
-        verb = p.uniform(("is going to use", "is going with", "is going to adopt"))
+    if r < 0.40:
+        return _preference(p)
+    if r < 0.70:
+        return _decision(p)
+    return _pattern(p)
+
+
+def _preference(p: Picker) -> tuple[str, str, str, str, str]:
+    """A preference: prefers, likes, dislikes, enjoys, or a favourite."""
+    kind = p.rng.random()
+    if kind < 0.35:
+        obj = f"{p.pick(LANGS)} for {p.pick(CONTEXTS)}"
+        return "preference", "factual", "positive", f"prefers {obj}", obj
+    if kind < 0.55:
+        obj = f"{p.pick(THINGS)} for {p.pick(CONTEXTS)}"
+        return "preference", "factual", "positive", f"likes {obj}", obj
+    if kind < 0.70:
+        obj = p.pick(DISLIKES) if p.rng.random() < 0.6 else f"{p.pick(THINGS)} for {p.pick(CONTEXTS)}"
+        verb = p.uniform(("does not like", "dislikes", "hates", "avoids"))
+        return "preference", "factual", "negative", f"{verb} {obj}", obj
+    if kind < 0.85:
+        obj = p.pick(ACTIVITIES)
+        return "preference", "factual", "positive", f"{p.uniform(('enjoys', 'loves'))} {obj}", obj
+    thing = p.uniform(("editor", "database", "language", "framework", "cloud", "shell"))
+    pool = {
+        "editor": TOOLS,
+        "database": DATABASES,
+        "language": LANGS,
+        "framework": FRAMEWORKS,
+        "cloud": CLOUDS,
+        "shell": ("zsh", "fish", "bash", "nushell"),
+    }[thing]
+    obj = p.pick(pool)
+    return "preference", "factual", "positive", f"favorite {thing} is {obj}", f"{thing} is {obj}"
+
+
+def _decision(p: Picker) -> tuple[str, str, str, str, str]:
+    """A decision: will use, chose, decided (not) to, is going to use."""
+    kind = p.rng.random()
+    if kind < 0.35:
+        obj = f"{p.pick(DATABASES if p.rng.random() < 0.5 else THINGS)} for {p.pick(PROJECTS)}"
+        return "decision", "episodic", "positive", f"will use {obj}", obj
+    if kind < 0.55:
+        obj = f"{p.pick(THINGS)} over {p.pick(THINGS)} for {p.pick(PROJECTS)}"
+        verb = p.uniform(("chose", "picked", "went with", "selected"))
         return "decision", "episodic", "positive", f"{verb} {obj}", obj
-    # patterns
+    if kind < 0.80:
+        obj = f"{p.pick(HABITS)} on {p.pick(PROJECTS)}"
+        neg = p.rng.random() < 0.25
+        verb = "decided not to" if neg else "decided to"
+        return "decision", "episodic", "negative" if neg else "positive", f"{verb} {obj}", obj
+    obj = f"{p.pick(FRAMEWORKS)} for {p.pick(PROJECTS)}"
+    verb = p.uniform(("is going to use", "is going with", "is going to adopt"))
+    return "decision", "episodic", "positive", f"{verb} {obj}", obj
+
+
+def _pattern(p: Picker) -> tuple[str, str, str, str, str]:
+    """A habit: always, usually, never, …"""
     obj = p.pick(HABITS)
     if p.rng.random() < 0.3:
         obj = f"{obj} for {p.pick(CONTEXTS)}"

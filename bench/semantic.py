@@ -568,25 +568,8 @@ def bench_retrieval(
                 name = f"{db.label}/{strategy}" + (" cached" if cached else "")
                 returned: list[int] = []
                 items[name] = returned
-
-                def call(
-                    arg: tuple[str, str], m: BenchMemory = mem, s: str = strategy, out: list[int] = returned
-                ) -> None:
-                    out.append(
-                        len(m.retrieve(arg[0], arg[1], strategy=s, max_tokens=2000, record_access=False))
-                    )
-
-                def run_cached(
-                    block: Sequence[Any], call: Any = call, src: Any = sources, c: Any = choice
-                ) -> list[int]:
-                    for _, q in block:  # the whole block first: no ONNX run right before a timed call
-                        src.embed_query(c, q)
-                    return timed(call, block)
-
-                def run_cold(block: Sequence[Any], call: Any = call, src: Any = sources) -> list[int]:
-                    return timed(call, block, before=lambda _: src.clear_cache())
-
-                cases[name] = (run_cached if cached else run_cold, work[warmup:])
+                run = _retrieval_run(mem, strategy, cached, sources, choice, returned)
+                cases[name] = (run, work[warmup:])
         for name, lat in interleaved(cases, rounds, f"retrieval {dbs[0].size}").items():
             results[name] = {**lat.to_dict(), "items": sum(items[name]) / max(len(items[name]), 1)}
         for db in dbs:
@@ -603,6 +586,29 @@ def index_search(mem: BenchMemory, choice: SourceChoice, query: str, flt: Memory
     vector = mem.parts.sources.embed_query(choice, query)
     mem.parts.index.catch_up(choice, int(vector.shape[0]), flt.api_key_id)
     return mem.parts.index.search(vector, flt, CANDIDATES)
+
+
+def _retrieval_run(
+    mem: BenchMemory, strategy: str, cached: bool, sources: Any, choice: Any, returned: list[int]
+) -> Callable[[Sequence[Any]], list[int]]:
+    """Times `mem.retrieve` over a block of (owner, query), counting the items of each
+    call in `returned`: with the block's query vectors embedded first (`cached`), or with
+    the embedding cache cleared before every call."""
+
+    def call(arg: tuple[str, str]) -> None:
+        returned.append(
+            len(mem.retrieve(arg[0], arg[1], strategy=strategy, max_tokens=2000, record_access=False))
+        )
+
+    def run_cached(block: Sequence[Any]) -> list[int]:
+        for _, q in block:  # the whole block first: no ONNX run right before a timed call
+            sources.embed_query(choice, q)
+        return timed(call, block)
+
+    def run_cold(block: Sequence[Any]) -> list[int]:
+        return timed(call, block, before=lambda _: sources.clear_cache())
+
+    return run_cached if cached else run_cold
 
 
 def breakdown(mem: BenchMemory, db: VecDb, work: Sequence[tuple[str, str]]) -> dict[str, Any]:
@@ -930,6 +936,21 @@ def report(figures: dict[str, Any], plan: Plan) -> Report:
         + "".join(f" {LABELS[s]} skipped: {why}." for s, why in skipped.items())
     )
 
+    _embedding_section(rep, data, embed)
+    _retrieval_section(rep, data, figures, plan)
+    _reindex_section(rep, data, figures)
+    _rss_section(rep, data, figures, plan)
+    _quality_section(rep, data, figures)
+    steps = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in figures["timings_s"].items())
+    rep.add(f"Run time per step: {steps}. Models cached in `{figures['model_dir']}`.")
+    data["timings_s"] = figures["timings_s"]
+    data["skipped"] = skipped
+    rep.data = data
+    return rep
+
+
+def _embedding_section(rep: Report, data: dict[str, Any], embed: dict[str, Any]) -> None:
+    """Query embedding: load time, cold and cached latency per source."""
     rows = []
     for source, e in embed.items():
         cold, hit = e["cold"], e["hit"]
@@ -954,86 +975,11 @@ def report(figures: dict[str, Any], plan: Plan) -> Report:
     )
     rep.add(table(["source", "load", "n", "cold p50", "cold p99", "cache hit p50", "cache hit p99"], rows))
 
-    rows, brows, irows = [], [], []
-    for size_label, sz in figures["sizes"].items():
-        per_key = sz["per_key"]
-        where = f"{sz['rows']:,} / {sz['keys']:,} key(s)"
-        res = sz["results"]
-        for label, db in sz["dbs"].items():
-            source = _source_of(label)
-            for strategy, cached in CASES:
-                name = f"{label}/{strategy}" + (" cached" if cached else "")
-                r = res[name]
-                gated = (
-                    per_key >= TARGET_PER_KEY
-                    and strategy == "hybrid"
-                    and not cached
-                    and not db["int8"]
-                    and source in TARGET_P99_MS
-                )
-                target = "—"
-                if gated:
-                    ok = r["p99_ms"] <= TARGET_P99_MS[source]
-                    target = f"p99 ≤ {TARGET_P99_MS[source]:g} ms: {verdict(ok)}"
-                    data["targets"][f"hybrid {source} p99 at {size_label}"] = {
-                        "p99_ms": r["p99_ms"],
-                        "p50_ms": r["p50_ms"],
-                        "target_ms": TARGET_P99_MS[source],
-                        "met": ok,
-                    }
-                rows.append(
-                    [
-                        where,
-                        LABELS[source] + (" int8" if db["int8"] else ""),
-                        _vectors_note(db),
-                        strategy + (", cached query" if cached else ""),
-                        r["n"],
-                        ms(r["p50_ms"]),
-                        ms(r["p99_ms"]),
-                        ms(r["mean_ms"]),
-                        ms(r["max_ms"]),
-                        f"{r['items']:.0f}",
-                        target,
-                    ]
-                )
-                data[f"retrieve/{size_label}/{name}"] = r
-            b = res[f"{label}/breakdown"]
-            hybrid = res[f"{label}/hybrid"]["p50_ms"]
-            cached_p50 = res[f"{label}/hybrid cached"]["p50_ms"]
-            brows.append(
-                [
-                    where,
-                    LABELS[source] + (" int8" if db["int8"] else ""),
-                    ms(b["embed"]),
-                    ms(b["vector_tier"]),
-                    ms(b["knn_100"]) if "knn_100" in b else "—",
-                    ms(b["knn_400"]) if "knn_400" in b else "—",
-                    f"{b['second_round_share'] * 100:.0f} %" if "second_round_share" in b else "—",
-                    ms(b["fts"]),
-                    ms(cached_p50),
-                    ms(hybrid),
-                ]
-            )
-            data[f"breakdown/{size_label}/{label}"] = b
-            data[f"db/{size_label}/{label}"] = db
-        for label, db in sz["dbs"].items():
-            if not db["int8"] or label.removesuffix("-int8") not in sz["dbs"]:
-                continue
-            flt = sz["dbs"][label.removesuffix("-int8")]
-            f_h, q_h = res[f"{flt['source']}/hybrid"], res[f"{label}/hybrid"]
-            irows.append(
-                [
-                    where,
-                    LABELS[db["source"]],
-                    f"{ms(f_h['p50_ms'])} / {ms(f_h['p99_ms'])}",
-                    f"{ms(q_h['p50_ms'])} / {ms(q_h['p99_ms'])}",
-                    f"{flt['bytes_per_vector']:,.0f}",
-                    f"{db['bytes_per_vector']:,.0f}",
-                    f"{db['bytes_vec'] / max(flt['bytes_vec'], 1):.2f}",
-                    human_bytes(flt["bytes_total"]),
-                    human_bytes(db["bytes_total"]),
-                ]
-            )
+
+def _retrieval_section(rep: Report, data: dict[str, Any], figures: dict[str, Any], plan: Plan) -> None:
+    """Retrieval latency per database and case, where a hybrid retrieve's time goes, and
+    int8 against float."""
+    rows, brows, irows = _retrieval_rows(data, figures)
     if rows:
         stand_ins = any(db["proxy"] for sz in figures["sizes"].values() for db in sz["dbs"].values())
         rep.add(
@@ -1120,6 +1066,96 @@ def report(figures: dict[str, Any], plan: Plan) -> Report:
             )
         )
 
+
+def _retrieval_rows(
+    data: dict[str, Any], figures: dict[str, Any]
+) -> tuple[list[list[Any]], list[list[Any]], list[list[Any]]]:
+    """The rows of the three retrieval tables (latency, breakdown, int8); fills `data`."""
+    rows, brows, irows = [], [], []
+    for size_label, sz in figures["sizes"].items():
+        per_key = sz["per_key"]
+        where = f"{sz['rows']:,} / {sz['keys']:,} key(s)"
+        res = sz["results"]
+        for label, db in sz["dbs"].items():
+            source = _source_of(label)
+            for strategy, cached in CASES:
+                name = f"{label}/{strategy}" + (" cached" if cached else "")
+                r = res[name]
+                gated = (
+                    per_key >= TARGET_PER_KEY
+                    and strategy == "hybrid"
+                    and not cached
+                    and not db["int8"]
+                    and source in TARGET_P99_MS
+                )
+                target = "—"
+                if gated:
+                    ok = r["p99_ms"] <= TARGET_P99_MS[source]
+                    target = f"p99 ≤ {TARGET_P99_MS[source]:g} ms: {verdict(ok)}"
+                    data["targets"][f"hybrid {source} p99 at {size_label}"] = {
+                        "p99_ms": r["p99_ms"],
+                        "p50_ms": r["p50_ms"],
+                        "target_ms": TARGET_P99_MS[source],
+                        "met": ok,
+                    }
+                rows.append(
+                    [
+                        where,
+                        LABELS[source] + (" int8" if db["int8"] else ""),
+                        _vectors_note(db),
+                        strategy + (", cached query" if cached else ""),
+                        r["n"],
+                        ms(r["p50_ms"]),
+                        ms(r["p99_ms"]),
+                        ms(r["mean_ms"]),
+                        ms(r["max_ms"]),
+                        f"{r['items']:.0f}",
+                        target,
+                    ]
+                )
+                data[f"retrieve/{size_label}/{name}"] = r
+            b = res[f"{label}/breakdown"]
+            hybrid = res[f"{label}/hybrid"]["p50_ms"]
+            cached_p50 = res[f"{label}/hybrid cached"]["p50_ms"]
+            brows.append(
+                [
+                    where,
+                    LABELS[source] + (" int8" if db["int8"] else ""),
+                    ms(b["embed"]),
+                    ms(b["vector_tier"]),
+                    ms(b["knn_100"]) if "knn_100" in b else "—",
+                    ms(b["knn_400"]) if "knn_400" in b else "—",
+                    f"{b['second_round_share'] * 100:.0f} %" if "second_round_share" in b else "—",
+                    ms(b["fts"]),
+                    ms(cached_p50),
+                    ms(hybrid),
+                ]
+            )
+            data[f"breakdown/{size_label}/{label}"] = b
+            data[f"db/{size_label}/{label}"] = db
+        for label, db in sz["dbs"].items():
+            if not db["int8"] or label.removesuffix("-int8") not in sz["dbs"]:
+                continue
+            flt = sz["dbs"][label.removesuffix("-int8")]
+            f_h, q_h = res[f"{flt['source']}/hybrid"], res[f"{label}/hybrid"]
+            irows.append(
+                [
+                    where,
+                    LABELS[db["source"]],
+                    f"{ms(f_h['p50_ms'])} / {ms(f_h['p99_ms'])}",
+                    f"{ms(q_h['p50_ms'])} / {ms(q_h['p99_ms'])}",
+                    f"{flt['bytes_per_vector']:,.0f}",
+                    f"{db['bytes_per_vector']:,.0f}",
+                    f"{db['bytes_vec'] / max(flt['bytes_vec'], 1):.2f}",
+                    human_bytes(flt["bytes_total"]),
+                    human_bytes(db["bytes_total"]),
+                ]
+            )
+    return rows, brows, irows
+
+
+def _reindex_section(rep: Report, data: dict[str, Any], figures: dict[str, Any]) -> None:
+    """Re-index throughput per source, and at scale."""
     rows = []
     for source, r in figures["reindex"].items():
         rows.append(
@@ -1167,6 +1203,9 @@ def report(figures: dict[str, Any], plan: Plan) -> Report:
         )
         data["reindex_scale"] = scale
 
+
+def _rss_section(rep: Report, data: dict[str, Any], figures: dict[str, Any], plan: Plan) -> None:
+    """Resident memory per source."""
     rows = []
     for source, r in figures["rss"].items():
         label = "none (FTS5 only)" if source == "none" else LABELS[source]
@@ -1197,6 +1236,9 @@ def report(figures: dict[str, Any], plan: Plan) -> Report:
     )
     rep.add(table(["source", "memories", "after import", "VmRSS", "VmHWM", "target"], rows))
 
+
+def _quality_section(rep: Report, data: dict[str, Any], figures: dict[str, Any]) -> None:
+    """Retrieval quality, as bench.quality_run reports it."""
     quality = figures["quality"]
     data["quality"] = {
         mode: {k: r.get(k) for k in ("status", "recall_at_5", "recall_at_10", "mrr_at_10", "ms_per_query")}
@@ -1207,13 +1249,6 @@ def report(figures: dict[str, Any], plan: Plan) -> Report:
             "## Retrieval quality", "**Retrieval quality** (bench.quality_run)"
         )
     )
-
-    steps = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in figures["timings_s"].items())
-    rep.add(f"Run time per step: {steps}. Models cached in `{figures['model_dir']}`.")
-    data["timings_s"] = figures["timings_s"]
-    data["skipped"] = skipped
-    rep.data = data
-    return rep
 
 
 def summary_rows(rep: Report) -> list[list[str]]:

@@ -268,55 +268,50 @@ class Soak:
     async def load(self, count: int) -> None:
         """`count` more chat requests from the clients, the writers running alongside."""
         target = self.issued + count
-        headers = {"Authorization": f"Bearer {self.secret}"}
-        finished = False
-
-        async def chat(number: int) -> None:
-            i = 0
-            while self.issued < target:
-                self.issued += 1
-                text = f"I prefer option{number}x{i % 7}. Which is best?"
-                body = {"model": MODEL, "stream": True, "messages": [{"role": "user", "content": text}]}
-                started = time.perf_counter_ns()
-                try:
-                    async with self.http.stream(
-                        "POST", "/v1/chat/completions", json=body, headers=headers
-                    ) as r:
-                        reply = "".join([chunk async for chunk in r.aiter_text()])
-                    if r.status_code != 200 or "data: [DONE]" not in reply:
-                        self.errors.append(f"chat {r.status_code}: {reply[:200]}")
-                except httpx.HTTPError as exc:
-                    self.errors.append(f"chat {type(exc).__name__}: {exc}")
-                self.latencies.append(time.perf_counter_ns() - started)
-                self.done += 1
-                i += 1
-                if self.done % self.plan.every == 0:
-                    self.sample()
-
-        async def writer(number: int) -> None:
-            i = 0
-            while not finished:
-                body = {
-                    "apiKeyId": self.owner,
-                    "content": f"note {number}-{i}",
-                    "key": f"load:{number}:{i % 50}",
-                }
-                try:
-                    r = await self.http.post("/api/memory", json=body, headers=ADMIN)
-                    if r.status_code != 200:
-                        self.errors.append(f"add {r.status_code}: {r.text[:200]}")
-                except httpx.HTTPError as exc:
-                    self.errors.append(f"add {type(exc).__name__}: {exc}")
-                self.writes += 1
-                i += 1
-                await asyncio.sleep(0.01)
-
-        writers = [asyncio.create_task(writer(n)) for n in range(self.plan.writers)]
-        await asyncio.gather(*(chat(n) for n in range(self.plan.clients)))
-        finished = True
+        finished = asyncio.Event()
+        writers = [asyncio.create_task(self._writer(n, finished)) for n in range(self.plan.writers)]
+        await asyncio.gather(*(self._chat(n, target) for n in range(self.plan.clients)))
+        finished.set()
         await asyncio.gather(*writers)
         if self.done % self.plan.every:
             self.sample()
+
+    async def _chat(self, number: int, target: int) -> None:
+        """One streaming chat client, until `target` requests are issued in all."""
+        headers = {"Authorization": f"Bearer {self.secret}"}
+        i = 0
+        while self.issued < target:
+            self.issued += 1
+            text = f"I prefer option{number}x{i % 7}. Which is best?"
+            body = {"model": MODEL, "stream": True, "messages": [{"role": "user", "content": text}]}
+            started = time.perf_counter_ns()
+            try:
+                async with self.http.stream("POST", "/v1/chat/completions", json=body, headers=headers) as r:
+                    reply = "".join([chunk async for chunk in r.aiter_text()])
+                if r.status_code != 200 or "data: [DONE]" not in reply:
+                    self.errors.append(f"chat {r.status_code}: {reply[:200]}")
+            except httpx.HTTPError as exc:
+                self.errors.append(f"chat {type(exc).__name__}: {exc}")
+            self.latencies.append(time.perf_counter_ns() - started)
+            self.done += 1
+            i += 1
+            if self.done % self.plan.every == 0:
+                self.sample()
+
+    async def _writer(self, number: int, finished: asyncio.Event) -> None:
+        """One REST writer (a rotating set of 50 memory keys, 10 ms apart) until `finished`."""
+        i = 0
+        while not finished.is_set():
+            body = {"apiKeyId": self.owner, "content": f"note {number}-{i}", "key": f"load:{number}:{i % 50}"}
+            try:
+                r = await self.http.post("/api/memory", json=body, headers=ADMIN)
+                if r.status_code != 200:
+                    self.errors.append(f"add {r.status_code}: {r.text[:200]}")
+            except httpx.HTTPError as exc:
+                self.errors.append(f"add {type(exc).__name__}: {exc}")
+            self.writes += 1
+            i += 1
+            await asyncio.sleep(0.01)
 
     async def drain(self, timeout: float = 300.0) -> float:
         started = time.perf_counter()

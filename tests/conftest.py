@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from clocks import ManualClock
+from memories import open_memory
 
 from memroute import Memory
 
@@ -23,6 +24,6 @@ def db_path(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def mem(db_path: Path, clock: ManualClock) -> Iterator[Memory]:
-    memory = Memory.open(db_path, clock=clock)
+    memory = open_memory(db_path, clock=clock, workers=True)
     yield memory
     memory.close()

@@ -9,11 +9,11 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import uvicorn
@@ -22,20 +22,33 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+if TYPE_CHECKING:
+    from memroute import Memory
+
 ADMIN = "admin-test-token"
 AUTH = {"Authorization": f"Bearer {ADMIN}"}
 
 
-@contextmanager
-def management_api(db: Path, **env: str) -> Iterator[httpx.Client]:
-    """memroute's app on `db` under uvicorn, and an httpx client holding the admin token."""
+def app_server(db: Path, *, memory: Memory | None = None, **env: str) -> LiveServer:
+    """memroute's app on `db` (or on `memory`, a `Memory` the test holds) under uvicorn, with
+    the admin token ADMIN unless `env` names another."""
     from memroute.config import Config
     from memroute.web.app import create_app
 
     config = Config.for_path(db, environ={"MEMROUTE_ADMIN_TOKEN": ADMIN, **env})
+    return LiveServer(create_app(config, memory=memory))
+
+
+@contextmanager
+def management_api(
+    db: Path, *, on_response: Callable[[httpx.Response], None] | None = None, **env: str
+) -> Iterator[httpx.Client]:
+    """memroute's app on `db` under uvicorn, and an httpx client holding the admin token
+    (`on_response` sees every response the client gets)."""
+    hooks = {"response": [on_response]} if on_response else {}
     with (
-        LiveServer(create_app(config)) as server,
-        httpx.Client(base_url=server.url, headers=AUTH, timeout=30) as client,
+        app_server(db, **env) as server,
+        httpx.Client(base_url=server.url, headers=AUTH, timeout=30, event_hooks=hooks) as client,
     ):
         yield client
 
@@ -47,14 +60,17 @@ def free_port() -> int:
 
 
 class LiveServer:
-    """Runs `app` under uvicorn in a thread; `url` is its base URL."""
+    """Runs `app` under uvicorn in a thread, on a socket bound here to a free 127.0.0.1 port
+    (so parallel test workers never race for one); `url` is its base URL."""
 
-    def __init__(self, app: Any, port: int | None = None) -> None:
-        self.port = port or free_port()
+    def __init__(self, app: Any) -> None:
+        self.socket = socket.socket()
+        self.socket.bind(("127.0.0.1", 0))
+        self.port = int(self.socket.getsockname()[1])
         self.url = f"http://127.0.0.1:{self.port}"
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on")
         self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.socket]}, daemon=True)
 
     def __enter__(self) -> LiveServer:
         self.thread.start()
@@ -68,6 +84,7 @@ class LiveServer:
     def __exit__(self, *exc: object) -> None:
         self.server.should_exit = True
         self.thread.join(30)
+        self.socket.close()
 
 
 @dataclass

@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
+from error_shape import assert_error
 from servers import ADMIN, management_api
 
 from memroute.service.keys import hash_secret
@@ -21,14 +22,6 @@ PROVIDER_SECRET = "sk-provider-secret-DO-NOT-LEAK-0123456789"
 def api(tmp_path: Path) -> Iterator[httpx.Client]:
     with management_api(tmp_path / "memroute.db") as client:
         yield client
-
-
-def assert_error(response: httpx.Response, status: int) -> dict[str, Any]:
-    assert response.status_code == status, response.text
-    body = response.json()
-    assert set(body) == {"error"} and set(body["error"]) == {"message", "type"}
-    assert "Traceback" not in response.text
-    return body["error"]  # type: ignore[no-any-return]
 
 
 # -- keys ----------------------------------------------------------------------------------------

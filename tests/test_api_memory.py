@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
+from error_shape import assert_error
 from servers import management_api
 
 MEMORY_FIELDS = {
@@ -58,16 +59,6 @@ def add(api: httpx.Client, content: str, key: str, **fields: Any) -> dict[str, A
     response = api.post("/api/memory", json={"content": content, "key": key, **fields})
     assert response.status_code == 200, response.text
     return response.json()["memory"]  # type: ignore[no-any-return]
-
-
-def assert_error(response: httpx.Response, status: int) -> dict[str, Any]:
-    assert response.status_code == status, response.text
-    body = response.json()
-    assert set(body) == {"error"}
-    assert set(body["error"]) == {"message", "type"}
-    assert body["error"]["message"]
-    assert "Traceback" not in response.text and 'File "' not in response.text
-    return body["error"]  # type: ignore[no-any-return]
 
 
 def iso_days_ago(days: int) -> str:

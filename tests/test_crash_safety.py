@@ -17,10 +17,10 @@ from pathlib import Path
 
 import httpx
 import openai
+from memories import open_memory
 from servers import ADMIN, AUTH, LiveServer, ScriptedUpstream, free_port
 from storage import database
 
-from memroute import Memory
 from memroute.results import ExtractionQueue
 
 CYCLES = 20
@@ -50,9 +50,42 @@ def _start(db: Path, upstream_url: str, port: int) -> subprocess.Popen[bytes]:
         time.sleep(0.05)
 
 
+def _rest(base: str, owner: str, prefix: str, stop: threading.Event, added: list[str]) -> None:
+    """REST adds (memory keys `prefix:0`, `prefix:1`, …) until `stop` or the server dies;
+    each key whose add was answered 200 goes into `added`."""
+    with httpx.Client(base_url=base, headers=AUTH, timeout=5) as api:
+        for i in range(10_000):
+            if stop.is_set():
+                return
+            name = f"{prefix}:{i}"
+            body = {"apiKeyId": owner, "content": f"note {name}", "key": name}
+            try:
+                if api.post("/api/memory", json=body).status_code == 200:
+                    added.append(name)
+            except httpx.HTTPError:
+                return
+
+
+def _chat(base: str, secret: str, prefix: str, stop: threading.Event, learned: list[str]) -> None:
+    """Chat turns ("I prefer {prefix}x0.", …) until `stop` or the server dies; the fact of
+    each answered turn goes into `learned`."""
+    client = openai.OpenAI(base_url=base + "/v1", api_key=secret, max_retries=0, timeout=5)
+    for i in range(10_000):
+        if stop.is_set():
+            return
+        topic = f"{prefix}x{i}"
+        try:
+            client.chat.completions.create(
+                model="echo-1", messages=[{"role": "user", "content": f"I prefer {topic}."}]
+            )
+        except openai.APIError:
+            return
+        learned.append(f"prefers {topic}")
+
+
 def test_acknowledged_writes_survive_sigkill(tmp_path: Path) -> None:
     db = tmp_path / "crash.db"
-    with Memory.open(db, start_workers=False) as setup:
+    with open_memory(db) as setup:
         setup.update_settings(enabled=True)
         key, secret = setup.keys.create("crash")
     added: list[str] = []  # memory keys whose add was answered 200
@@ -66,35 +99,13 @@ def test_acknowledged_writes_survive_sigkill(tmp_path: Path) -> None:
             base = f"http://127.0.0.1:{port}"
             stop = threading.Event()
 
-            def rest(worker: int, cycle: int = cycle, base: str = base, stop: threading.Event = stop) -> None:
-                with httpx.Client(base_url=base, headers=AUTH, timeout=5) as api:
-                    for i in range(10_000):
-                        if stop.is_set():
-                            return
-                        name = f"crash:{cycle}:{worker}:{i}"
-                        body = {"apiKeyId": key.id, "content": f"note {name}", "key": name}
-                        try:
-                            if api.post("/api/memory", json=body).status_code == 200:
-                                added.append(name)
-                        except httpx.HTTPError:
-                            return
-
-            def chat(cycle: int = cycle, base: str = base, stop: threading.Event = stop) -> None:
-                client = openai.OpenAI(base_url=base + "/v1", api_key=secret, max_retries=0, timeout=5)
-                for i in range(10_000):
-                    if stop.is_set():
-                        return
-                    topic = f"option{cycle}x{i}"
-                    try:
-                        client.chat.completions.create(
-                            model="echo-1", messages=[{"role": "user", "content": f"I prefer {topic}."}]
-                        )
-                    except openai.APIError:
-                        return
-                    learned.append(f"prefers {topic}")
-
-            threads = [threading.Thread(target=rest, args=(w,)) for w in range(2)]
-            threads.append(threading.Thread(target=chat))
+            names = (f"crash:{cycle}:{worker}" for worker in range(2))
+            threads = [
+                threading.Thread(target=_rest, args=(base, key.id, name, stop, added)) for name in names
+            ]
+            threads.append(
+                threading.Thread(target=_chat, args=(base, secret, f"option{cycle}", stop, learned))
+            )
             for thread in threads:
                 thread.start()
             time.sleep(rng.uniform(0.1, 0.6))
@@ -104,7 +115,7 @@ def test_acknowledged_writes_survive_sigkill(tmp_path: Path) -> None:
             for thread in threads:
                 thread.join(10)
 
-            with Memory.open(db, start_workers=False) as check, database(check) as stored:
+            with open_memory(db) as check, database(check) as stored:
                 con = stored.db.read()  # the file itself: what survived the kill
                 assert con.execute("PRAGMA integrity_check").fetchall() == [("ok",)], f"cycle {cycle}"
                 with stored.db.write() as writer:

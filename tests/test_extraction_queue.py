@@ -14,6 +14,7 @@ from typing import Any
 
 import apsw
 import pytest
+from memories import open_memory
 from storage import rows
 
 from memroute import InvalidInput, Memory
@@ -138,13 +139,13 @@ def test_keys_stay_apart_in_the_queue(mem: Memory) -> None:
 
 
 def test_jobs_survive_a_restart(db_path: Path, clock: Any) -> None:
-    offline = Memory.open(db_path, clock=clock, start_workers=False)
+    offline = open_memory(db_path, clock=clock)
     offline.enqueue_extraction("k", "I prefer TypeScript.", "s1", source="user_message")
     offline.enqueue_extraction("k", "I always commit before pushing.", source="llm_response")
     assert offline.extraction_queue() == ExtractionQueue(pending=2, failed=0)
     offline.close()
 
-    online = Memory.open(db_path, clock=clock)
+    online = open_memory(db_path, clock=clock, workers=True)
     try:
         assert online.wait_for_extraction(10)
         memories = _by_key(online, "k")
@@ -159,11 +160,11 @@ def test_jobs_survive_a_restart(db_path: Path, clock: Any) -> None:
 def test_close_drains_the_queue(db_path: Path, clock: Any) -> None:
     for round_ in range(15):
         owner = f"k{round_}"
-        memory = Memory.open(db_path, clock=clock)
+        memory = open_memory(db_path, clock=clock, workers=True)
         for i in range(4):
             memory.enqueue_extraction(owner, f"I prefer option{i} for round {round_}.")
         memory.close()  # no wait_for_extraction: close itself must drain
-        check = Memory.open(db_path, clock=clock, start_workers=False)
+        check = open_memory(db_path, clock=clock)
         try:
             assert check.extraction_queue() == ExtractionQueue(pending=0, failed=0), f"round {round_}"
             assert check.list(owner).total == 4, f"round {round_}"
@@ -173,7 +174,7 @@ def test_close_drains_the_queue(db_path: Path, clock: Any) -> None:
 
 def test_a_job_queued_by_another_process_is_picked_up(db_path: Path, mem: Memory, clock: Any) -> None:
     assert mem.wait_for_extraction(10)  # the worker is idle, waiting and polling
-    writer = Memory.open(db_path, clock=clock, start_workers=False)  # e.g. the CLI next to the server
+    writer = open_memory(db_path, clock=clock)  # e.g. the CLI next to the server
     try:
         writer.enqueue_extraction("k", "I prefer Go for command line tools.")
         assert _wait_until(lambda: mem.list("k").total == 1), "the running worker did not pick the job up"
@@ -188,7 +189,7 @@ def test_a_job_that_cannot_be_stored_fails_alone_and_the_rest_of_its_batch_is_st
 ) -> None:
     # The jobs are fetched and stored as one batch; a trigger in the database refuses one
     # job's fact, as a constraint or a full disk would.
-    offline = Memory.open(db_path, clock=clock, start_workers=False)
+    offline = open_memory(db_path, clock=clock)
     try:
         con = apsw.Connection(str(db_path))
         try:
@@ -214,7 +215,7 @@ def test_a_job_that_cannot_be_stored_fails_alone_and_the_rest_of_its_batch_is_st
 
 
 def test_extraction_queue_counts_pending_and_failed(db_path: Path, clock: Any) -> None:
-    offline = Memory.open(db_path, clock=clock, start_workers=False)
+    offline = open_memory(db_path, clock=clock)
     try:
         assert offline.extraction_queue() == ExtractionQueue(pending=0, failed=0)
         offline.enqueue_extraction("k", "I prefer tabs.")
@@ -275,12 +276,12 @@ def test_close_drains_a_job_queued_while_the_last_pass_finishes() -> None:
 
 def test_batched_access_counts_are_written_and_flushed_on_close(tmp_path: Path) -> None:
     path = tmp_path / "access.db"
-    with Memory.open(path) as mem:
+    with open_memory(path, workers=True) as mem:
         first = mem.add("k", "prefers tea")
         second = mem.add("k", "prefers jazz")
         mem.record_access_later([first.id, second.id])
         mem.record_access_later([first.id])
-    with Memory.open(path, start_workers=False) as reopened:
+    with open_memory(path) as reopened:
         assert reopened.get(first.id).access_count == 2
         assert reopened.get(second.id).access_count == 1
         assert reopened.get(first.id).last_accessed_at is not None

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import openai
 import pytest
+from memories import open_memory
 from servers import LiveServer, ScriptedUpstream, free_port
 from storage import scalar
 
@@ -65,7 +66,7 @@ def _config(db: Path, upstream_url: str, **extra: str) -> Config:
 @pytest.fixture
 def gateway(tmp_path: Path, upstream: ScriptedUpstream) -> Iterator[Gateway]:
     db = tmp_path / "memroute.db"
-    side = Memory.open(db, start_workers=False)
+    side = open_memory(db)
     key, secret = side.keys.create("test")
     side.update_settings(enabled=True)
     with LiveServer(create_app(_config(db, upstream.url))) as server:  # type: ignore[attr-defined]
@@ -243,7 +244,7 @@ def test_upstream_errors_come_back_with_their_status(gateway: Gateway) -> None:
 
 def test_unreachable_upstream_is_a_502(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
-    with Memory.open(db, start_workers=False) as side:
+    with open_memory(db) as side:
         _, secret = side.keys.create("k")
     dead = f"http://127.0.0.1:{free_port()}"
     with LiveServer(create_app(_config(db, dead))) as server:
@@ -278,7 +279,7 @@ def test_embeddings_pass_through(gateway: Gateway) -> None:
 
 def test_a_slow_upstream_is_a_504(tmp_path: Path, upstream: ScriptedUpstream) -> None:
     db = tmp_path / "m.db"
-    with Memory.open(db, start_workers=False) as side:
+    with open_memory(db) as side:
         _, secret = side.keys.create("k")
     upstream.stall(1.2)
     config = _config(db, upstream.url, MEMROUTE_UPSTREAM_TIMEOUT="0.3")  # type: ignore[attr-defined]

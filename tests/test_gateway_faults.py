@@ -10,11 +10,11 @@ import apsw
 import httpx
 import openai
 import pytest
+from memories import open_memory
 from servers import LiveServer, RawUpstream, free_port
 from storage import open_parts, rows
 from test_gateway_chat import ADMIN, Gateway, _config, gateway, upstream  # noqa: F401  (fixtures)
 
-from memroute import Memory
 from memroute.results import ExtractionQueue
 from memroute.web.app import create_app
 
@@ -40,7 +40,7 @@ def test_a_broken_memory_store_does_not_break_the_chat(gateway: Gateway, tmp_pat
 
 def test_shutdown_drains_queued_extraction_and_restart_keeps_memories(tmp_path: Path, upstream) -> None:  # noqa: F811
     db = tmp_path / "m.db"
-    with Memory.open(db, start_workers=False) as side:
+    with open_memory(db) as side:
         key, secret = side.keys.create("k")
         side.update_settings(enabled=True)
     config = _config(db, upstream.url)
@@ -50,7 +50,7 @@ def test_shutdown_drains_queued_extraction_and_restart_keeps_memories(tmp_path: 
             client.chat.completions.create(
                 model="echo-1", messages=[{"role": "user", "content": f"I like tool{n}."}]
             )
-    with Memory.open(db, start_workers=False) as after:
+    with open_memory(db) as after:
         assert after.extraction_queue() == ExtractionQueue(pending=0, failed=0)
         assert {m.key for m in after.list(api_key_id=key.id).items} == {
             f"preference:tool{n}" for n in range(5)
@@ -59,13 +59,13 @@ def test_shutdown_drains_queued_extraction_and_restart_keeps_memories(tmp_path: 
 
 def test_jobs_left_in_the_queue_are_processed_after_a_restart(tmp_path: Path, upstream) -> None:  # noqa: F811
     db = tmp_path / "m.db"
-    with Memory.open(db, start_workers=False) as side:
+    with open_memory(db) as side:
         key, _ = side.keys.create("k")
         side.enqueue_extraction(key.id, "I always pin dependencies.", source="user_message")
         assert side.extraction_queue().pending == 1
     with LiveServer(create_app(_config(db, upstream.url))) as server:
         assert httpx.get(server.url + "/healthz").json()["status"] == "ok"
-        with Memory.open(db, start_workers=False) as check:
+        with open_memory(db) as check:
             probe = Gateway(server.url, check, upstream, "", key.id)
             probe.wait_for(lambda: check.extraction_queue().pending == 0)
             assert [m.content for m in check.list(api_key_id=key.id).items] == ["always pin dependencies"]
@@ -146,6 +146,11 @@ def test_a_full_database_keeps_the_chat_working_and_loses_nothing(tmp_path: Path
                     "type": "storage_full",
                 }
             }
+            # Read before the chat: its batched access-count update fits in the file, and a
+            # write that succeeds marks the database writable again (within a second).
+            storage = api.get("/api/memory/engine-status").json()["storage"]
+            assert storage["writable"] is False and "full" in storage["reason"]
+            assert storage["databaseBytes"] > 0 and storage["diskFreeBytes"] > 0
             client = openai.OpenAI(base_url=server.url + "/v1", api_key=secret, max_retries=0)
             statement = "I prefer light mode. " + "And I like long messages. " * 3000
             raw = client.chat.completions.with_raw_response.create(
@@ -158,9 +163,6 @@ def test_a_full_database_keeps_the_chat_working_and_loses_nothing(tmp_path: Path
                 in httpx.get(server.url + "/metrics").text
             )
             assert api.get(f"/api/memory/{kept.id}").json()["memory"]["content"] == "prefers dark mode"
-            storage = api.get("/api/memory/engine-status").json()["storage"]
-            assert storage["writable"] is False and "full" in storage["reason"]
-            assert storage["databaseBytes"] > 0 and storage["diskFreeBytes"] > 0
             writer.execute("PRAGMA max_page_count = 1073741823")  # space again: writes work again
             assert (
                 api.post("/api/memory", json={"apiKeyId": key.id, "content": big, "key": "big"}).status_code
@@ -170,7 +172,7 @@ def test_a_full_database_keeps_the_chat_working_and_loses_nothing(tmp_path: Path
             assert storage == {**storage, "writable": True, "reason": "writes succeed"}
     finally:
         mem.close()
-    with Memory.open(db, start_workers=False) as check:
+    with open_memory(db) as check:
         assert rows(check, "PRAGMA integrity_check") == [("ok",)]
         assert {m.key for m in check.list(key.id).items} == {"preference:dark_mode", "big"}
 
@@ -231,7 +233,7 @@ def test_a_provider_that_breaks_off_its_answer_is_not_called_unreachable(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, reply: bytes
 ) -> None:
     db = tmp_path / "m.db"
-    with Memory.open(db, start_workers=False) as side:
+    with open_memory(db) as side:
         _, secret = side.keys.create("k")
     with RawUpstream(reply) as raw, LiveServer(create_app(_config(db, raw.url))) as server:
         client = openai.OpenAI(base_url=server.url + "/v1", api_key=secret, max_retries=0)
@@ -250,7 +252,7 @@ def test_an_unreachable_provider_is_logged_with_its_url_but_no_secret(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     db = tmp_path / "m.db"
-    with Memory.open(db, start_workers=False) as side:
+    with open_memory(db) as side:
         _, secret = side.keys.create("k")
     port = free_port()
     dead = f"http://someone:pa55word@127.0.0.1:{port}/v1?key=AIza-DO-NOT-LEAK"

@@ -18,6 +18,8 @@ from typing import Any
 import httpx
 import pytest
 from click.testing import CliRunner
+from error_shape import assert_error, assert_no_trace
+from memories import open_memory
 from servers import ADMIN, LiveServer, ScriptedUpstream, management_api
 from storage import database, scalar
 
@@ -48,7 +50,6 @@ FTS_SYNTAX = [
     "x'); DELETE FROM memory_fts; --",
     "%_\\",
 ]
-TRACE_MARKERS = ("Traceback", 'File "')
 TEN_MB = 10 * 1024 * 1024
 NESTED = b"[" * 10_000 + b"]" * 10_000
 MCP_ACCEPT = "application/json, text/event-stream"
@@ -75,7 +76,7 @@ class Target:
 @pytest.fixture(scope="module")
 def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
     db = tmp_path_factory.mktemp("hostile") / "memroute.db"
-    side = Memory.open(db, start_workers=False)
+    side = open_memory(db)
     key, secret = side.keys.create("hostile")
     side.update_settings(enabled=True)
     recalled = side.add(key.id, "prefers dark mode", key="chat-memory")  # recalled in chats
@@ -89,24 +90,6 @@ def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
     ):
         yield Target(api, chat, str(api.base_url).rstrip("/"), side, recalled.id)
     side.close()
-
-
-def assert_error(response: httpx.Response, status: int, *, openai: bool = False) -> str:
-    """The error shape, no stack trace; returns the message."""
-    assert response.status_code == status, response.text
-    body = response.json()
-    assert set(body) == {"error"}, body
-    expected = {"message", "type", "param", "code"} if openai else {"message", "type"}
-    assert set(body["error"]) == expected, body
-    assert isinstance(body["error"]["message"], str) and body["error"]["message"]
-    assert isinstance(body["error"]["type"], str) and body["error"]["type"]
-    assert_no_trace(response)
-    return str(body["error"]["message"])
-
-
-def assert_no_trace(response: httpx.Response) -> None:
-    for marker in TRACE_MARKERS:
-        assert marker not in response.text, response.text[:500]
 
 
 def raw_json(client: httpx.Client, method: str, path: str, body: bytes, **kwargs: Any) -> httpx.Response:
@@ -353,7 +336,7 @@ def test_metadata_nested_past_64_levels_is_400_and_leaves_no_row(target: Target,
             b'{"content": "x", "key": "d", "metadata": {"a": ' + deep + b"}}",
         ),
         400,
-    )
+    )["message"]
     assert "64 levels" in message
     assert target.rows() == before
     ok = add(
@@ -530,7 +513,7 @@ def test_provider_urls_that_cannot_be_sent_to_are_400(target: Target) -> None:
     before = target.rows("providers")
     for url in ("http://[", "http://[::1", "https://example.com:99999", "http://exa\x7fmple.com"):
         body = {"id": "bad-url", "baseUrl": url}
-        assert "baseUrl" in assert_error(target.api.post("/api/providers", json=body), 400)
+        assert "baseUrl" in assert_error(target.api.post("/api/providers", json=body), 400)["message"]
     assert target.rows("providers") == before
 
 
@@ -542,7 +525,7 @@ def test_a_stored_provider_url_httpx_refuses_is_a_502(target: Target) -> None:
         )
         try:
             turn = target.chat.post("/v1/chat/completions", json={"model": "legacy/m", "messages": []})
-            assert "invalid base URL" in assert_error(turn, 502, openai=True)
+            assert "invalid base URL" in assert_error(turn, 502, openai=True)["message"]
         finally:
             stored.providers.delete("legacy")
 
@@ -550,7 +533,10 @@ def test_a_stored_provider_url_httpx_refuses_is_a_502(target: Target) -> None:
 def test_embeddings_need_a_string_model(target: Target) -> None:
     for model in ({}, ["m"], 5, None, "  "):
         body = {"model": model, "input": "x"}
-        assert "model" in assert_error(target.chat.post("/v1/embeddings", json=body), 400, openai=True)
+        assert (
+            "model"
+            in assert_error(target.chat.post("/v1/embeddings", json=body), 400, openai=True)["message"]
+        )
 
 
 def test_json_lines_split_only_at_newlines(target: Target, tmp_path: Path) -> None:

@@ -54,6 +54,7 @@ from hypothesis.stateful import (
 )
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from memories import open_memory
 from servers import LiveServer, ScriptedUpstream
 from storage import database, open_parts
 
@@ -1019,22 +1020,29 @@ class IsolationMachine(RuleBasedStateMachine):
                 assert not failed and out["deleted"] is True, out
                 self.forget(row, path)
         elif action == "clear":
-            doomed = [r for r in self.live.values() if r.owner == who]
-            failed, out = self.h.tool(client, "memory_clear", apiKeyId=who)
-            assert not failed and out["deletedCount"] == len(doomed), out
-            for row in doomed:
-                self.forget(row, path)
-        else:  # a caller that names no key reaches nobody's memories
-            before = len(self.live)
-            for tool, args in (
-                ("memory_search", {"query": "note"}),
-                ("memory_clear", {"apiKeyId": " "}),
-                ("memory_add", {"content": new_content(words), "apiKeyId": ""}),
-            ):
-                failed, out = self.h.tool(client, tool, **args)
-                assert failed and "apiKeyId is required" in out, (tool, out)
-            assert self.count("SELECT COUNT(*) FROM memories") == before
+            self.mcp_clear(client, who, path)
+        else:
+            self.mcp_unnamed(client, words)
         self.tick()
+
+    def mcp_clear(self, client: Client, who: str, path: str) -> None:
+        doomed = [r for r in self.live.values() if r.owner == who]
+        failed, out = self.h.tool(client, "memory_clear", apiKeyId=who)
+        assert not failed and out["deletedCount"] == len(doomed), out
+        for row in doomed:
+            self.forget(row, path)
+
+    def mcp_unnamed(self, client: Client, words: tuple[str, ...]) -> None:
+        """A caller that names no key reaches nobody's memories."""
+        before = len(self.live)
+        for tool, args in (
+            ("memory_search", {"query": "note"}),
+            ("memory_clear", {"apiKeyId": " "}),
+            ("memory_add", {"content": new_content(words), "apiKeyId": ""}),
+        ):
+            failed, out = self.h.tool(client, tool, **args)
+            assert failed and "apiKeyId is required" in out, (tool, out)
+        assert self.count("SELECT COUNT(*) FROM memories") == before
 
     def mcp_add(
         self,
@@ -1275,7 +1283,7 @@ def test_a_key_restated_before_its_qdrant_sync_ran_is_stored(tmp_path: Path) -> 
     was lost. Fixed by migration 0006."""
     config = Config.for_path(tmp_path / "memroute.db", environ={})
     with ExitStack() as stack:
-        mem = stack.enter_context(Memory.open(config=config, clock=ManualClock(), start_workers=False))
+        mem = stack.enter_context(open_memory(config=config, clock=ManualClock()))
         mem.update_settings(enabled=True, embedding_source="hashing")
         mem.qdrant.update_settings({"enabled": True, "host": ":memory:"})
         stored = stack.enter_context(database(mem))  # the sync queue, as written

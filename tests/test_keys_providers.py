@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from memories import open_memory
 from storage import database
 
 from memroute import InvalidInput, Memory, NotFound, UpstreamError
@@ -177,6 +178,6 @@ def test_upstream_from_the_environment_through_config(tmp_path: Path) -> None:
     from memroute.config import Config
 
     env = {"MEMROUTE_UPSTREAM_BASE_URL": "http://127.0.0.1:8000/v1", "MEMROUTE_UPSTREAM_API_KEY": "k"}
-    with Memory.open(config=Config.for_path(tmp_path / "m.db", environ=env)) as memory:
+    with open_memory(config=Config.for_path(tmp_path / "m.db", environ=env), workers=True) as memory:
         route = memory.providers.route("default/gpt-4o")
         assert (route.base_url, route.model, route.api_key) == ("http://127.0.0.1:8000/v1", "gpt-4o", "k")

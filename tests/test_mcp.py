@@ -15,6 +15,7 @@ import openai
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from memories import open_memory
 from servers import LiveServer, ScriptedUpstream
 from storage import rows
 
@@ -58,7 +59,7 @@ async def call(client: Client, tool: str, **args: Any) -> tuple[bool, Any]:
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[tuple[str, Memory, ScriptedUpstream]]:
     db = tmp_path / "memroute.db"
-    side = Memory.open(db, start_workers=False)
+    side = open_memory(db)
     upstream = ScriptedUpstream()
     with LiveServer(upstream.app()) as up:
         env = {"MEMROUTE_ADMIN_TOKEN": ADMIN, "MEMROUTE_UPSTREAM_BASE_URL": up.url + "/v1"}
@@ -72,7 +73,7 @@ def server(tmp_path: Path) -> Iterator[tuple[str, Memory, ScriptedUpstream]]:
 
 def test_stdio_lists_the_tools_with_schemas_and_runs_the_memory_cycle(tmp_path: Path) -> None:
     db = tmp_path / "mcp.db"
-    with Memory.open(db, start_workers=False) as seed:
+    with open_memory(db) as seed:
         seed.import_(
             [
                 {
@@ -135,7 +136,7 @@ def test_stdio_lists_the_tools_with_schemas_and_runs_the_memory_cycle(tmp_path: 
         assert failed and "not found" in text
 
     session(body)
-    with Memory.open(db, start_workers=False) as check:
+    with open_memory(db) as check:
         assert check.list("k1").total == 0
         deletes = rows(check, "SELECT COUNT(*) FROM memory_history WHERE event = 'DELETE'")
         assert deletes == [(4,)]  # every deleted text is kept in history

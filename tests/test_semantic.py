@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from memories import open_memory
 from storage import open_parts, rows, scalar
 
 from memroute import Memory
@@ -38,7 +39,7 @@ TOPICS = [
 
 def _open(path: Path, clock: Any, **env: str) -> Memory:
     config = Config.for_path(path, environ=env)
-    return Memory.open(config=config, clock=clock, start_workers=False)
+    return open_memory(config=config, clock=clock)
 
 
 def _open_parts(path: Path, clock: Any, *, workers: bool = False, **env: str) -> tuple[Memory, Parts]:
@@ -283,7 +284,9 @@ def test_a_deleted_memorys_vector_left_by_another_process_is_cleaned_up(db_path:
     plain = _open(db_path, clock, VECTOR_STORE_DISABLE_VEC="true")  # e.g. a CLI without the extension
     assert plain.delete(m.id)
     plain.close()
-    again = Memory.open(config=Config.for_path(db_path), clock=clock)  # workers on: start cleans up
+    again = open_memory(
+        config=Config.for_path(db_path), clock=clock, workers=True
+    )  # workers on: start cleans up
     try:
         assert _vec_rows(again) == 0
     finally:

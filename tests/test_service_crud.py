@@ -15,6 +15,7 @@ from typing import Any
 import apsw
 import pytest
 from clocks import ManualClock
+from memories import open_memory
 from storage import scalar
 
 from memroute import Conflict, InvalidInput, Memory, NotFound
@@ -375,10 +376,10 @@ def test_write_through_another_memory_object_invalidates_the_cache(
     assert mem.get(m.id).content == "version one"  # type: ignore[union-attr]
     assert mem.get(m.id).content == "version one"  # type: ignore[union-attr]  # served by the cache
 
-    other = Memory.open(db_path, clock=clock)
+    other = open_memory(db_path, clock=clock, workers=True)
     link = tmp_path / "via-link"
     os.symlink(tmp_path, link)
-    third = Memory.open(link / db_path.name, clock=clock)  # the same file by another path
+    third = open_memory(link / db_path.name, clock=clock, workers=True)  # the same file by another path
     try:
         other.update(m.id, content="version two")
         assert mem.get(m.id).content == "version two"  # type: ignore[union-attr]
@@ -478,7 +479,7 @@ def test_bad_input_on_update_changes_nothing(mem: Memory, db_path: Path, changes
 
 def test_custom_content_limit_from_config(db_path: Path, clock: ManualClock) -> None:
     cfg = Config.for_path(db_path, environ={"MEMROUTE_MAX_CONTENT_BYTES": "100"})
-    with Memory.open(db_path, config=cfg, clock=clock) as small:
+    with open_memory(db_path, config=cfg, clock=clock, workers=True) as small:
         ok = small.add("k1", "a" * 100)
         for too_big in ("a" * 101, "é" * 51):
             with pytest.raises(InvalidInput):
@@ -598,7 +599,7 @@ def test_timestamps_survive_export_and_import_into_a_fresh_database(
     lines = [json.dumps(r) + "\n" for r in original.values()]
 
     later = ManualClock(datetime(2027, 3, 1, tzinfo=UTC))
-    with Memory.open(tmp_path / "fresh.db", clock=later) as fresh:
+    with open_memory(tmp_path / "fresh.db", clock=later, workers=True) as fresh:
         report = fresh.import_(lines)
         assert (report.imported, report.errors) == (4, [])
         copied = {r["content"]: r for r in fresh.export()}

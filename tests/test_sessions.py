@@ -6,14 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
-from servers import ADMIN, LiveServer
-
-
-def _server(db: Path, token: str = ADMIN) -> LiveServer:
-    from memroute.config import Config
-    from memroute.web.app import create_app
-
-    return LiveServer(create_app(Config.for_path(db, environ={"MEMROUTE_ADMIN_TOKEN": token})))
+from servers import ADMIN, LiveServer, app_server
 
 
 def _login(url: str, token: str = ADMIN) -> httpx.Response:
@@ -22,7 +15,7 @@ def _login(url: str, token: str = ADMIN) -> httpx.Response:
 
 def test_a_session_survives_a_restart_and_ends_with_logout_or_a_new_token(tmp_path: Path) -> None:
     db = tmp_path / "memroute.db"
-    with _server(db) as server:
+    with app_server(db) as server:
         login = _login(server.url)
         assert login.status_code == 200 and login.json()["authenticated"] is True
         cookie = {"memroute_session": login.cookies["memroute_session"]}
@@ -30,20 +23,21 @@ def test_a_session_survives_a_restart_and_ends_with_logout_or_a_new_token(tmp_pa
         assert "httponly" in login.headers["set-cookie"].lower()
         assert "samesite=strict" in login.headers["set-cookie"].lower()
         second = {"memroute_session": _login(server.url).cookies["memroute_session"]}
-    with _server(db) as server:  # restarted: the sessions are in the database
+    with app_server(db) as server:  # restarted: the sessions are in the database
         assert httpx.get(f"{server.url}/api/memory", cookies=cookie).status_code == 200
         assert httpx.get(f"{server.url}/api/session", cookies=cookie).json()["authenticated"] is True
         httpx.delete(f"{server.url}/api/session", cookies=cookie)
         assert httpx.get(f"{server.url}/api/memory", cookies=cookie).status_code == 401
         assert httpx.get(f"{server.url}/api/memory", cookies=second).status_code == 200
-    with _server(db, token="a-rotated-admin-token") as server:  # a new token ends every session
+    # A new token ends every session.
+    with app_server(db, MEMROUTE_ADMIN_TOKEN="a-rotated-admin-token") as server:
         assert httpx.get(f"{server.url}/api/memory", cookies=second).status_code == 401
         page = httpx.get(f"{server.url}/dashboard/memory", cookies=second)
         assert page.status_code == 303 and page.headers["location"].startswith("/dashboard/login")
 
 
 def test_ten_wrong_tokens_a_minute_lock_the_login_of_that_address(tmp_path: Path) -> None:
-    with _server(tmp_path / "memroute.db") as server:
+    with app_server(tmp_path / "memroute.db") as server:
         for _ in range(10):
             assert _login(server.url, "guess").status_code == 401
         locked = _login(server.url)
@@ -56,7 +50,7 @@ def test_ten_wrong_tokens_a_minute_lock_the_login_of_that_address(tmp_path: Path
 
 
 def test_the_login_page_never_redirects_to_another_site(tmp_path: Path) -> None:
-    with _server(tmp_path / "memroute.db") as server:
+    with app_server(tmp_path / "memroute.db") as server:
         cookie = {"memroute_session": _login(server.url).cookies["memroute_session"]}
         for target in ("https://evil.example/", "//evil.example/x", "/dashboard/../../x\\y"):
             response = httpx.get(f"{server.url}/dashboard/login", params={"next": target}, cookies=cookie)
@@ -76,7 +70,7 @@ def test_the_login_page_names_where_this_servers_admin_token_is(tmp_path: Path) 
     assert page.status_code == 200 and page.headers["content-security-policy"].startswith("default-src")
     assert f"stored in <code>{data_dir}/admin_token</code>" in page.text
     assert "~/.memroute" not in page.text and "{token_help}" not in page.text
-    with _server(tmp_path / "memroute.db") as server:  # MEMROUTE_ADMIN_TOKEN set: no file
+    with app_server(tmp_path / "memroute.db") as server:  # MEMROUTE_ADMIN_TOKEN set: no file
         from_env = httpx.get(f"{server.url}/dashboard/login").text
     assert "<code>MEMROUTE_ADMIN_TOKEN</code>" in from_env and "admin_token</code>" not in from_env
 

@@ -17,6 +17,7 @@ from typing import Any
 import apsw
 import pytest
 from clocks import ManualClock
+from memories import open_memory
 from storage import database
 
 from memroute import Memory, StoreError
@@ -152,12 +153,12 @@ def test_schema_enforces_type_and_unique_owner_key(mem: Memory, db_path: Path) -
 
 
 def test_reopen_is_a_noop(db_path: Path, clock: ManualClock) -> None:
-    with Memory.open(db_path, clock=clock) as first:
+    with open_memory(db_path, clock=clock, workers=True) as first:
         kept = first.add("k1", "the deploy target is Fly.io", key="fact:deploy")
     migrations_before = _query(db_path, "SELECT version, name, applied_at FROM schema_migrations")
     schema_before = _query(db_path, "SELECT type, name, sql FROM sqlite_master ORDER BY name")
 
-    with Memory.open(db_path, clock=clock) as second:
+    with open_memory(db_path, clock=clock, workers=True) as second:
         with database(second) as stored:
             assert migrate(stored.db) == []  # nothing left to apply
         got = second.get(kept.id)
@@ -169,7 +170,7 @@ def test_reopen_is_a_noop(db_path: Path, clock: ManualClock) -> None:
 
 
 def test_newer_schema_version_is_refused(db_path: Path, clock: ManualClock) -> None:
-    with Memory.open(db_path, clock=clock) as first:
+    with open_memory(db_path, clock=clock, workers=True) as first:
         first.add("k1", "something to keep")
     con = _raw(db_path)
     con.execute(
@@ -179,7 +180,7 @@ def test_newer_schema_version_is_refused(db_path: Path, clock: ManualClock) -> N
     con.close()
 
     with pytest.raises(StoreError, match="9999"):
-        Memory.open(db_path, clock=clock)
+        open_memory(db_path, clock=clock, workers=True)
 
     # The refusal changed nothing and left no lock behind.
     assert _scalar(db_path, "SELECT COUNT(*) FROM memories") == 1
@@ -439,7 +440,7 @@ def test_concurrent_writers_and_readers_on_one_memory(mem: Memory, db_path: Path
 def test_two_memory_objects_on_one_file_write_concurrently(
     mem: Memory, db_path: Path, clock: ManualClock
 ) -> None:
-    other = Memory.open(db_path, clock=clock)
+    other = open_memory(db_path, clock=clock, workers=True)
     try:
 
         def writer(target: Memory, owner: str) -> Any:
@@ -466,9 +467,9 @@ def test_two_memory_objects_on_one_file_write_concurrently(
 
 
 def test_acknowledged_memories_survive_close_and_reopen(db_path: Path, clock: ManualClock) -> None:
-    with Memory.open(db_path, clock=clock) as first:
+    with open_memory(db_path, clock=clock, workers=True) as first:
         ids = {first.add("k1", f"durable fact number {i} about otters").id: i for i in range(20)}
-    with Memory.open(db_path, clock=clock) as second:
+    with open_memory(db_path, clock=clock, workers=True) as second:
         for memory_id, i in ids.items():
             got = second.get(memory_id)
             assert got is not None and got.content == f"durable fact number {i} about otters"
@@ -500,7 +501,7 @@ _CHILD = textwrap.dedent(
 
 def _check_after_crash(db_path: Path, acknowledged: list[str], clock: ManualClock) -> None:
     assert _scalar(db_path, "PRAGMA integrity_check") == "ok"
-    with Memory.open(db_path, clock=clock) as reopened:
+    with open_memory(db_path, clock=clock, workers=True) as reopened:
         for memory_id in acknowledged:
             got = reopened.get(memory_id)
             assert got is not None, f"acknowledged memory {memory_id} was lost"
@@ -512,7 +513,7 @@ def _check_after_crash(db_path: Path, acknowledged: list[str], clock: ManualCloc
 def test_sigkill_after_acknowledgement_loses_nothing(
     db_path: Path, tmp_path: Path, clock: ManualClock
 ) -> None:
-    Memory.open(db_path, clock=clock).close()  # migrated up front, like a running server
+    open_memory(db_path, clock=clock, workers=True).close()  # migrated up front, like a running server
     done = subprocess.run(
         [sys.executable, "-c", _CHILD, str(db_path)],
         capture_output=True, text=True, timeout=60, cwd=tmp_path,

@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
-from servers import ADMIN, AUTH, LiveServer
+from servers import ADMIN, management_api
 
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/lib/chromium/chromium", "/usr/bin/chromium-browser")
 FLAGS = [
@@ -81,16 +81,9 @@ def studio_env() -> dict[str, str]:
 @pytest.fixture(scope="module")
 def studio(tmp_path_factory: pytest.TempPathFactory, studio_env: dict[str, str]) -> Iterator[Studio]:
     """One server per test module (a fresh database each)."""
-    from memroute.config import Config
-    from memroute.web.app import create_app
-
     db = tmp_path_factory.mktemp("studio") / "memroute.db"
-    config = Config.for_path(db, environ={"MEMROUTE_ADMIN_TOKEN": ADMIN, **studio_env})
-    with (
-        LiveServer(create_app(config)) as server,
-        httpx.Client(base_url=server.url, headers=AUTH, timeout=30) as api,
-    ):
-        yield Studio(server.url, api)
+    with management_api(db, **studio_env) as api:
+        yield Studio(str(api.base_url).rstrip("/"), api)
 
 
 class PageErrors:

@@ -7,6 +7,7 @@ import logging
 from typing import Any
 
 import pytest
+from memories import open_memory
 
 from memroute.memory import injection
 from memroute.memory.injection import (
@@ -609,7 +610,6 @@ def test_a_framed_memory_stays_on_one_line_so_it_cannot_pose_as_a_new_block() ->
 
 
 def test_the_gateway_frames_by_default_and_gives_refs_exact_text_when_asked(tmp_path: Any) -> None:
-    from memroute import Memory
     from memroute.config import Config
     from memroute.memory.injection import FRAMING
 
@@ -619,6 +619,6 @@ def test_the_gateway_frames_by_default_and_gives_refs_exact_text_when_asked(tmp_
         ({"MEMROUTE_MEMORY_FRAMING": "false"}, "Memory context: prefers dark mode"),
     ):
         config = Config.for_path(tmp_path / f"m{len(env)}.db", environ=env)
-        with Memory.open(config=config, start_workers=False) as mem:
+        with open_memory(config=config) as mem:
             sent = mem.inject(request, ["prefers dark mode"], "openai")
         assert sent["messages"][0] == {"role": "system", "content": expected}

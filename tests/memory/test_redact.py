@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from memories import open_memory
 from storage import scalar
 
-from memroute import Memory
 from memroute.config import Config
 from memroute.memory.redact import REDACTED, redact
 
@@ -67,7 +67,7 @@ def test_ordinary_text_is_left_exactly_as_it_is(text: str) -> None:
 
 
 def test_a_secret_in_a_chat_is_never_stored_nor_queued(tmp_path: Path) -> None:
-    with Memory.open(tmp_path / "m.db", start_workers=False) as mem:
+    with open_memory(tmp_path / "m.db") as mem:
         text = "I prefer deploying with token ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8 on Fridays."
         mem.enqueue_extraction("k", text)
         queued = scalar(mem, "SELECT text FROM extraction_jobs")
@@ -82,6 +82,6 @@ def test_a_secret_in_a_chat_is_never_stored_nor_queued(tmp_path: Path) -> None:
 
 def test_redaction_can_be_switched_off(tmp_path: Path) -> None:
     config = Config.for_path(tmp_path / "m.db", environ={"MEMROUTE_REDACT": "false"})
-    with Memory.open(config=config, start_workers=False) as mem:
+    with open_memory(config=config) as mem:
         [fact] = mem.remember("k", "I prefer the staging key sk-test-AbCdEfGhIjKlMnOpQrSt.")
         assert "sk-test-AbCdEfGhIjKlMnOpQrSt" in fact.content

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from memories import open_memory
 from storage import database
 
 from memroute import InvalidInput, Memory
@@ -61,7 +62,7 @@ REF_QUERIES = {
 @pytest.fixture(scope="module")
 def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Memory, dict[str, str]]]:
     """One Memory for the whole module's read-mostly tests (hypothesis runs many examples)."""
-    memory = Memory.open(tmp_path_factory.mktemp("retrieval") / "memroute.db")
+    memory = open_memory(tmp_path_factory.mktemp("retrieval") / "memroute.db", workers=True)
     ids = {query: memory.add("owner-a", content).id for query, content in REF_QUERIES.items()}
     memory.add("owner-a", "prefers TypeScript for backend services")
     memory.add("owner-b", "secret of owner b: likes Kotlin")
@@ -345,7 +346,7 @@ def test_preview_without_key_covers_all_keys(mem: Memory, clock: Any) -> None:
 
 @pytest.fixture(scope="module")
 def budget_mem(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
-    memory = Memory.open(tmp_path_factory.mktemp("budget") / "memroute.db")
+    memory = open_memory(tmp_path_factory.mktemp("budget") / "memroute.db", workers=True)
     yield memory
     memory.close()
 
@@ -715,7 +716,7 @@ def test_estimate_tokens_matches_ref() -> None:
 
 
 def test_retrieval_reads_a_second_process_writes(db_path: Path, mem: Memory, clock: Any) -> None:
-    other = Memory.open(db_path, clock=clock, start_workers=False)
+    other = open_memory(db_path, clock=clock)
     try:
         written = other.add("k", "prefers TypeScript")
     finally:

@@ -14,6 +14,7 @@ from typing import Any
 
 import apsw
 import pytest
+from memories import open_memory
 
 from memroute import InvalidInput, Memory
 from memroute.wire import to_wire
@@ -227,7 +228,7 @@ def test_invalid_input_names_the_field(mem: Memory) -> None:
 
 
 def test_a_change_is_seen_by_another_memory_on_the_same_file(db_path: Path, mem: Memory, clock: Any) -> None:
-    other = Memory.open(db_path, clock=clock, start_workers=False)
+    other = open_memory(db_path, clock=clock)
     try:
         assert other.settings().enabled is False
         mem.update_settings(enabled=True, maxTokens=300)
@@ -240,10 +241,10 @@ def test_a_change_is_seen_by_another_memory_on_the_same_file(db_path: Path, mem:
 
 
 def test_settings_survive_a_reopen(db_path: Path, clock: Any) -> None:
-    first = Memory.open(db_path, clock=clock)
+    first = open_memory(db_path, clock=clock, workers=True)
     first.update_settings(enabled=True, retentionDays=90)
     first.close()
-    second = Memory.open(db_path, clock=clock)
+    second = open_memory(db_path, clock=clock, workers=True)
     try:
         assert (second.settings().enabled, second.settings().retention_days) == (True, 90)
     finally:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from memories import open_memory
 from storage import scalar
 
 from memroute import InvalidInput, Memory
@@ -195,14 +196,14 @@ def test_a_single_old_memory_is_summarised_in_the_singular(mem: Memory, clock: A
 @pytest.fixture
 def decaying(db_path: Path, clock: Any) -> Iterator[Memory]:
     config = Config.for_path(db_path, environ={"MEMORY_TYPED_DECAY_ENABLED": "true"})
-    memory = Memory.open(db_path, config=config, clock=clock)
+    memory = open_memory(db_path, config=config, clock=clock, workers=True)
     yield memory
     memory.close()
 
 
 def test_decay_does_nothing_while_disabled(db_path: Path, clock: Any) -> None:
     config = Config.for_path(db_path, environ={})
-    memory = Memory.open(db_path, config=config, clock=clock)
+    memory = open_memory(db_path, config=config, clock=clock, workers=True)
     try:
         old = _add(memory, clock, "k", "went with Postgres", type="episodic")
         clock.advance(days=90)
@@ -283,7 +284,7 @@ def test_decay_custom_days_and_key_filter(db_path: Path, clock: Any) -> None:
             "MEMORY_TYPED_DECAY_EPISODIC_DAYS": "7",
         },
     )
-    memory = Memory.open(db_path, config=config, clock=clock)
+    memory = open_memory(db_path, config=config, clock=clock, workers=True)
     try:
         a = _add(memory, clock, "key-a", "went with Postgres", type="episodic")
         b = _add(memory, clock, "key-b", "went with MySQL", type="episodic")
@@ -302,7 +303,7 @@ def test_episodic_days_zero_makes_episodic_immune(db_path: Path, clock: Any) -> 
             "MEMORY_TYPED_DECAY_EPISODIC_DAYS": "0",
         },
     )
-    memory = Memory.open(db_path, config=config, clock=clock)
+    memory = open_memory(db_path, config=config, clock=clock, workers=True)
     try:
         episode = _add(memory, clock, "k", "went with Postgres", type="episodic")
         clock.advance(days=1000)
@@ -345,12 +346,12 @@ def test_the_server_sweeps_decayed_memories_on_its_own(tmp_path: Path) -> None:
 
     path = tmp_path / "sweep.db"
     clock = ManualClock()
-    with Memory.open(path, clock=clock, start_workers=False) as setup:
+    with open_memory(path, clock=clock) as setup:
         old = setup.add("k", "went with Redis for caching", type="episodic")
         kept = setup.add("k", "prefers tabs", type="factual")
     clock.advance(days=45)
     env = {"MEMORY_TYPED_DECAY_ENABLED": "true", "MEMORY_TYPED_DECAY_SWEEP_INTERVAL": "60"}
-    with Memory.open(config=Config.for_path(path, environ=env), clock=clock) as mem:
+    with open_memory(config=Config.for_path(path, environ=env), clock=clock, workers=True) as mem:
         deadline = _time.monotonic() + 10
         while mem.get(old.id) is not None and _time.monotonic() < deadline:
             _time.sleep(0.05)

@@ -21,7 +21,8 @@ from typing import Any
 
 import httpx
 import pytest
-from servers import ADMIN, AUTH, LiveServer, free_port
+from error_shape import assert_error
+from servers import ADMIN, LiveServer, free_port, management_api
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -29,7 +30,6 @@ from starlette.routing import Route
 
 from memroute.config import Config
 from memroute.errors import InvalidInput
-from memroute.web.app import create_app
 
 KEY = "qd-key-DO-NOT-LEAK-5a4b3c2d1e"
 ENV_KEY = "qd-env-DO-NOT-LEAK-0f1e2d3c4b"
@@ -71,13 +71,7 @@ def session(db: Path, bodies: list[str], **env: str) -> Iterator[httpx.Client]:
         response.read()
         bodies.append(response.text)
 
-    config = Config.for_path(db, environ={"MEMROUTE_ADMIN_TOKEN": ADMIN, **env})
-    with (
-        LiveServer(create_app(config)) as server,
-        httpx.Client(
-            base_url=server.url, headers=AUTH, timeout=30, event_hooks={"response": [keep]}
-        ) as client,
-    ):
+    with management_api(db, on_response=keep, **env) as client:
         yield client
 
 
@@ -90,16 +84,6 @@ def api(tmp_path: Path, bodies: list[str]) -> Iterator[httpx.Client]:
 def ok(response: httpx.Response) -> dict[str, Any]:
     assert response.status_code == 200, response.text
     return response.json()  # type: ignore[no-any-return]
-
-
-def assert_error(response: httpx.Response, status: int) -> dict[str, Any]:
-    assert response.status_code == status, response.text
-    body = response.json()
-    assert set(body) == {"error"}
-    assert set(body["error"]) == {"message", "type"}
-    assert body["error"]["message"]
-    assert "Traceback" not in response.text
-    return body["error"]  # type: ignore[no-any-return]
 
 
 def vector_store(api: httpx.Client) -> str:

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from clocks import ManualClock
+from memories import open_memory
 from storage import open_parts
 
 from memroute import Memory
@@ -34,7 +35,7 @@ ANIMALS = ["cat", "dog", "horse", "parrot", "lizard", "rabbit", "goat", "otter"]
 
 def _open(path: Path, clock: Any, *, workers: bool = False, **env: str) -> Memory:
     config = Config.for_path(path, environ=env)
-    return Memory.open(config=config, clock=clock, start_workers=workers)
+    return open_memory(config=config, clock=clock, workers=workers)
 
 
 def _engine(mem: Memory) -> QdrantService:

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from memories import open_memory
 
-from memroute import InvalidInput, Memory
+from memroute import InvalidInput
 from memroute.config import Config
 from memroute.vectors.qdrant_settings import QdrantSettings, normalize, validate_update
 from memroute.wire import to_wire
@@ -63,7 +64,7 @@ def test_nothing_stored_and_no_environment_gives_the_defaults() -> None:
     assert qs.active is False
 
 
-@pytest.mark.parametrize("value", [MISSING, *NOT_ENABLED], ids=repr)
+@pytest.mark.parametrize("value", [MISSING, *NOT_ENABLED], ids=lambda v: "unset" if v is MISSING else repr(v))
 def test_enabled_only_when_stored_as_exactly_true(value: Any) -> None:
     values = stored(host="qdrant.internal") | ({} if value is MISSING else stored(enabled=value))
     qs = normalize(values, DEFAULT)
@@ -433,7 +434,7 @@ def test_a_bad_qdrant_variable_stops_start_up_with_its_name(tmp_path: Path, name
 
 def test_the_engine_reads_stored_settings_over_the_environment(tmp_path: Path) -> None:
     config = Config.for_path(tmp_path / "m.db", environ=QDRANT_ENV)
-    with Memory.open(config=config, start_workers=False) as mem:
+    with open_memory(config=config) as mem:
         engine = mem.qdrant
         from_env = engine.settings()
         assert (from_env.host, from_env.port, from_env.collection, from_env.embedding_model) == (
@@ -458,12 +459,12 @@ def test_the_engine_reads_stored_settings_over_the_environment(tmp_path: Path) -
         assert engine.settings().api_key == KEY
 
     # The settings live in the database: a restart reads them back.
-    with Memory.open(config=config, start_workers=False) as again:
+    with open_memory(config=config) as again:
         assert again.qdrant.settings().host == "db-qdrant.internal"
 
 
 def test_a_refused_engine_update_stores_nothing(tmp_path: Path) -> None:
-    with Memory.open(tmp_path / "m.db", start_workers=False) as mem:
+    with open_memory(tmp_path / "m.db") as mem:
         engine = mem.qdrant
         before = engine.settings()
         with pytest.raises(InvalidInput):

@@ -1,0 +1,22 @@
+"""Opening a `Memory` the way the tests do: on a database file (or a config), with the
+background workers off unless a test needs them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memroute import Memory
+from memroute.clock import Clock
+from memroute.config import Config
+
+
+def open_memory(
+    path: Path | None = None,
+    *,
+    config: Config | None = None,
+    clock: Clock | None = None,
+    workers: bool = False,
+) -> Memory:
+    """A `Memory` on `path` (or `config`'s database), usable as a context manager. Without
+    `workers=True` nothing runs in the background: a test seeds or inspects the file."""
+    return Memory.open(path, config=config, clock=clock, start_workers=workers)
