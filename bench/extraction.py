@@ -27,7 +27,7 @@ from bench.corpus import Picker, chat_message, prose
 from bench.dataset import owner_ids
 from memroute import Memory
 from memroute.memory.extraction import extract_facts_from_text
-from memroute.wire import to_wire
+from memroute.models.wire import to_wire
 
 TEXT_BYTES = 64 * 1024
 TARGET_MS = 20.0

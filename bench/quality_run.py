@@ -30,7 +30,7 @@ from bench.common import log, machine, machine_markdown, table
 from bench.opened import BenchMemory, open_bench
 from bench.quality import load_memories, load_queries, overlaps
 from memroute import Memory
-from memroute.wire import to_wire
+from memroute.models.wire import to_wire
 
 OWNER = "quality"
 KEY_PREFIX = f"{OWNER}:"

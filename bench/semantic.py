@@ -80,7 +80,7 @@ from memroute.embeddings import DEFAULT_STATIC_MODEL, SourceChoice, l2_normalize
 from memroute.embeddings import static as static_model
 from memroute.embeddings.resolve import hashing_choice, static_choice
 from memroute.errors import EmbeddingError
-from memroute.models import MemoryFilter
+from memroute.models.records import MemoryFilter
 from memroute.store.memories import filter_sql
 from memroute.vectors import VectorHit
 

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     )
     from memroute.memory.extraction import extract_facts_from_text
     from memroute.memory.injection import inject
-    from memroute.models import Fact, MemoryRecord, RetrievedItem
+    from memroute.models.records import Fact, MemoryRecord, RetrievedItem
     from memroute.service import Memory
 
 #: public name → the module that defines it
@@ -37,9 +37,9 @@ _HOMES = {
     "UpstreamError": "memroute.errors",
     "extract_facts_from_text": "memroute.memory.extraction",
     "inject": "memroute.memory.injection",
-    "Fact": "memroute.models",
-    "MemoryRecord": "memroute.models",
-    "RetrievedItem": "memroute.models",
+    "Fact": "memroute.models.records",
+    "MemoryRecord": "memroute.models.records",
+    "RetrievedItem": "memroute.models.records",
     "Memory": "memroute.service",
 }
 

@@ -12,6 +12,13 @@ from memories import open_memory
 from memroute import Memory
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Files that hold a slow test run first: on parallel workers (whole files each), the
+    long ones then run beside the short ones instead of trailing alone at the end."""
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_files)  # stable: file order is kept
+
+
 @pytest.fixture
 def clock() -> ManualClock:
     return ManualClock()

@@ -8,9 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.slow
 def test_every_benchmark_runs_and_reports_its_figures(tmp_path: Path) -> None:
     out = tmp_path / "figures.json"
     done = subprocess.run(

@@ -17,11 +17,12 @@ from pathlib import Path
 
 import httpx
 import openai
+import pytest
 from memories import open_memory
 from servers import ADMIN, AUTH, LiveServer, ScriptedUpstream, free_port
 from storage import database
 
-from memroute.results import ExtractionQueue
+from memroute.models.results import ExtractionQueue
 
 CYCLES = 20
 
@@ -83,6 +84,7 @@ def _chat(base: str, secret: str, prefix: str, stop: threading.Event, learned: l
         learned.append(f"prefers {topic}")
 
 
+@pytest.mark.slow
 def test_acknowledged_writes_survive_sigkill(tmp_path: Path) -> None:
     db = tmp_path / "crash.db"
     with open_memory(db) as setup:

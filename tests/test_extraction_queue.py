@@ -19,7 +19,7 @@ from storage import rows
 
 from memroute import InvalidInput, Memory
 from memroute.clock import to_iso
-from memroute.results import ExtractionQueue
+from memroute.models.results import ExtractionQueue
 from memroute.service.workers import ExtractionWorker
 from memroute.store import ExtractionJob
 

@@ -11,8 +11,8 @@ from memroute.clock import normalize_time, parse_time, to_iso
 from memroute.config import Config
 from memroute.errors import InvalidInput
 from memroute.lru import LruTtlCache
-from memroute.models import Stats, estimate_tokens
-from memroute.wire import to_wire
+from memroute.models.records import Stats, estimate_tokens
+from memroute.models.wire import to_wire
 
 
 @pytest.mark.parametrize(

@@ -231,6 +231,7 @@ def _assert_clean(case: Case, response: schemathesis.Response) -> None:
 
 
 @pytest.mark.parametrize("label", OPERATIONS)
+@pytest.mark.slow
 def test_every_operation_survives_the_fuzzer(label: str, fuzz_target: FuzzTarget) -> None:
     operation = fuzz_target.schema.find_operation_by_label(label)
     assert operation is not None, label

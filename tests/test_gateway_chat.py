@@ -17,7 +17,7 @@ from storage import scalar
 from memroute import Memory
 from memroute.config import Config
 from memroute.memory.injection import FRAMING, MEMORY_PREFIX
-from memroute.models import MemoryRecord
+from memroute.models.records import MemoryRecord
 from memroute.web.app import create_app
 
 ADMIN = "admin-test-token"

@@ -15,7 +15,7 @@ from servers import LiveServer, RawUpstream, free_port
 from storage import open_parts, rows
 from test_gateway_chat import ADMIN, Gateway, _config, gateway, upstream  # noqa: F401  (fixtures)
 
-from memroute.results import ExtractionQueue
+from memroute.models.results import ExtractionQueue
 from memroute.web.app import create_app
 
 

@@ -25,7 +25,7 @@ from storage import database, scalar
 
 from memroute import Memory
 from memroute.cli import main as cli
-from memroute.models import ProviderRecord
+from memroute.models.records import ProviderRecord
 
 FTS_SYNTAX = [
     '"foo" AND NOT bar*',

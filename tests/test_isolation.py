@@ -65,11 +65,11 @@ from memroute.errors import Conflict, InvalidInput, NotFound
 from memroute.mcp.server import build_server
 from memroute.memory.injection import MEMORY_PREFIX
 from memroute.memory.redact import redact
-from memroute.models import MEMORY_TYPES, MemoryFilter, MemoryRecord
+from memroute.models.records import MEMORY_TYPES, MemoryFilter, MemoryRecord
+from memroute.models.wire import to_wire
 from memroute.service.build import Parts
 from memroute.store.fts import owner_token
 from memroute.web.app import create_app
-from memroute.wire import to_wire
 
 ADMIN = "admin-isolation-token"
 TENANTS = 4
@@ -1261,6 +1261,7 @@ def run_machine(harness: Harness, examples: int, name: str) -> None:
     )
 
 
+@pytest.mark.slow
 def test_isolation_with_sqlite_vec(tmp_path: Path) -> None:
     with open_harness(tmp_path, qdrant=False) as harness:
         run_machine(harness, SQLITE_VEC_EXAMPLES, "sqlite-vec")
@@ -1268,6 +1269,7 @@ def test_isolation_with_sqlite_vec(tmp_path: Path) -> None:
     print(f"\nisolation with sqlite-vec: {TALLY.by_run['sqlite-vec']} operations")
 
 
+@pytest.mark.slow
 def test_isolation_with_qdrant(tmp_path: Path) -> None:
     with open_harness(tmp_path, qdrant=True) as harness:
         run_machine(harness, QDRANT_EXAMPLES, "qdrant")

@@ -12,9 +12,9 @@ from storage import database
 
 from memroute import InvalidInput, Memory, NotFound, UpstreamError
 from memroute.cli import main
+from memroute.models.wire import to_wire
 from memroute.service.keys import hash_secret
 from memroute.service.providers import ProviderRegistry
-from memroute.wire import to_wire
 
 
 def _raw(db_path: Path, sql: str) -> list[tuple]:

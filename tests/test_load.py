@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 from memories import open_memory
 from servers import ADMIN, AUTH, LiveServer, ScriptedUpstream, free_port
 
@@ -97,6 +98,7 @@ async def _drive(base: str, secret: str, owner: str, server_pid: int) -> dict[st
     }
 
 
+@pytest.mark.slow
 def test_a_hundred_streaming_clients_and_rest_writers(tmp_path: Path) -> None:
     db = tmp_path / "load.db"
     with open_memory(db) as setup:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from memroute.masking import mask_secret, scrub, url_for_logs
-from memroute.models import ProviderRecord
+from memroute.models.records import ProviderRecord
+from memroute.models.wire import to_wire
 from memroute.vectors.qdrant_settings import QdrantSettings
-from memroute.wire import to_wire
 
 EPOCH = "1970-01-01T00:00:00.000Z"
 

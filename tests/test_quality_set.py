@@ -10,7 +10,7 @@ from types import ModuleType
 
 import pytest
 
-from memroute.models import MEMORY_TYPES
+from memroute.models.records import MEMORY_TYPES
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_CONTENT_CHARS = 500

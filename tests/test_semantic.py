@@ -19,11 +19,11 @@ from storage import open_parts, rows, scalar
 from memroute import Memory
 from memroute.config import Config
 from memroute.embeddings import SourceChoice
-from memroute.models import MemoryFilter
-from memroute.results import ReindexReport
+from memroute.models.records import MemoryFilter
+from memroute.models.results import ReindexReport
+from memroute.models.wire import to_wire
 from memroute.service.build import Parts
 from memroute.vectors import VectorHit
-from memroute.wire import to_wire
 
 TOPICS = [
     "prefers TypeScript for new web projects",

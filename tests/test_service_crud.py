@@ -20,8 +20,8 @@ from storage import scalar
 
 from memroute import Conflict, InvalidInput, Memory, NotFound
 from memroute.config import Config
-from memroute.results import VerifyReport
-from memroute.wire import to_wire
+from memroute.models.results import VerifyReport
+from memroute.models.wire import to_wire
 
 EXPORT_FIELDS = {
     "id", "apiKeyId", "sessionId", "type", "key", "content", "metadata",

@@ -21,9 +21,9 @@ from memories import open_memory
 from storage import database
 
 from memroute import Memory, StoreError
+from memroute.models.wire import to_wire
 from memroute.store import SqliteStore
 from memroute.store.migrate import available_migrations, migrate
-from memroute.wire import to_wire
 
 ISO_MS_Z = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 

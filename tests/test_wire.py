@@ -10,9 +10,9 @@ from clocks import ManualClock
 from pydantic import BaseModel
 
 from memroute import Memory
-from memroute.results import QdrantDrain, ReindexReport
+from memroute.models.results import QdrantDrain, ReindexReport
+from memroute.models.wire import Wire, camel, to_wire, wire_names
 from memroute.web.schemas import engine, keys, maintenance, memory, qdrant, settings
-from memroute.wire import Wire, camel, to_wire, wire_names
 
 
 def _records(mem: Memory, clock: ManualClock) -> list[tuple[type[BaseModel], Any]]:

@@ -14,8 +14,8 @@ import click
 
 from memroute.config import Config
 from memroute.errors import InvalidInput, MemrouteError, NotFound
-from memroute.models import MEMORY_TYPES
-from memroute.wire import to_wire
+from memroute.models.records import MEMORY_TYPES
+from memroute.models.wire import to_wire
 
 F = TypeVar("F", bound=Callable[..., Any])
 

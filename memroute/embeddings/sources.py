@@ -36,7 +36,7 @@ from memroute.embeddings.resolve import (
 from memroute.errors import EmbeddingError
 from memroute.lru import LruTtlCache
 from memroute.masking import scrub
-from memroute.status import EmbeddingCacheStats, LocalSourceStatus
+from memroute.models.status import EmbeddingCacheStats, LocalSourceStatus
 
 if TYPE_CHECKING:
     from memroute.upstream.route import Route

@@ -29,7 +29,7 @@ from memroute.gateway.sse import DONE_EVENT, ReplyAssembler, reply_text
 from memroute.masking import url_for_logs
 from memroute.memory.extraction import may_state_facts
 from memroute.memory.injection import last_user_text, should_inject
-from memroute.models import ApiKey, RetrievedItem
+from memroute.models.records import ApiKey, RetrievedItem
 from memroute.service import Memory
 from memroute.upstream.http import open_stream, read_body
 from memroute.upstream.route import Route

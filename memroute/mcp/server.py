@@ -23,9 +23,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from memroute.errors import MemrouteError
-from memroute.models import MemoryRecord
+from memroute.models.records import MemoryRecord
+from memroute.models.wire import to_wire
 from memroute.service import Memory
-from memroute.wire import to_wire
 
 log = logging.getLogger("memroute.mcp")
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from memroute.clock import parse_time
-from memroute.models import MemoryRecord
+from memroute.models.records import MemoryRecord
 
 SWEEP_SCAN_CAP = 5000
 

@@ -16,7 +16,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from memroute.models import Fact
+from memroute.models.records import Fact
 
 MAX_FACT_LENGTH = 500
 MIN_FACT_LENGTH = 2

@@ -11,8 +11,8 @@ from datetime import datetime
 from memroute.clock import days_ago, to_iso
 from memroute.memory import summarization
 from memroute.memory.decay import SWEEP_SCAN_CAP, DecayPolicy, is_decayed
-from memroute.models import MemoryRecord, estimate_tokens
-from memroute.results import DecayReport, SummaryReport, SummaryWritten
+from memroute.models.records import MemoryRecord, estimate_tokens
+from memroute.models.results import DecayReport, SummaryReport, SummaryWritten
 from memroute.store import NewMemory, SqliteStore
 
 log = logging.getLogger("memroute.memory")

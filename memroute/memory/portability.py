@@ -15,7 +15,7 @@ from typing import Any
 from memroute.clock import normalize_time
 from memroute.errors import Conflict, InvalidInput
 from memroute.memory import validate
-from memroute.models import ImportFailure, ImportReport
+from memroute.models.records import ImportFailure, ImportReport
 from memroute.store import NewMemory, SqliteStore
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from memroute.errors import MemrouteError
-from memroute.models import (
+from memroute.models.records import (
     MemoryFilter,
     MemoryRecord,
     Resolution,

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memroute.errors import InvalidInput
-from memroute.wire import camel
+from memroute.models.wire import camel
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterable
 from itertools import groupby
 
-from memroute.models import MemoryRecord
+from memroute.models.records import MemoryRecord
 
 MAX_SENTENCES = 3
 _SENTENCE = re.compile(r"[^.!?]+[.!?]*")

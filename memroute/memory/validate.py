@@ -9,7 +9,7 @@ from typing import Any
 
 from memroute.clock import normalize_time
 from memroute.errors import InvalidInput
-from memroute.models import MEMORY_TYPES, SCOPES, STRATEGIES
+from memroute.models.records import MEMORY_TYPES, SCOPES, STRATEGIES
 
 MAX_KEY_CHARS = 512
 MAX_ID_CHARS = 256

@@ -7,8 +7,8 @@ import time
 import uuid
 from typing import Protocol
 
-from memroute.models import MemoryRecord
-from memroute.results import VerifyReport, VerifySteps
+from memroute.models.records import MemoryRecord
+from memroute.models.results import VerifyReport, VerifySteps
 
 VERIFY_OWNER_PREFIX = "__memroute_verify__:"
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memroute.config import Config
-from memroute.status import QdrantStatus
+from memroute.models.status import QdrantStatus
 from memroute.vectors.qdrant import INSTALL_HINT, client_installed
 
 

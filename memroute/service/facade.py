@@ -26,7 +26,7 @@ from memroute.memory.portability import import_records
 from memroute.memory.retrieval import NO_VECTOR_REASON, RetrieveParams, join_reasons, retrieve
 from memroute.memory.settings import MemorySettings, validate_update
 from memroute.memory.verify import verify_pipeline
-from memroute.models import (
+from memroute.models.records import (
     HistoryEntry,
     ImportReport,
     MemoryFilter,
@@ -36,11 +36,11 @@ from memroute.models import (
     RetrievedItem,
     Stats,
 )
-from memroute.results import DecayReport, ExtractionQueue, ReindexReport, SummaryReport, VerifyReport
+from memroute.models.results import DecayReport, ExtractionQueue, ReindexReport, SummaryReport, VerifyReport
+from memroute.models.status import EmbeddingProvider, EngineStatus, StorageStatus
+from memroute.models.wire import to_wire
 from memroute.service.build import Parts, build
-from memroute.status import EmbeddingProvider, EngineStatus, StorageStatus
 from memroute.store import NewMemory
-from memroute.wire import to_wire
 
 log = logging.getLogger("memroute.memory")
 

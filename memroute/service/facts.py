@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 
 from memroute.memory.extraction import extract_facts_from_text
 from memroute.memory.redact import redact
-from memroute.models import Fact, MemoryRecord
+from memroute.models.records import Fact, MemoryRecord
 from memroute.store import ExtractionJob, NewMemory, SqliteStore
 
 log = logging.getLogger("memroute.memory")

@@ -14,7 +14,7 @@ from datetime import timedelta
 
 from memroute.clock import Clock, parse_time, to_iso
 from memroute.errors import InvalidInput, NotFound
-from memroute.models import ApiKey
+from memroute.models.records import ApiKey
 from memroute.store import SqliteStore
 
 SECRET_PREFIX = "mr-"

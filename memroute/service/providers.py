@@ -18,7 +18,7 @@ import httpx
 
 from memroute.clock import Clock, to_iso
 from memroute.errors import InvalidInput, NotFound, UpstreamError
-from memroute.models import ProviderRecord
+from memroute.models.records import ProviderRecord
 from memroute.store import SqliteStore
 from memroute.upstream.route import Route
 

@@ -18,9 +18,8 @@ from memroute.clock import parse_time
 from memroute.embeddings import EmbeddingSources, SourceChoice
 from memroute.errors import EmbeddingError, QdrantError
 from memroute.memory.settings import MemorySettings
-from memroute.results import QdrantDrain
-from memroute.service.providers import ProviderRegistry
-from memroute.status import (
+from memroute.models.results import QdrantDrain
+from memroute.models.status import (
     QdrantBackfill,
     QdrantCleanup,
     QdrantHealth,
@@ -28,6 +27,7 @@ from memroute.status import (
     QdrantSearchTest,
     QdrantStatus,
 )
+from memroute.service.providers import ProviderRegistry
 from memroute.store.qdrant_sync import QdrantSyncRepository
 from memroute.upstream.http import LazyClient
 from memroute.upstream.models import ModelsUnavailable, listed_model_ids

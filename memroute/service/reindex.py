@@ -11,7 +11,7 @@ from collections.abc import Callable
 from memroute.embeddings import SourceChoice
 from memroute.errors import EmbeddingError
 from memroute.loops import WakeLoop
-from memroute.status import ReindexProgress
+from memroute.models.status import ReindexProgress
 from memroute.store import VectorRepository
 from memroute.vectors.sqlite_vec import SqliteVecIndex
 

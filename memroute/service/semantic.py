@@ -16,12 +16,9 @@ from dataclasses import dataclass, replace
 from memroute.embeddings import EmbeddingSources, SourceChoice
 from memroute.memory.retrieval import Reranker, VectorSearch, join_reasons
 from memroute.memory.settings import MemorySettings
-from memroute.models import MemoryFilter
-from memroute.results import ExtractionQueue, ReindexReport
-from memroute.service.providers import ProviderRegistry
-from memroute.service.qdrant import QdrantService
-from memroute.service.reindex import Reindexer, ReindexWorker
-from memroute.status import (
+from memroute.models.records import MemoryFilter
+from memroute.models.results import ExtractionQueue, ReindexReport
+from memroute.models.status import (
     EmbeddingProvider,
     EmbeddingStatus,
     EngineStatus,
@@ -31,6 +28,9 @@ from memroute.status import (
     StorageStatus,
     VectorStoreStatus,
 )
+from memroute.service.providers import ProviderRegistry
+from memroute.service.qdrant import QdrantService
+from memroute.service.reindex import Reindexer, ReindexWorker
 from memroute.store import SqliteStore, VecMeta
 from memroute.upstream.http import LazyClient
 from memroute.upstream.rerank import ProviderReranker

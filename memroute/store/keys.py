@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from memroute.models import ApiKey
+from memroute.models.records import ApiKey
 from memroute.store.db import Database
 
 _COLUMNS = "id, name, prefix, created_at, last_used_at, revoked_at"

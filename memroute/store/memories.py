@@ -13,7 +13,7 @@ import apsw
 
 from memroute.errors import Conflict
 from memroute.lru import LruTtlCache
-from memroute.models import HistoryEntry, MemoryFilter, MemoryRecord
+from memroute.models.records import HistoryEntry, MemoryFilter, MemoryRecord
 from memroute.store.db import Database
 from memroute.store.fts import BM25, match_expression
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from memroute.models import ProviderRecord
+from memroute.models.records import ProviderRecord
 from memroute.store.db import Database
 
 _COLUMNS = "id, base_url, api_key_env, api_key, is_default, created_at, updated_at"

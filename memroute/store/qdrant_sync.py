@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memroute.models import MemoryRecord
+from memroute.models.records import MemoryRecord
 from memroute.store.db import Database
 from memroute.store.memories import COLUMNS, row_to_memory
 from memroute.store.settings import write_settings

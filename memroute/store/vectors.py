@@ -23,7 +23,7 @@ import apsw
 import numpy as np
 from numpy.typing import NDArray
 
-from memroute.models import MemoryFilter
+from memroute.models.records import MemoryFilter
 from memroute.store.db import Database
 from memroute.store.memories import filter_sql
 

@@ -17,7 +17,7 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from memroute.models import MemoryFilter
+from memroute.models.records import MemoryFilter
 
 #: A query or document embedding: one float32 row.
 Vector = NDArray[np.float32]

@@ -26,8 +26,8 @@ from memroute.clock import parse_time
 from memroute.embeddings import SourceChoice
 from memroute.errors import QdrantError
 from memroute.masking import scrub
-from memroute.models import MemoryFilter, MemoryRecord
-from memroute.status import QdrantHealth, QdrantSearchHit
+from memroute.models.records import MemoryFilter, MemoryRecord
+from memroute.models.status import QdrantHealth, QdrantSearchHit
 from memroute.vectors import Vector, VectorHit
 from memroute.vectors.qdrant_settings import LOCAL_MEMORY, QdrantSettings
 

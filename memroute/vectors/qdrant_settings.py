@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from memroute.config import check_qdrant_host
 from memroute.errors import InvalidInput
 from memroute.masking import mask_secret
-from memroute.status import QdrantSettingsView
+from memroute.models.status import QdrantSettingsView
 
 QUANTIZATIONS = ("none", "int8", "binary")
 LOCAL_MEMORY = ":memory:"

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from memroute.embeddings import EmbeddingSources, SourceChoice
 from memroute.errors import EmbeddingError, QdrantError
 from memroute.loops import WakeLoop
-from memroute.models import MemoryRecord
+from memroute.models.records import MemoryRecord
 from memroute.store.qdrant_sync import OutboxEntry, QdrantSyncRepository
 from memroute.vectors.qdrant import QdrantConnection
 from memroute.vectors.qdrant_pool import QdrantPool

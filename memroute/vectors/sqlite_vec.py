@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from memroute.embeddings import EmbeddingSources, SourceChoice
-from memroute.models import MemoryFilter
+from memroute.models.records import MemoryFilter
 from memroute.store.vectors import VEC_CHUNK_FLOAT, VEC_CHUNK_INT8, PendingMemory, VecMeta, VectorRepository
 from memroute.vectors import Vector, VectorHit
 from memroute.vectors.int8 import dequantize, fit_scale, quantize

@@ -23,8 +23,8 @@ from starlette.routing import Route as HttpRoute
 
 from memroute.embeddings import EmbeddingSources, SourceChoice
 from memroute.errors import EmbeddingError, UpstreamError
+from memroute.models.wire import to_wire
 from memroute.upstream.route import Route
-from memroute.wire import to_wire
 
 SECRET = "sk-test-memroute-SECRET-0123456789abcdef"
 MODEL = "acme/text-embed-1"

@@ -14,7 +14,7 @@ from embed_helpers import FakeTimer, make_config, no_routes
 from memroute.embeddings import DEFAULT_TRANSFORMERS_MODEL, EmbeddingSources, SourceChoice, cache_key
 from memroute.embeddings.sources import FAILURE_MEMORY_S
 from memroute.errors import EmbeddingError
-from memroute.wire import to_wire
+from memroute.models.wire import to_wire
 
 HASH = SourceChoice("hashing", "hashing-256", 256, "hashing explicitly selected")
 HASH64 = SourceChoice("hashing", "hashing-64", 64, "hashing explicitly selected")

@@ -18,7 +18,7 @@ from memroute.memory.injection import (
     should_inject,
     system_message_must_be_first,
 )
-from memroute.models import MemoryRecord, RetrievedItem
+from memroute.models.records import MemoryRecord, RetrievedItem
 
 
 # REF's conformance cases check REF's exact text: the unframed mode.

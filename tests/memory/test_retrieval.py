@@ -24,9 +24,9 @@ from storage import database
 from memroute import InvalidInput, Memory
 from memroute.clock import to_iso
 from memroute.memory.retrieval import RetrieveParams, VectorSearch, retrieve
-from memroute.models import MemoryFilter, MemoryRecord, Retrieval, RetrievedItem, estimate_tokens
+from memroute.models.records import MemoryFilter, MemoryRecord, Retrieval, RetrievedItem, estimate_tokens
+from memroute.models.wire import to_wire
 from memroute.vectors import Vector, VectorHit, VectorIndex
-from memroute.wire import to_wire
 
 STRATEGIES = ("exact", "semantic", "hybrid")
 

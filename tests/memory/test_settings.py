@@ -17,7 +17,7 @@ import pytest
 from memories import open_memory
 
 from memroute import InvalidInput, Memory
-from memroute.wire import to_wire
+from memroute.models.wire import to_wire
 
 REF_FIELDS = {
     "enabled": False,

@@ -15,9 +15,9 @@ from storage import scalar
 
 from memroute import InvalidInput, Memory
 from memroute.config import Config
-from memroute.models import MemoryRecord
-from memroute.results import SummaryWritten, VerifySteps
-from memroute.wire import to_wire
+from memroute.models.records import MemoryRecord
+from memroute.models.results import SummaryWritten, VerifySteps
+from memroute.models.wire import to_wire
 
 
 def _add(mem: Memory, clock: Any, owner: str, content: str, **kwargs: Any) -> MemoryRecord:

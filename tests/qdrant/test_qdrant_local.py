@@ -24,11 +24,11 @@ from storage import open_parts
 from memroute import Memory
 from memroute.clock import to_iso
 from memroute.config import Config
-from memroute.models import MemoryFilter
+from memroute.models.records import MemoryFilter
+from memroute.models.wire import to_wire
 from memroute.service.build import Parts
 from memroute.service.qdrant import QdrantService
 from memroute.vectors import VectorHit
-from memroute.wire import to_wire
 
 ANIMALS = ["cat", "dog", "horse", "parrot", "lizard", "rabbit", "goat", "otter"]
 

@@ -20,8 +20,8 @@ from memories import open_memory
 
 from memroute import InvalidInput
 from memroute.config import Config
+from memroute.models.wire import to_wire
 from memroute.vectors.qdrant_settings import QdrantSettings, normalize, validate_update
-from memroute.wire import to_wire
 
 KEY = "qd-key-DO-NOT-LEAK-9f8e7d6c"
 DEFAULT = QdrantSettings()

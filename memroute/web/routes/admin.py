@@ -12,7 +12,7 @@ from fastapi import APIRouter, Depends, Path, Request
 from pydantic import BaseModel
 
 from memroute.errors import Conflict, InvalidInput, NotFound
-from memroute.models import ProviderRecord
+from memroute.models.records import ProviderRecord
 from memroute.service import Memory
 from memroute.web.auth import require_admin
 from memroute.web.routes.memory import memory_of

@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from memroute.errors import InvalidInput, NotFound
 from memroute.memory.portability import json_lines
-from memroute.results import VerifyReport, VerifySteps
+from memroute.models.results import VerifyReport, VerifySteps
 from memroute.service import Memory
 from memroute.web.auth import require_admin
 from memroute.web.schemas.engine import EmbeddingProvidersOut, EngineStatus

@@ -1,7 +1,7 @@
 """Response schemas built from result dataclasses, so a wire field is declared once.
 
 `wire_model(Record, "RecordOut")` makes a pydantic model with one field per value
-`memroute.wire` sends for `Record` (same names, same order), typed from the dataclass's
+`memroute.models.wire` sends for `Record` (same names, same order), typed from the dataclass's
 annotations (a property's from its return annotation). Nested records become their own
 derived models, so derive the inner ones first. `refine` narrows a field's schema for the
 OpenAPI document (a `Literal`, a description) without declaring it again, `describe`
@@ -24,7 +24,7 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from memroute.wire import spec_of, wire_names
+from memroute.models.wire import spec_of, wire_names
 
 WIRE_CONFIG = ConfigDict(from_attributes=True, validate_by_name=True, validate_by_alias=True)
 

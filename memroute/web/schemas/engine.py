@@ -1,5 +1,5 @@
 """`GET /api/memory/engine-status` and `GET /api/memory/embedding-providers`: the records
-of `memroute.status`, derived."""
+of `memroute.models.status`, derived."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import ConfigDict, Field
 
-from memroute import models
+from memroute.models import records as models
 from memroute.web.schemas.common import StrictBody, Timestamp, documented_pattern, optional
 from memroute.web.schemas.derive import envelope, list_of, wire_model
 

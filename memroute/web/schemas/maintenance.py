@@ -1,5 +1,5 @@
 """`/api/memory/health`, `/summarize` and `/reindex`: the maintenance reports of
-`memroute.results`, derived, and their request bodies."""
+`memroute.models.results`, derived, and their request bodies."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """`/api/memory`: memories, their list, history and import, and the retrieval preview.
 
-The response models are derived from the records of `memroute.models`; envelopes
+The response models are derived from the records of `memroute.models.records`; envelopes
 (`{"memory": …}`, `{"success": true, …}`) are the only fields declared here.
 """
 
@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from memroute import models
+from memroute.models import records as models
 from memroute.web.schemas.common import (
     NOT_BLANK,
     DateOrTimestamp,

@@ -1,13 +1,13 @@
 """What the engine reports about itself: the engine status (one record per block), the
 embedding sources and providers, and the reports of the Qdrant settings page. Their JSON
-(the REST answers, `to_wire`) comes from these fields through `memroute.wire`."""
+(the REST answers, `to_wire`) comes from these fields through `memroute.models.wire`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from memroute.results import ExtractionQueue
+from memroute.models.results import ExtractionQueue
 
 VectorBackend = Literal["sqlite-vec", "qdrant", "none"]
 

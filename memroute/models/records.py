@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, overload
 
 from memroute.masking import mask_secret
-from memroute.wire import Wire
+from memroute.models.wire import Wire
 
 MEMORY_TYPES: tuple[str, ...] = ("factual", "episodic", "procedural", "semantic")
 
@@ -61,7 +61,7 @@ class _JsonObjectField:
 
 @dataclass
 class MemoryRecord:
-    """One stored memory (`memroute.wire.to_wire` gives its camelCase JSON object).
+    """One stored memory (`memroute.models.wire.to_wire` gives its camelCase JSON object).
 
     `metadata` may be given as its stored JSON text; it is decoded when first read."""
 

@@ -1,14 +1,14 @@
 """Reports the `Memory` maintenance calls return: summarise, decay, verify, reindex (with
 its Qdrant sync) and the extraction queue counts. Their wire objects (REST, CLI, MCP)
-come from these fields through `memroute.wire`."""
+come from these fields through `memroute.models.wire`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import ClassVar
 
-from memroute.models import MemoryRecord
-from memroute.wire import Wire
+from memroute.models.records import MemoryRecord
+from memroute.models.wire import Wire
 
 
 @dataclass(slots=True, frozen=True)
