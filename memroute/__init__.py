@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from memroute.models.records import Fact, MemoryRecord, RetrievedItem
     from memroute.service import Memory
 
+    __version__: str
+
 #: public name → the module that defines it
 _HOMES = {
     "Conflict": "memroute.errors",
@@ -61,17 +63,19 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name == "__version__":
-        from memroute.version import package_version
+if not TYPE_CHECKING:  # type checkers see the imports above; at run time names load here
 
-        return package_version()
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'memroute' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+    def __getattr__(name: str) -> Any:
+        if name == "__version__":
+            from memroute.version import package_version
+
+            return package_version()
+        home = _HOMES.get(name)
+        if home is None:
+            raise AttributeError(f"module 'memroute' has no attribute {name!r}")
+        value = getattr(importlib.import_module(home), name)
+        globals()[name] = value
+        return value
 
 
 def __dir__() -> list[str]:

@@ -3,7 +3,7 @@ of `memroute.models.status`, derived."""
 
 from __future__ import annotations
 
-from memroute import results, status
+from memroute.models import results, status
 from memroute.web.schemas.derive import envelope, list_of, wire_model
 
 KeywordStatus = wire_model(status.KeywordStatus, "KeywordStatus")

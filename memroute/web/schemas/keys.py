@@ -7,12 +7,12 @@ from typing import Annotated
 
 from pydantic import ConfigDict, Field
 
-from memroute.models import records as models
+from memroute.models import records
 from memroute.web.schemas.common import StrictBody, Timestamp, documented_pattern, optional
 from memroute.web.schemas.derive import envelope, list_of, wire_model
 
 ApiKeyOut = wire_model(
-    models.ApiKey,
+    records.ApiKey,
     "ApiKeyOut",
     doc="A client key. Its secret is never stored; `prefix` is its first 8 characters.",
     refine={
@@ -32,7 +32,7 @@ ApiKeyEnvelope = envelope("ApiKeyEnvelope", key=ApiKeyOut)
 ApiKeyList = envelope("ApiKeyList", keys=list_of(ApiKeyOut))
 
 ProviderOut = wire_model(
-    models.ProviderRecord,
+    records.ProviderRecord,
     "ProviderOut",
     doc="An upstream provider; its stored secret is never returned, only masked.",
     refine={

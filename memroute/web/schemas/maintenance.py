@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import ConfigDict, Field
 
-from memroute import results
+from memroute.models import results
 from memroute.web.schemas.common import JsonInt, StrictBody
 from memroute.web.schemas.derive import wire_model
 from memroute.web.schemas.memory import MemoryOut  # noqa: F401 (derived first: the schema of the candidates)

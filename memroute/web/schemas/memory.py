@@ -1,6 +1,6 @@
 """`/api/memory`: memories, their list, history and import, and the retrieval preview.
 
-The response models are derived from the records of `memroute.models.records`; envelopes
+The response models are derived from the records of `memroute.records.records`; envelopes
 (`{"memory": …}`, `{"success": true, …}`) are the only fields declared here.
 """
 
@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from memroute.models import records as models
+from memroute.models import records
 from memroute.web.schemas.common import (
     NOT_BLANK,
     DateOrTimestamp,
@@ -28,7 +28,7 @@ from memroute.web.schemas.derive import envelope, list_of, wire_model
 SUCCESS = Literal[True]
 
 MemoryOut = wire_model(
-    models.MemoryRecord,
+    records.MemoryRecord,
     "MemoryOut",
     doc="One stored memory.",
     refine={
@@ -38,9 +38,9 @@ MemoryOut = wire_model(
         "updated_at": Timestamp,
     },
 )
-CacheStats = wire_model(models.CacheStats, "CacheStats")
+CacheStats = wire_model(records.CacheStats, "CacheStats")
 ListStats = wire_model(
-    models.Stats,
+    records.Stats,
     "ListStats",
     refine={
         "total": Annotated[int, Field(description="Memories matching the filters (all pages)")],
@@ -51,27 +51,27 @@ ListStats = wire_model(
     },
 )
 HistoryEntryOut = wire_model(
-    models.HistoryEntry,
+    records.HistoryEntry,
     "HistoryEntryOut",
     refine={"event": Literal["ADD", "UPDATE", "DELETE"], "at": Timestamp},
 )
 PreviewItem = wire_model(
-    models.RetrievedItem,
+    records.RetrievedItem,
     "PreviewItem",
     refine={
         "type": MemoryTypeName,
         "tier": Literal["fts5", "vector", "hybrid-rrf", "qdrant", "recent"],
     },
 )
-Resolution = wire_model(models.Resolution, "Resolution")
-PreviewOut = wire_model(models.Retrieval, "PreviewOut")
+Resolution = wire_model(records.Resolution, "Resolution")
+PreviewOut = wire_model(records.Retrieval, "PreviewOut")
 ImportFailure = wire_model(
-    models.ImportFailure,
+    records.ImportFailure,
     "ImportFailure",
     refine={"line": Annotated[int, Field(description="1-based line (JSONL) or array position (JSON array)")]},
 )
 ImportReportOut = wire_model(
-    models.ImportReport,
+    records.ImportReport,
     "ImportReportOut",
     refine={"skipped": Annotated[int, Field(description="Records identical to a memory already stored")]},
 )

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from memroute import status
+from memroute.models import status
 from memroute.web.schemas.common import JsonInt, StrictBody, optional
 from memroute.web.schemas.derive import envelope, list_of, wire_model
 
