@@ -14,7 +14,8 @@ RUN_STAMP := $(VENV)/.installed-run-$(PROJECT)
 TEST_STAMP := $(VENV)/.installed-test-$(PROJECT)
 PYTEST_ARGS ?=
 # `make test` runs the suite on parallel workers (pytest-xdist), handing out whole test
-# files, so a module's server or browser lives on one worker. PYTEST_WORKERS=0: one process.
+# files (those with a slow test first), so a module's server or browser lives on one
+# worker. PYTEST_WORKERS=0: one process.
 PYTEST_WORKERS ?= 3
 
 .PHONY: run test lint bench venv clean
@@ -39,7 +40,7 @@ run: $(RUN_STAMP)
 # Bytecode caches on, whatever the environment says: pytest keeps the test modules it
 # rewrote, and every `memroute serve` a test starts reuses the compiled package.
 test: $(TEST_STAMP)
-	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 lint: $(TEST_STAMP)
 	$(BIN)/ruff check memroute tests bench

@@ -1,0 +1,125 @@
+"""`memroute keys|providers|settings …`: client keys, upstream providers and memory settings."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from memroute.cli.common import cli_errors, memory_for, print_json
+from memroute.errors import InvalidInput
+from memroute.models.wire import to_wire
+
+
+@click.group()
+def keys() -> None:
+    """Client API keys (the key's id owns its memories)."""
+
+
+@keys.command("create")
+@click.argument("name")
+@click.pass_context
+def keys_create(ctx: click.Context, name: str) -> None:
+    """Create a key and print its secret once (only its SHA-256 is stored)."""
+    with memory_for(ctx) as mem:
+        key, secret = mem.keys.create(name)
+    print_json({**to_wire(key), "secret": secret})
+    click.echo("Store the secret now: it cannot be shown again.", err=True)
+
+
+@keys.command("list")
+@click.pass_context
+def keys_list(ctx: click.Context) -> None:
+    """List keys (never their secrets)."""
+    with memory_for(ctx) as mem:
+        print_json([to_wire(k) for k in mem.keys.list()])
+
+
+@keys.command("revoke")
+@click.argument("key_id")
+@click.pass_context
+def keys_revoke(ctx: click.Context, key_id: str) -> None:
+    """Revoke a key: requests with it get 401; its memories stay."""
+    with memory_for(ctx) as mem:
+        print_json(to_wire(mem.keys.revoke(key_id)))
+
+
+@click.group()
+def providers() -> None:
+    """Upstream LLM providers (`provider/model` routes to a provider)."""
+
+
+@providers.command("add")
+@click.argument("provider_id")
+@click.option("--base-url", required=True, help="OpenAI-compatible base URL, e.g. https://api.openai.com/v1")
+@click.option("--api-key-env", default=None, help="Name of the environment variable holding the API key.")
+@click.option("--api-key-stdin", is_flag=True, help="Read an API key to store from stdin (never echoed).")
+@click.option("--default", "is_default", is_flag=True, help="Send models without a provider prefix here.")
+@click.pass_context
+def providers_add(
+    ctx: click.Context,
+    provider_id: str,
+    base_url: str,
+    api_key_env: str | None,
+    api_key_stdin: bool,
+    is_default: bool,
+) -> None:
+    """Add or replace a provider. Secrets are only ever shown masked."""
+    secret = sys.stdin.readline().strip() if api_key_stdin else None
+    with memory_for(ctx) as mem:
+        record = mem.providers.add(
+            provider_id, base_url, api_key_env=api_key_env, api_key=secret, default=is_default
+        )
+        print_json(to_wire(record))
+
+
+@providers.command("list")
+@click.pass_context
+def providers_list(ctx: click.Context) -> None:
+    """List providers (secrets masked)."""
+    with memory_for(ctx) as mem:
+        print_json([to_wire(p) for p in mem.providers.list()])
+
+
+@providers.command("remove")
+@click.argument("provider_id")
+@click.pass_context
+def providers_remove(ctx: click.Context, provider_id: str) -> None:
+    """Remove a provider."""
+    with memory_for(ctx) as mem:
+        mem.providers.remove(provider_id)
+    click.echo(f"removed {provider_id}")
+
+
+@click.group("settings")
+def settings_group() -> None:
+    """Show or change memory settings."""
+
+
+@settings_group.command("get")
+@click.pass_context
+def settings_get(ctx: click.Context) -> None:
+    """Print the memory settings."""
+    with memory_for(ctx) as mem:
+        print_json(to_wire(mem.settings()))
+
+
+@settings_group.command("set")
+@click.argument("assignments", nargs=-1, required=True)
+@click.pass_context
+def settings_set(ctx: click.Context, assignments: tuple[str, ...]) -> None:
+    """Change settings: NAME=VALUE ..., values in JSON (e.g. enabled=true maxTokens=1500)."""
+    changes: dict[str, Any] = {}
+    with cli_errors():
+        for assignment in assignments:
+            name, sep, raw = assignment.partition("=")
+            if not sep or not name:
+                raise InvalidInput(f"expected NAME=VALUE, got {assignment!r}")
+            try:
+                changes[name] = json.loads(raw)
+            except ValueError:
+                changes[name] = raw  # a bare word such as hybrid
+    with memory_for(ctx) as mem:
+        print_json(to_wire(mem.update_settings(changes)))

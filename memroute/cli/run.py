@@ -1,0 +1,82 @@
+"""`memroute serve|mcp|demo`: running memroute's servers."""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+import click
+
+from memroute.cli.common import cli_errors, config_of, memory_for
+
+
+@click.command("mcp")
+@click.pass_context
+def mcp_stdio(ctx: click.Context) -> None:
+    """Serve the memory tools over MCP stdio (for Claude Desktop, Cursor, VS Code …)."""
+    from memroute.mcp.server import build_server
+    from memroute.service import Memory
+
+    with cli_errors():
+        mem = Memory.open(config=config_of(ctx))
+    try:
+        build_server(lambda: mem).run()  # stdio; logs go to stderr, stdout is the protocol
+    finally:
+        mem.close()
+
+
+@click.command()
+@click.option(
+    "--keep",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Keep the demo's data in this folder (default: a temporary folder).",
+)
+def demo(keep: str | None) -> None:
+    """A scripted conversation through the gateway and a built-in echo upstream:
+    facts are learned, then injected into the next request."""
+    from memroute.cli.demo import run_demo
+
+    with cli_errors():
+        if keep:
+            run_demo(Path(keep), click.echo)
+            return
+        with tempfile.TemporaryDirectory() as tmp:
+            run_demo(Path(tmp), click.echo)
+
+
+@click.command()
+@click.option("--host", default=None, help="Interface to bind (default 127.0.0.1, or MEMROUTE_HOST).")
+@click.option("--port", type=int, default=None, help="Port (default 20128, or MEMROUTE_PORT).")
+@click.option("--db", "serve_db", type=click.Path(dir_okay=False), default=None, help="Database file.")
+@click.pass_context
+def serve(ctx: click.Context, host: str | None, port: int | None, serve_db: str | None) -> None:
+    """Run the gateway and the management API."""
+    import uvicorn
+
+    from memroute.cli.banner import StartState, banner, self_command
+    from memroute.web.app import create_app
+    from memroute.web.serve import free_port
+
+    if serve_db:
+        ctx.obj["db"] = serve_db
+    with cli_errors():
+        config = config_of(ctx)
+        config = config.with_overrides(host=host or config.host, port=config.port if port is None else port)
+        if config.port == 0:  # any free port: chosen here, so the banner can name it
+            config = config.with_overrides(port=free_port(config.host))
+        app = create_app(config)
+    with memory_for(ctx) as mem:
+        memory_enabled = mem.settings().enabled
+    state = StartState(
+        admin_token=app.state.admin_token,
+        token_created=app.state.admin_token_created,
+        memory_enabled=memory_enabled,
+        command=self_command(sys.argv[0], sys.executable),
+    )
+    for line in banner(config, state):
+        click.echo(line)
+    # Idle client connections stay open 30 s: clients such as the openai SDK keep theirs for
+    # 5 s, and with the same 5 s on both sides a reused connection can be closed under them.
+    uvicorn.run(app, host=config.host, port=config.port, log_level="info", timeout_keep_alive=30)
