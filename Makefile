@@ -16,7 +16,7 @@ PYTEST_ARGS ?=
 # `make test` runs the suite on parallel workers (pytest-xdist), handing out whole test
 # files (those with a slow test first), so a module's server or browser lives on one
 # worker. PYTEST_WORKERS=0: one process.
-PYTEST_WORKERS ?= 3
+PYTEST_WORKERS ?= 4
 
 .PHONY: run test lint bench venv clean
 
