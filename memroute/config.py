@@ -109,7 +109,7 @@ class Config:
     static_cache_dir: Path | None = None
     transformers_model: str = ""
     vec_top_k: int = 20
-    redact: bool = True  # secrets in chat texts are replaced before extraction (memory/redact.py)
+    redact: bool = True  # secrets are replaced in chat texts, facts, adds and imports (memory/redact.py)
     memory_framing: bool = True  # injected memories say they are background facts, not instructions
     vec_cache_mb: int = 256
     rrf_k: int = 60

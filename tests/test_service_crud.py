@@ -201,11 +201,11 @@ def test_update_or_get_of_a_missing_id(mem: Memory) -> None:
 
 
 def test_delete_keeps_the_old_text_in_history(mem: Memory, db_path: Path) -> None:
-    m = mem.add("k1", "the wifi password is hunter2", key="secret:wifi")
+    m = mem.add("k1", "the wifi router is in the hallway", key="secret:wifi")
     assert mem.delete(m.id, actor="mcp") is True
     history = mem.history(m.id)
     assert [h.event for h in history] == ["ADD", "DELETE"]
-    assert history[1].old_content == "the wifi password is hunter2"
+    assert history[1].old_content == "the wifi router is in the hallway"
     assert history[1].new_content is None
     assert history[1].old_key == "secret:wifi"
     assert history[1].actor == "mcp"

@@ -25,8 +25,11 @@ def json_lines(text: str) -> list[str]:
     return [line.removesuffix("\r") for line in text.split("\n")]
 
 
-def parse_record(record: str | Mapping[str, Any], api_key_id: str | None, *, max_bytes: int) -> NewMemory:
-    """A validated memory from one export record (camelCase fields, as `to_wire` of a `MemoryRecord`)."""
+def parse_record(
+    record: str | Mapping[str, Any], api_key_id: str | None, *, content: Callable[[object], str]
+) -> NewMemory:
+    """A validated memory from one export record (camelCase fields, as `to_wire` of a
+    `MemoryRecord`); `content(value)` validates the content (and masks its secrets)."""
     if isinstance(record, str):
         try:
             record = json.loads(record)
@@ -40,7 +43,7 @@ def parse_record(record: str | Mapping[str, Any], api_key_id: str | None, *, max
     created = normalize_time(record.get("createdAt"), "createdAt")
     return NewMemory(
         api_key_id=validate.owner(owner),
-        content=validate.content(record.get("content"), max_bytes=max_bytes),
+        content=content(record.get("content")),
         key=validate.key(record.get("key")),
         type=validate.memory_type(record.get("type")),
         session_id=validate.session(record.get("sessionId", record.get("session_id"))),
@@ -59,14 +62,16 @@ def import_records(
     now: Callable[[], str],
     actor: str,
     api_key_id: str | None,
-    max_bytes: int,
+    content: Callable[[object], str],
 ) -> ImportReport:
+    """Upsert `records`; `content(value)` turns a record's content into what is stored
+    (validated, secrets masked), as `Memory.add` stores it."""
     report = ImportReport()
     for number, record in enumerate(records, start=1):
         if isinstance(record, str) and not record.strip():
             continue
         try:
-            outcome = _import_one(store, parse_record(record, api_key_id, max_bytes=max_bytes), now(), actor)
+            outcome = _import_one(store, parse_record(record, api_key_id, content=content), now(), actor)
         except (InvalidInput, Conflict) as exc:
             report.errors.append(ImportFailure(number, exc.message))
             continue

@@ -130,7 +130,7 @@ class Memory:
         """Store a memory; with a `key`, replace the key's earlier memory (kept in history)."""
         new = NewMemory(
             api_key_id=validate.owner(api_key_id),
-            content=validate.content(content, max_bytes=self.config.max_content_bytes),
+            content=self._content(content),
             key=validate.key(key),
             type=validate.memory_type(type),
             session_id=validate.session(session_id),
@@ -147,6 +147,14 @@ class Memory:
             memory.id,
         )
         return memory
+
+    def _content(self, value: object) -> str:
+        """A memory's content as it is stored: secrets masked (unless redaction is off),
+        then validated, so what is stored is within the content limit."""
+        return validate.content(
+            self._facts.redact(value) if isinstance(value, str) else value,
+            max_bytes=self.config.max_content_bytes,
+        )
 
     def get(self, id: str) -> MemoryRecord | None:
         return self._store.memories.get(validate.memory_id(id))
@@ -177,7 +185,7 @@ class Memory:
         """Change fields of a memory; raises NotFound if it does not exist."""
         changes: dict[str, Any] = {}
         if content is not _UNSET:
-            changes["content"] = validate.content(content, max_bytes=self.config.max_content_bytes)
+            changes["content"] = self._content(content)
         if key is not _UNSET:
             changes["key"] = validate.key(key)
             if not changes["key"]:
@@ -648,7 +656,7 @@ class Memory:
             now=self._now,
             actor=actor,
             api_key_id=api_key_id,
-            max_bytes=self.config.max_content_bytes,
+            content=self._content,
         )
         self._semantic.notify()
         return report
