@@ -30,33 +30,30 @@ from memroute.memory.redact_shapes import BARE_TOKEN, URL, looks_random, shaped_
 REDACTED = "[redacted]"
 
 _EDGE = r"(?<![A-Za-z0-9])"  # unlike \b, this also matches after "_" (DB_KEY=sk_live_…)
-_TOKENS = re.compile(
-    "|".join(
-        [
-            r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)",
-            _EDGE + r"sk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_\-]{16,}",  # OpenAI, Anthropic
-            _EDGE + r"(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}",  # Stripe
-            _EDGE + r"whsec_[A-Za-z0-9]{16,}",  # Stripe webhook signing
-            _EDGE + r"mr-[A-Za-z0-9_\-]{16,}",  # memroute client keys
-            _EDGE + r"gh[pousr]_[A-Za-z0-9]{30,}",
-            _EDGE + r"github_pat_[A-Za-z0-9_]{40,}",
-            _EDGE + r"glpat-[A-Za-z0-9_\-]{20,}",
-            _EDGE + r"(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Z])",
-            _EDGE + r"xox[abposr]-[A-Za-z0-9\-]{10,}",
-            _EDGE + r"AIza[0-9A-Za-z_\-]{35}",
-            _EDGE + r"hf_[A-Za-z0-9]{30,}",
-            _EDGE + r"npm_[A-Za-z0-9]{30,}",
-            _EDGE + r"pypi-[A-Za-z0-9_\-]{40,}",
-            _EDGE + r"SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}",  # SendGrid
-            _EDGE + r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}",  # Shopify
-            _EDGE + r"do[por]_v1_[a-f0-9]{64}",  # DigitalOcean
-            _EDGE + r"hv[sbr]\.[A-Za-z0-9_\-]{20,}",  # Vault
-            _EDGE + r"ya29\.[A-Za-z0-9_\-]{20,}",  # Google OAuth access token
-            _EDGE + r"eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",  # JWT
-        ]
-    ),
-    re.DOTALL,
-)
+_PRIVATE_KEY = r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)"
+# One lookbehind for every prefix (checked once per position, not once per prefix: ~8x faster).
+_PREFIXED = [
+    r"sk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_\-]{16,}",  # OpenAI, Anthropic
+    r"(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}",  # Stripe
+    r"whsec_[A-Za-z0-9]{16,}",  # Stripe webhook signing
+    r"mr-[A-Za-z0-9_\-]{16,}",  # memroute client keys
+    r"gh[pousr]_[A-Za-z0-9]{30,}",
+    r"github_pat_[A-Za-z0-9_]{40,}",
+    r"glpat-[A-Za-z0-9_\-]{20,}",
+    r"(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Z])",
+    r"xox[abposr]-[A-Za-z0-9\-]{10,}",
+    r"AIza[0-9A-Za-z_\-]{35}",
+    r"hf_[A-Za-z0-9]{30,}",
+    r"npm_[A-Za-z0-9]{30,}",
+    r"pypi-[A-Za-z0-9_\-]{40,}",
+    r"SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}",  # SendGrid
+    r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}",  # Shopify
+    r"do[por]_v1_[a-f0-9]{64}",  # DigitalOcean
+    r"hv[sbr]\.[A-Za-z0-9_\-]{20,}",  # Vault
+    r"ya29\.[A-Za-z0-9_\-]{20,}",  # Google OAuth access token
+    r"eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",  # JWT
+]
+_TOKENS = re.compile(_PRIVATE_KEY + "|" + _EDGE + "(?:" + "|".join(_PREFIXED) + ")", re.DOTALL)
 # Each keeps group 1 (what names the secret) and replaces group 2.
 _KEEP_PREFIX = [
     re.compile(r"(?i)(https?://hooks\.slack\.com/(?:services|workflows|triggers)/)[A-Za-z0-9/_\-]+"),
