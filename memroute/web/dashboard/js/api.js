@@ -9,7 +9,12 @@ export class ApiError extends Error {
   }
 }
 
+// Set once the user signs out: a request that fails with 401 after that (a poll of the
+// Engine tab, say) must not send the page to the login with a `next` back here.
+let signingOut = false;
+
 function toLogin() {
+  if (signingOut) return;
   const here = location.pathname + location.search;
   location.assign(`/dashboard/login?next=${encodeURIComponent(here)}`);
 }
@@ -56,6 +61,7 @@ export async function api(path, options = {}) {
 }
 
 export async function logout() {
+  signingOut = true;
   await fetch("/api/session", { method: "DELETE", credentials: "same-origin" });
   location.assign("/dashboard/login");
 }
