@@ -6,6 +6,7 @@ plain arguments.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -86,6 +87,29 @@ def _str(env: Mapping[str, str], name: str, default: str) -> str:
     return env.get(name, "").strip() or default
 
 
+def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    value = _float(env, name, default)
+    if value is None or value <= 0:
+        raise InvalidInput(f"must be a number of seconds above 0, got {value}", name)
+    return value
+
+
+def _optional_int(env: Mapping[str, str], name: str, minimum: int) -> int | None:
+    return _int(env, name, 0, minimum=minimum) if env.get(name, "").strip() else None
+
+
+def trusted_proxies(raw: str, name: str = "MEMROUTE_TRUSTED_PROXIES") -> tuple[str, ...]:
+    """The comma-separated IP addresses and CIDR networks in `raw`, each checked
+    (InvalidInput naming `name` for anything else, host names included)."""
+    entries = tuple(item.strip() for item in raw.split(",") if item.strip())
+    for entry in entries:
+        try:
+            ipaddress.ip_network(entry, strict=False)
+        except ValueError:
+            raise InvalidInput(f"{entry!r} is not an IP address or CIDR network", name) from None
+    return entries
+
+
 @dataclass(frozen=True, slots=True)
 class Config:
     data_dir: Path
@@ -102,6 +126,12 @@ class Config:
     max_chat_body_bytes: int = 32 * 1024 * 1024
     upstream_connect_timeout_s: float = 10.0
     upstream_timeout_s: float = 600.0
+    # Connections to the server (memroute/web/server.py).
+    header_timeout_s: float = 10.0  # a request head must arrive whole within this
+    body_timeout_s: float = 30.0  # longest pause between two pieces of a request body
+    keep_alive_timeout_s: int = 30  # an idle connection between requests is closed after this
+    max_connections: int | None = None  # None: 1000, fewer when the open-files limit is low
+    trusted_proxies: tuple[str, ...] = ()  # peers whose X-Forwarded-For/-Proto are believed
     # Embeddings and vectors.
     embedding_cache_ttl_ms: int = 300_000
     embedding_cache_max: int = 1000
@@ -166,6 +196,11 @@ class Config:
             max_chat_body_bytes=_int(env, "MEMROUTE_MAX_CHAT_BODY_BYTES", 32 * 1024 * 1024, minimum=1024),
             upstream_connect_timeout_s=_float(env, "MEMROUTE_UPSTREAM_CONNECT_TIMEOUT", 10.0) or 10.0,
             upstream_timeout_s=_float(env, "MEMROUTE_UPSTREAM_TIMEOUT", 600.0) or 600.0,
+            header_timeout_s=_seconds(env, "MEMROUTE_HEADER_TIMEOUT", 10.0),
+            body_timeout_s=_seconds(env, "MEMROUTE_BODY_TIMEOUT", 30.0),
+            keep_alive_timeout_s=_int(env, "MEMROUTE_KEEP_ALIVE_TIMEOUT", 30, minimum=1),
+            max_connections=_optional_int(env, "MEMROUTE_MAX_CONNECTIONS", minimum=1),
+            trusted_proxies=trusted_proxies(env.get("MEMROUTE_TRUSTED_PROXIES", "")),
             embedding_cache_ttl_ms=_int(env, "MEMORY_EMBEDDING_CACHE_TTL_MS", 300_000),
             embedding_cache_max=_int(env, "MEMORY_EMBEDDING_CACHE_MAX", 1000),
             static_model=_str(env, "MEMORY_STATIC_MODEL", "minishlab/potion-base-8M"),

@@ -16,11 +16,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import httpx
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+
+from memroute.web.server import build_server
+from memroute.web.server_limits import ServerLimits, open_files_limit
 
 if TYPE_CHECKING:
     from memroute import Memory
@@ -60,16 +62,19 @@ def free_port() -> int:
 
 
 class LiveServer:
-    """Runs `app` under uvicorn in a thread, on a socket bound here to a free 127.0.0.1 port
-    (so parallel test workers never race for one); `url` is its base URL."""
+    """Runs `app` under uvicorn in a thread the way `memroute serve` does (memroute's
+    guarded connections, with the limits of the app's Config or `limits`), on a socket
+    bound here to a free 127.0.0.1 port (so parallel test workers never race for one);
+    `url` is its base URL."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, limits: ServerLimits | None = None) -> None:
         self.socket = socket.socket()
         self.socket.bind(("127.0.0.1", 0))
         self.port = int(self.socket.getsockname()[1])
         self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on")
-        self.server = uvicorn.Server(config)
+        self.server = build_server(
+            app, limits or ServerLimits.of_app(app), port=self.port, open_files=open_files_limit()
+        )
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.socket]}, daemon=True)
 
     def __enter__(self) -> LiveServer:

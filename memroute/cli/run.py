@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -50,21 +53,32 @@ def demo(keep: str | None) -> None:
 @click.option("--host", default=None, help="Interface to bind (default 127.0.0.1, or MEMROUTE_HOST).")
 @click.option("--port", type=int, default=None, help="Port (default 20128, or MEMROUTE_PORT).")
 @click.option("--db", "serve_db", type=click.Path(dir_okay=False), default=None, help="Database file.")
+@click.option(
+    "--fd",
+    type=int,
+    default=None,
+    help="Serve on this listening socket instead of binding (e.g. 3 under systemd socket activation).",
+)
 @click.pass_context
-def serve(ctx: click.Context, host: str | None, port: int | None, serve_db: str | None) -> None:
-    """Run the gateway and the management API."""
-    import uvicorn
-
+def serve(
+    ctx: click.Context, host: str | None, port: int | None, serve_db: str | None, fd: int | None
+) -> None:
+    """Run the gateway and the management API. Exits with status 1 if serving ends
+    without a shutdown signal (so a supervisor restarts it)."""
     from memroute.cli.banner import StartState, banner, self_command
     from memroute.web.app import create_app
-    from memroute.web.serve import free_port
+    from memroute.web.serve import free_port, inherited_socket, run_foreground
 
     if serve_db:
         ctx.obj["db"] = serve_db
     with cli_errors():
+        listener = inherited_socket(fd) if fd is not None else None
         config = config_of(ctx)
         config = config.with_overrides(host=host or config.host, port=config.port if port is None else port)
-        if config.port == 0:  # any free port: chosen here, so the banner can name it
+        if listener is not None:
+            bound_host, bound_port = listener.getsockname()[:2]
+            config = config.with_overrides(host=bound_host, port=bound_port)
+        elif config.port == 0:  # any free port: chosen here, so the banner can name it
             config = config.with_overrides(port=free_port(config.host))
         app = create_app(config)
     with memory_for(ctx) as mem:
@@ -77,6 +91,16 @@ def serve(ctx: click.Context, host: str | None, port: int | None, serve_db: str 
     )
     for line in banner(config, state):
         click.echo(line)
-    # Idle client connections stay open 30 s: clients such as the openai SDK keep theirs for
-    # 5 s, and with the same 5 s on both sides a reused connection can be closed under them.
-    uvicorn.run(app, host=config.host, port=config.port, log_level="info", timeout_keep_alive=30)
+    status = run_foreground(app, config, listener)
+    if status:
+        _exit_now(status)
+
+
+def _exit_now(status: int) -> None:
+    """Exit at once with `status`, even while worker threads of a server whose event loop
+    died still run (they would keep the process alive)."""
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(status)

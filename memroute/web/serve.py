@@ -1,7 +1,9 @@
-"""Running the app under uvicorn: in the foreground (`memroute serve`) or in a thread (the demo)."""
+"""Running the app: in the foreground (`memroute serve`) or in a thread (the demo), both
+through memroute/web/server.py."""
 
 from __future__ import annotations
 
+import logging
 import socket
 import threading
 import time
@@ -9,7 +11,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import uvicorn
+from memroute.config import Config
+from memroute.errors import InvalidInput
+from memroute.web.logs import configure_process_logging
+from memroute.web.server import build_server, describe, serve_in_foreground
+from memroute.web.server_limits import ServerLimits, open_files_limit, raise_open_files_limit
+
+log = logging.getLogger("memroute.server")
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -18,12 +26,40 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(sock.getsockname()[1])
 
 
+def inherited_socket(fd: int) -> socket.socket:
+    """The listening socket open as file descriptor `fd` (handed over by a supervisor, e.g.
+    fd 3 under systemd socket activation). InvalidInput when it is not one."""
+    try:
+        sock = socket.socket(fileno=fd)
+    except OSError as exc:
+        raise InvalidInput(f"file descriptor {fd} is not an open socket ({exc.strerror})", "fd") from None
+    if not sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN):
+        sock.detach()
+        raise InvalidInput(f"file descriptor {fd} is not a listening socket", "fd")
+    return sock
+
+
+def run_foreground(app: Any, config: Config, listener: socket.socket | None = None) -> int:
+    """Serve `app` in this thread with the process's logging, a raised open-files limit and
+    the limits of `config`, on `listener` or else config's host and port, until a signal
+    stops it. Returns the exit status: 0 then, 1 when serving ended any other way."""
+    configure_process_logging("info")
+    limits = ServerLimits.of(config)
+    server = build_server(
+        app, limits, host=config.host, port=config.port, open_files=raise_open_files_limit(), log_level="info"
+    )
+    log.info(describe(server, limits))
+    if listener is not None:
+        log.info("serving on inherited file descriptor %d (%s)", listener.fileno(), listener.getsockname())
+    return serve_in_foreground(server, [listener] if listener is not None else None)
+
+
 @contextmanager
 def serving(app: Any, host: str = "127.0.0.1", port: int | None = None) -> Iterator[str]:
-    """Serve `app` in a background thread; yields its base URL; stops (and runs the
-    app's shutdown) on exit."""
+    """Serve `app` in a background thread (with the limits of its Config, if it is
+    memroute's app); yields its base URL; stops (and runs the app's shutdown) on exit."""
     port = port or free_port(host)
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on"))
+    server = build_server(app, ServerLimits.of_app(app), host=host, port=port, open_files=open_files_limit())
     thread = threading.Thread(target=server.run, name="memroute-server", daemon=True)
     thread.start()
     deadline = time.monotonic() + 30

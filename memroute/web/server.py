@@ -1,0 +1,125 @@
+"""The one way memroute runs an ASGI app under uvicorn (`memroute serve`, the demo, the
+tests): guarded connections, forwarded headers only from trusted proxies, an event loop
+that logging cannot end, and, in the foreground, an exit status a supervisor can act on."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+from types import FrameType
+from typing import Any
+
+import uvicorn
+
+from memroute.web.logs import LogBudget, loop_exception_handler
+from memroute.web.server_limits import ServerLimits
+from memroute.web.server_protocol import Guard, guarded_protocol
+
+log = logging.getLogger("memroute.server")
+
+
+class MemrouteServer(uvicorn.Server):
+    """uvicorn's Server whose event loop logs its errors without ever failing, that knows
+    whether a signal stopped it (`signalled`), and that stops with the reason in `failure`
+    when a listening socket no longer accepts connections."""
+
+    def __init__(self, config: uvicorn.Config, guard: Guard) -> None:
+        super().__init__(config)
+        self.guard = guard
+        self.signalled = False
+        self.failure: str | None = None
+        self.loop_errors = LogBudget()
+
+    async def serve(self, sockets: list[socket.socket] | None = None) -> None:
+        asyncio.get_running_loop().set_exception_handler(loop_exception_handler(self.loop_errors))
+        await super().serve(sockets)
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        self.signalled = True
+        super().handle_exit(sig, frame)
+
+    async def on_tick(self, counter: int) -> bool:
+        if self.started and self.failure is None:
+            self.failure = dead_listener(self.servers)
+            if self.failure:
+                log.error("%s; stopping the server", self.failure)
+        return self.failure is not None or await super().on_tick(counter)
+
+
+def dead_listener(servers: list[asyncio.base_events.Server]) -> str | None:
+    """Why one of `servers` can no longer accept connections, or None while all can."""
+    accepting = getattr(socket, "SO_ACCEPTCONN", None)
+    if accepting is None:  # pragma: no cover - platforms without the option
+        return None
+    for server in servers:
+        for sock in server.sockets:
+            try:
+                listening = sock.getsockopt(socket.SOL_SOCKET, accepting)
+            except OSError as exc:
+                return f"the listening socket failed ({exc})"
+            if not listening:
+                return f"the listening socket {sock.getsockname()} no longer accepts connections"
+    return None
+
+
+def build_server(
+    app: Any,
+    limits: ServerLimits,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    open_files: int | None = None,
+    log_level: str = "warning",
+) -> MemrouteServer:
+    """A server for `app` held to `limits` (its connection cap sized for `open_files`). It
+    leaves the logging set-up alone: `memroute serve` installs its own first."""
+    guard = Guard(limits.connection_cap(open_files), limits.header_timeout_s, limits.body_timeout_s)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        http=guarded_protocol(guard),
+        ws="none",  # nothing in memroute speaks WebSocket; an upgrade would leave the guard
+        lifespan="on",
+        log_config=None,
+        log_level=log_level,
+        timeout_keep_alive=limits.keep_alive_timeout_s,
+        proxy_headers=bool(limits.trusted_proxies),
+        forwarded_allow_ips=list(limits.trusted_proxies),
+    )
+    return MemrouteServer(config, guard)
+
+
+def describe(server: MemrouteServer, limits: ServerLimits) -> str:
+    """One log line with the limits a server holds its clients to."""
+    proxies = ", ".join(limits.trusted_proxies) or "none (X-Forwarded-* ignored)"
+    return (
+        f"connections: at most {server.guard.max_connections} open; a request head within "
+        f"{limits.header_timeout_s:g} s, body pauses up to {limits.body_timeout_s:g} s, idle "
+        f"keep-alive {limits.keep_alive_timeout_s} s; trusted proxies: {proxies}"
+    )
+
+
+def serve_in_foreground(server: MemrouteServer, sockets: list[socket.socket] | None = None) -> int:
+    """Run `server` in this thread until a signal stops it, then 0. When its event loop
+    ends with an error, or it stops by itself, log why and return 1."""
+    try:
+        server.run(sockets=sockets)
+    except KeyboardInterrupt:
+        if server.signalled:  # uvicorn raises the Ctrl+C it handled again once it stopped
+            return 0
+        log.critical("the server was interrupted; exiting with status 1")
+        return 1
+    except SystemExit:
+        raise
+    except BaseException as exc:
+        log.critical("the event loop ended with an error: %r; exiting with status 1", exc, exc_info=True)
+        return 1
+    if server.failure or not server.signalled:
+        log.critical(
+            "the server stopped without a shutdown signal (%s); exiting with status 1",
+            server.failure or "no reason given",
+        )
+        return 1
+    return 0

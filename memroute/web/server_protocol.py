@@ -1,0 +1,128 @@
+"""uvicorn's h11 protocol with the guards uvicorn lacks: a connection over the cap is
+answered 503 and closed at once, a request head must arrive whole within a deadline, and
+a request body may not pause longer than another (slow clients cannot hold sockets)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from memroute.web.logs import LogBudget
+
+log = logging.getLogger("memroute.server")
+
+_BUSY = json.dumps(
+    {
+        "error": {
+            "message": "the server has too many open connections; retry in a moment",
+            "type": "server_busy",
+            "param": None,
+            "code": "too_many_connections",
+        }
+    }
+).encode()
+BUSY_RESPONSE = (
+    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\n"
+    b"connection: close\r\ncontent-length: " + str(len(_BUSY)).encode() + b"\r\n\r\n" + _BUSY
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Guard:
+    """What every connection of one server is held to."""
+
+    max_connections: int
+    header_timeout_s: float
+    body_timeout_s: float
+    refusals: LogBudget = field(default_factory=lambda: LogBudget(burst=1, window=10.0), compare=False)
+
+
+class GuardedH11Protocol(H11Protocol):
+    """H11Protocol for one Guard (set on a subclass by `guarded_protocol`)."""
+
+    guard: Guard
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.refused = False
+        self.deadline: asyncio.TimerHandle | None = None
+        self.waiting_for: str | None = None  # "head" or "body" while a deadline runs
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        if len(self.connections) >= self.guard.max_connections:
+            self.refused = True
+            transport.write(BUSY_RESPONSE)
+            transport.close()
+            self._log_refusal()
+            return
+        super().connection_made(transport)
+        self._expect("head", self.guard.header_timeout_s)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel()
+        if not self.refused:
+            super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        self._follow()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._follow()
+
+    def _follow(self) -> None:
+        """Start, keep or stop the deadline for what the client must send next."""
+        if self.transport.is_closing():
+            self._cancel()
+            return
+        state = self.conn.their_state
+        if state is h11.SEND_BODY:
+            self._expect("body", self.guard.body_timeout_s, restart=True)
+        elif state is h11.IDLE and self.conn.trailing_data[0]:
+            self._expect("head", self.guard.header_timeout_s)  # part of the next head came
+        elif state is not h11.IDLE:
+            self._cancel()  # the request is in; between requests the keep-alive timeout runs
+
+    def _expect(self, what: str, seconds: float, *, restart: bool = False) -> None:
+        if self.waiting_for == what and not restart:
+            return
+        self._cancel()
+        self.waiting_for = what
+        self.deadline = self.loop.call_later(seconds, self._too_slow)
+
+    def _cancel(self) -> None:
+        if self.deadline is not None:
+            self.deadline.cancel()
+        self.deadline, self.waiting_for = None, None
+
+    def _too_slow(self) -> None:
+        waiting_for, self.deadline, self.waiting_for = self.waiting_for, None, None
+        if waiting_for == "body" and self.flow is not None and self.flow.read_paused:
+            self._expect("body", self.guard.body_timeout_s)  # the app is not reading yet
+            return
+        if not self.transport.is_closing():
+            log.debug("closed a connection from %s: no complete request %s in time", self.client, waiting_for)
+            self.transport.close()
+
+    def _log_refusal(self) -> None:
+        skipped = self.guard.refusals.take()
+        if skipped is not None:
+            log.warning(
+                "refused a connection: %d open, the limit is %d (MEMROUTE_MAX_CONNECTIONS); "
+                "%d more refused unlogged",
+                len(self.connections),
+                self.guard.max_connections,
+                skipped,
+            )
+
+
+def guarded_protocol(guard: Guard) -> type[GuardedH11Protocol]:
+    """The protocol class uvicorn builds for each connection of a server held to `guard`."""
+    return type("MemrouteH11Protocol", (GuardedH11Protocol,), {"guard": guard})
