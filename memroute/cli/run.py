@@ -65,14 +65,16 @@ def serve(
 ) -> None:
     """Run the gateway and the management API. Exits with status 1 if serving ends
     without a shutdown signal (so a supervisor restarts it)."""
+    from memroute.web.serve import free_port, inherited_socket, run_foreground
+
+    with cli_errors():
+        listener = inherited_socket(fd) if fd is not None else None  # refused before the slow imports
     from memroute.cli.banner import StartState, banner, self_command
     from memroute.web.app import create_app
-    from memroute.web.serve import free_port, inherited_socket, run_foreground
 
     if serve_db:
         ctx.obj["db"] = serve_db
     with cli_errors():
-        listener = inherited_socket(fd) if fd is not None else None
         config = config_of(ctx)
         config = config.with_overrides(host=host or config.host, port=config.port if port is None else port)
         if listener is not None:

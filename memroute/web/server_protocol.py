@@ -22,8 +22,6 @@ _BUSY = json.dumps(
         "error": {
             "message": "the server has too many open connections; retry in a moment",
             "type": "server_busy",
-            "param": None,
-            "code": "too_many_connections",
         }
     }
 ).encode()

@@ -1,0 +1,245 @@
+"""The server cannot be starved of connections: slow and idle clients are cut off, a
+connection cap answers 503 at once, `Too many open files` is survived, the open-files limit
+is raised, `memroute serve` exits 1 when it can no longer serve, and forwarded headers are
+believed only from trusted proxies. Real servers and raw sockets on 127.0.0.1."""
+
+from __future__ import annotations
+
+import os
+import resource
+import select
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+from error_shape import assert_error
+from servers import ADMIN, app_server
+
+from memroute.config import Config
+from memroute.errors import InvalidInput
+
+HEAD = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+ON_LINUX = pytest.mark.skipif(not Path("/proc/self/limits").exists(), reason="reads /proc/<pid>/limits")
+
+
+def _connect(port: int) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+    sock.setblocking(False)
+    return sock
+
+
+def _read_all(sock: socket.socket) -> bytes | None:
+    """What the server sent before closing, or None while it keeps the connection open."""
+    received = b""
+    while True:
+        try:
+            chunk = sock.recv(65536)
+        except BlockingIOError:
+            return None
+        except ConnectionResetError:
+            return received
+        if not chunk:
+            return received
+        received += chunk
+
+
+def _drip_until_closed(socks: list[socket.socket], seconds: float) -> dict[socket.socket, bytes]:
+    """Send one more header line to each open socket every 0.2 s (a slow-header client)
+    until the server has closed all of them or `seconds` pass; what each one received."""
+    answers: dict[socket.socket, bytes] = {}
+    deadline = time.monotonic() + seconds
+    while len(answers) < len(socks) and time.monotonic() < deadline:
+        for sock in socks:
+            if sock in answers:
+                continue
+            got = _read_all(sock)
+            if got is not None:
+                answers[sock] = got
+                continue
+            try:
+                sock.send(b"X-Slow: 1\r\n")
+            except OSError:
+                answers[sock] = b""
+        select.select([s for s in socks if s not in answers], [], [], 0.2)
+    return answers
+
+
+def test_slow_header_clients_get_no_more_than_the_cap_and_the_server_recovers(tmp_path: Path) -> None:
+    env = {"MEMROUTE_MAX_CONNECTIONS": "20", "MEMROUTE_HEADER_TIMEOUT": "1"}
+    with app_server(tmp_path / "m.db", **env) as server:
+        attackers = [_connect(server.port) for _ in range(30)]
+        try:
+            for sock in attackers:
+                sock.send(HEAD)
+            busy = httpx.get(f"{server.url}/healthz", timeout=5)
+            error = assert_error(busy, 503)
+            assert "too many open connections" in error["message"]
+            assert busy.headers["retry-after"] == "1"
+            answers = _drip_until_closed(attackers, seconds=5)
+            assert len(answers) == 30, "the server kept slow-header connections open"
+            refused = [a for a in answers.values() if a.startswith(b"HTTP/1.1 503")]
+            assert len(refused) == 10  # over the cap of 20: refused at once
+            assert all(a == b"" for a in answers.values() if a not in refused)  # cut off, no answer
+            assert httpx.get(f"{server.url}/healthz", timeout=5).json()["status"] == "ok"
+        finally:
+            for sock in attackers:
+                sock.close()
+
+
+def test_idle_and_stalled_connections_are_closed_but_keep_alive_connections_stay_usable(
+    tmp_path: Path,
+) -> None:
+    env = {"MEMROUTE_HEADER_TIMEOUT": "0.5", "MEMROUTE_BODY_TIMEOUT": "0.5"}
+    with app_server(tmp_path / "m.db", **env) as server:
+        silent = _connect(server.port)
+        half_body = _connect(server.port)
+        half_body.send(
+            b"POST /api/session HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+            b'content-length: 100\r\n\r\n{"token": '
+        )
+        assert _drip_until_closed([silent], seconds=5) == {silent: b""}
+        assert _drip_until_closed([half_body], seconds=5) == {half_body: b""}
+        with httpx.Client(base_url=server.url, timeout=5) as client:
+            assert client.get("/healthz").status_code == 200
+            time.sleep(0.8)  # idle longer than the header timeout, shorter than keep-alive
+            assert client.get("/healthz").status_code == 200
+            assert client.get("/healthz").extensions["http_version"] == b"HTTP/1.1"
+        reused = _connect(server.port)
+        reused.setblocking(True)
+        reused.sendall(HEAD + b"\r\n")
+        assert reused.recv(65536).startswith(b"HTTP/1.1 200")
+        reused.setblocking(False)
+        reused.send(b"GET /healthz HTTP/1.1\r\n")  # half of a second head, then nothing
+        assert _read_all(reused) is None
+        select.select([reused], [], [], 5)
+        assert _read_all(reused) == b""
+        for sock in (silent, half_body, reused):
+            sock.close()
+
+
+def test_forwarded_headers_count_only_from_a_trusted_proxy(tmp_path: Path) -> None:
+    with app_server(tmp_path / "m.db") as server, httpx.Client(base_url=server.url, timeout=5) as client:
+        statuses = [
+            client.post(
+                "/api/session", json={"token": "wrong"}, headers={"X-Forwarded-For": f"203.0.113.{i}"}
+            ).status_code
+            for i in range(11)
+        ]
+        assert statuses[:10] == [401] * 10
+        assert statuses[10] == 429  # rotating X-Forwarded-For does not reset the count
+        login = client.post("/api/session", json={"token": ADMIN}, headers={"X-Forwarded-Proto": "https"})
+        assert login.status_code == 429  # still the same address
+    proxied = {"MEMROUTE_TRUSTED_PROXIES": "127.0.0.1, ::1"}
+    with (
+        app_server(tmp_path / "p.db", **proxied) as server,
+        httpx.Client(base_url=server.url, timeout=5) as client,
+    ):
+        login = client.post("/api/session", json={"token": ADMIN}, headers={"X-Forwarded-Proto": "https"})
+        assert login.status_code == 200
+        assert "secure" in login.headers["set-cookie"].lower()  # the proxy said the client used https
+    with (
+        app_server(tmp_path / "q.db") as server,
+        httpx.Client(base_url=server.url, timeout=5) as client,
+    ):
+        login = client.post("/api/session", json={"token": ADMIN}, headers={"X-Forwarded-Proto": "https"})
+        assert login.status_code == 200
+        assert "secure" not in login.headers["set-cookie"].lower()
+
+
+def test_trusted_proxies_must_be_addresses_or_networks(tmp_path: Path) -> None:
+    good = Config.for_path(tmp_path / "m.db", environ={"MEMROUTE_TRUSTED_PROXIES": "10.0.0.0/8, 192.0.2.7"})
+    assert good.trusted_proxies == ("10.0.0.0/8", "192.0.2.7")
+    with pytest.raises(InvalidInput, match=r"proxy\.internal") as caught:
+        Config.for_path(tmp_path / "m.db", environ={"MEMROUTE_TRUSTED_PROXIES": "10.0.0.1,proxy.internal"})
+    assert caught.value.field == "MEMROUTE_TRUSTED_PROXIES"
+    with pytest.raises(InvalidInput):
+        Config.for_path(tmp_path / "m.db", environ={"MEMROUTE_HEADER_TIMEOUT": "0"})
+
+
+def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMROUTE_")}
+    return {**env, "MEMROUTE_DATA_DIR": str(tmp_path), "MEMROUTE_ADMIN_TOKEN": ADMIN, **extra}
+
+
+@contextmanager
+def _serve(
+    args: list[str], env: dict[str, str], log: Path, **popen: object
+) -> Iterator[subprocess.Popen[bytes]]:
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "memroute", "serve", *args], env=env, stdout=out, stderr=out, **popen
+        )
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(10)
+
+
+def _wait_healthy(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        assert process.poll() is None and time.monotonic() < deadline, log.read_text()
+        time.sleep(0.05)
+
+
+def _low_fd_limit() -> None:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (256, 384))
+
+
+@ON_LINUX
+def test_serve_survives_running_out_of_files_and_exits_1_once_it_cannot_accept(tmp_path: Path) -> None:
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    url, log, fd = f"http://127.0.0.1:{listener.getsockname()[1]}", tmp_path / "serve.log", listener.fileno()
+    env = _env(tmp_path, MEMROUTE_MAX_CONNECTIONS="1000", MEMROUTE_HEADER_TIMEOUT="1")
+    with _serve(["--fd", str(fd)], env, log, pass_fds=(fd,), preexec_fn=_low_fd_limit) as process:
+        _wait_healthy(url, process, log)
+        limits = Path(f"/proc/{process.pid}/limits").read_text().splitlines()
+        assert any(
+            line.startswith("Max open files") and line.split()[3:5] == ["384", "384"] for line in limits
+        )
+        flood = [socket.create_connection(listener.getsockname(), timeout=5) for _ in range(450)]
+        try:
+            # More idle connections than the server has files: accept fails with EMFILE
+            # until the header timeout frees some; the server carries on by itself.
+            assert httpx.get(f"{url}/healthz", timeout=15).json()["status"] == "ok"
+        finally:
+            for sock in flood:
+                sock.close()
+        assert process.poll() is None
+        listener.shutdown(socket.SHUT_RDWR)  # the socket a supervisor handed over is gone
+        assert process.wait(20) == 1  # so the supervisor restarts it
+    listener.close()
+    text = log.read_text()
+    assert "open-files limit raised from 256 to 384" in text
+    assert "Too many open files" in text
+    assert "no longer accepts connections" in text
+    assert "exiting with status 1" in text
+
+
+def test_serve_refuses_an_fd_that_is_not_a_listening_socket(tmp_path: Path) -> None:
+    with open(tmp_path / "plain", "wb") as plain:
+        done = subprocess.run(
+            [sys.executable, "-m", "memroute", "serve", "--fd", str(plain.fileno())],
+            env=_env(tmp_path),
+            capture_output=True,
+            text=True,
+            pass_fds=(plain.fileno(),),
+            timeout=30,
+        )
+    assert done.returncode != 0
+    assert "not an open socket" in done.stderr or "not a listening socket" in done.stderr
