@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -49,9 +50,22 @@ def _read_all(sock: socket.socket) -> bytes | None:
         received += chunk
 
 
-def _drip_until_closed(socks: list[socket.socket], seconds: float) -> dict[socket.socket, bytes]:
-    """Send one more header line to each open socket every 0.2 s (a slow-header client)
-    until the server has closed all of them or `seconds` pass; what each one received."""
+def _answer(sock: socket.socket, request: bytes) -> bytes:
+    """Send `request` on a blocking socket and read its whole JSON answer."""
+    sock.sendall(request)
+    received = b""
+    while not received.endswith(b"}"):
+        chunk = sock.recv(65536)
+        assert chunk, received
+        received += chunk
+    return received
+
+
+def _drip_until_closed(
+    socks: list[socket.socket], seconds: float, drip: bytes = b"X-Slow: 1\r\n"
+) -> dict[socket.socket, bytes]:
+    """Send `drip` (one more header line: a slow-header client) to each open socket every
+    0.2 s until the server has closed all of them or `seconds` pass; what each received."""
     answers: dict[socket.socket, bytes] = {}
     deadline = time.monotonic() + seconds
     while len(answers) < len(socks) and time.monotonic() < deadline:
@@ -63,7 +77,7 @@ def _drip_until_closed(socks: list[socket.socket], seconds: float) -> dict[socke
                 answers[sock] = got
                 continue
             try:
-                sock.send(b"X-Slow: 1\r\n")
+                sock.send(drip)
             except OSError:
                 answers[sock] = b""
         select.select([s for s in socks if s not in answers], [], [], 0.2)
@@ -103,23 +117,16 @@ def test_idle_and_stalled_connections_are_closed_but_keep_alive_connections_stay
             b"POST /api/session HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\n"
             b'content-length: 100\r\n\r\n{"token": '
         )
-        assert _drip_until_closed([silent], seconds=5) == {silent: b""}
-        assert _drip_until_closed([half_body], seconds=5) == {half_body: b""}
-        with httpx.Client(base_url=server.url, timeout=5) as client:
-            assert client.get("/healthz").status_code == 200
-            time.sleep(0.8)  # idle longer than the header timeout, shorter than keep-alive
-            assert client.get("/healthz").status_code == 200
-            assert client.get("/healthz").extensions["http_version"] == b"HTTP/1.1"
-        reused = _connect(server.port)
-        reused.setblocking(True)
-        reused.sendall(HEAD + b"\r\n")
-        assert reused.recv(65536).startswith(b"HTTP/1.1 200")
-        reused.setblocking(False)
-        reused.send(b"GET /healthz HTTP/1.1\r\n")  # half of a second head, then nothing
-        assert _read_all(reused) is None
-        select.select([reused], [], [], 5)
-        assert _read_all(reused) == b""
-        for sock in (silent, half_body, reused):
+        assert _drip_until_closed([silent], seconds=5, drip=b"") == {silent: b""}
+        assert _drip_until_closed([half_body], seconds=5, drip=b"") == {half_body: b""}
+        kept = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+        assert _answer(kept, HEAD + b"\r\n").startswith(b"HTTP/1.1 200")
+        time.sleep(0.8)  # idle longer than the header timeout, shorter than keep-alive
+        assert _answer(kept, HEAD + b"\r\n").startswith(b"HTTP/1.1 200")  # the same connection
+        kept.setblocking(False)
+        kept.send(b"GET /healthz HTTP/1.1\r\n")  # half of the next head, then nothing
+        assert _drip_until_closed([kept], seconds=5, drip=b"") == {kept: b""}
+        for sock in (silent, half_body, kept):
             sock.close()
 
 
@@ -169,11 +176,13 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 @contextmanager
 def _serve(
-    args: list[str], env: dict[str, str], log: Path, **popen: object
+    args: list[str], env: dict[str, str], log: Path, **popen: Any
 ) -> Iterator[subprocess.Popen[bytes]]:
+    """`memroute serve ARGS`, its stderr (and stdout unless `popen` names one) into `log`."""
     with log.open("wb") as out:
+        popen.setdefault("stdout", out)
         process = subprocess.Popen(
-            [sys.executable, "-m", "memroute", "serve", *args], env=env, stdout=out, stderr=out, **popen
+            [sys.executable, "-m", "memroute", "serve", *args], env=env, stderr=out, **popen
         )
     try:
         yield process
@@ -206,8 +215,11 @@ def test_serve_survives_running_out_of_files_and_exits_1_once_it_cannot_accept(t
     listener.listen(64)
     url, log, fd = f"http://127.0.0.1:{listener.getsockname()[1]}", tmp_path / "serve.log", listener.fileno()
     env = _env(tmp_path, MEMROUTE_MAX_CONNECTIONS="1000", MEMROUTE_HEADER_TIMEOUT="1")
-    with _serve(["--fd", str(fd)], env, log, pass_fds=(fd,), preexec_fn=_low_fd_limit) as process:
+    popen = {"pass_fds": (fd,), "preexec_fn": _low_fd_limit, "stdout": subprocess.PIPE}
+    with _serve(["--fd", str(fd)], env, log, **popen) as process:
         _wait_healthy(url, process, log)
+        assert process.stdout is not None
+        process.stdout.close()  # the access log now goes nowhere: each line fails to be written
         limits = Path(f"/proc/{process.pid}/limits").read_text().splitlines()
         assert any(
             line.startswith("Max open files") and line.split()[3:5] == ["384", "384"] for line in limits
@@ -229,6 +241,7 @@ def test_serve_survives_running_out_of_files_and_exits_1_once_it_cannot_accept(t
     assert "Too many open files" in text
     assert "no longer accepts connections" in text
     assert "exiting with status 1" in text
+    assert "Logging error" not in text
 
 
 def test_serve_refuses_an_fd_that_is_not_a_listening_socket(tmp_path: Path) -> None:

@@ -14,10 +14,8 @@ log = logging.getLogger("memroute.server")
 
 
 class SafeStreamHandler(logging.StreamHandler):  # type: ignore[type-arg]
-    """A stream handler that drops a record it cannot format or write (and counts it in
-    `dropped`) instead of reporting the failure, which could itself fail."""
-
-    dropped = 0
+    """A stream handler that drops a record it cannot format or write instead of
+    reporting the failure, which could itself fail."""
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
@@ -26,7 +24,7 @@ class SafeStreamHandler(logging.StreamHandler):  # type: ignore[type-arg]
             self.handleError(record)
 
     def handleError(self, record: logging.LogRecord) -> None:
-        SafeStreamHandler.dropped += 1
+        """Drop the record."""
 
 
 def process_log_config(level: str = "info") -> dict[str, Any]:
