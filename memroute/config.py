@@ -98,7 +98,7 @@ def _optional_int(env: Mapping[str, str], name: str, minimum: int) -> int | None
     return _int(env, name, 0, minimum=minimum) if env.get(name, "").strip() else None
 
 
-def trusted_proxies(raw: str, name: str = "MEMROUTE_TRUSTED_PROXIES") -> tuple[str, ...]:
+def _trusted_proxies(raw: str, name: str = "MEMROUTE_TRUSTED_PROXIES") -> tuple[str, ...]:
     """The comma-separated IP addresses and CIDR networks in `raw`, each checked
     (InvalidInput naming `name` for anything else, host names included)."""
     entries = tuple(item.strip() for item in raw.split(",") if item.strip())
@@ -200,7 +200,7 @@ class Config:
             body_timeout_s=_seconds(env, "MEMROUTE_BODY_TIMEOUT", 30.0),
             keep_alive_timeout_s=_int(env, "MEMROUTE_KEEP_ALIVE_TIMEOUT", 30, minimum=1),
             max_connections=_optional_int(env, "MEMROUTE_MAX_CONNECTIONS", minimum=1),
-            trusted_proxies=trusted_proxies(env.get("MEMROUTE_TRUSTED_PROXIES", "")),
+            trusted_proxies=_trusted_proxies(env.get("MEMROUTE_TRUSTED_PROXIES", "")),
             embedding_cache_ttl_ms=_int(env, "MEMORY_EMBEDDING_CACHE_TTL_MS", 300_000),
             embedding_cache_max=_int(env, "MEMORY_EMBEDDING_CACHE_MAX", 1000),
             static_model=_str(env, "MEMORY_STATIC_MODEL", "minishlab/potion-base-8M"),

@@ -28,8 +28,9 @@ class SafeStreamHandler(logging.StreamHandler):  # type: ignore[type-arg]
 
 
 def process_log_config(level: str = "info") -> dict[str, Any]:
-    """The logging of `memroute serve`: uvicorn's familiar formats, memroute's records and
-    everything else on stderr, access lines on stdout, all through SafeStreamHandler."""
+    """The logging of `memroute serve`: uvicorn's familiar formats; memroute's and uvicorn's
+    records from `level` up, other libraries' from warning up, on stderr; access lines on
+    stdout; all through SafeStreamHandler."""
     handler = "memroute.web.logs.SafeStreamHandler"
     upper = level.upper()
     return {
@@ -46,8 +47,9 @@ def process_log_config(level: str = "info") -> dict[str, Any]:
             "default": {"class": handler, "formatter": "default", "stream": "ext://sys.stderr"},
             "access": {"class": handler, "formatter": "access", "stream": "ext://sys.stdout"},
         },
-        "root": {"handlers": ["default"], "level": upper},
+        "root": {"handlers": ["default"], "level": "WARNING"},
         "loggers": {
+            "memroute": {"level": upper},
             "uvicorn": {"level": upper},
             "uvicorn.access": {"handlers": ["access"], "level": upper, "propagate": False},
         },
