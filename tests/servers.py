@@ -25,7 +25,7 @@ from starlette.routing import Route
 if TYPE_CHECKING:
     from memroute import Memory
 
-ADMIN = "admin-test-token"
+ADMIN = "admin-test-token-for-memroute-tests"
 AUTH = {"Authorization": f"Bearer {ADMIN}"}
 
 

@@ -30,7 +30,7 @@ def test_a_session_survives_a_restart_and_ends_with_logout_or_a_new_token(tmp_pa
         assert httpx.get(f"{server.url}/api/memory", cookies=cookie).status_code == 401
         assert httpx.get(f"{server.url}/api/memory", cookies=second).status_code == 200
     # A new token ends every session.
-    with app_server(db, MEMROUTE_ADMIN_TOKEN="a-rotated-admin-token") as server:
+    with app_server(db, MEMROUTE_ADMIN_TOKEN="a-rotated-admin-token-for-memroute-tests") as server:
         assert httpx.get(f"{server.url}/api/memory", cookies=second).status_code == 401
         page = httpx.get(f"{server.url}/dashboard/memory", cookies=second)
         assert page.status_code == 303 and page.headers["location"].startswith("/dashboard/login")
