@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 ADMIN = "admin-test-token-for-memroute-tests"
 AUTH = {"Authorization": f"Bearer {ADMIN}"}
+JSON_LINES = {"Content-Type": "application/x-ndjson"}  # the import route's body type
 
 
 def app_server(db: Path, *, memory: Memory | None = None, **env: str) -> LiveServer:
