@@ -229,7 +229,9 @@ def test_the_allowed_hosts_can_be_named_or_opened_to_any(tmp_path: Path) -> None
             response = httpx.get(f"{server.url}/api/memory", headers={**AUTH, "Host": name})
             assert response.status_code == status, name
     with app_server(tmp_path / "m.db", MEMROUTE_ALLOWED_HOSTS="*") as server:
-        assert httpx.get(f"{server.url}/api/memory", headers={**AUTH, "Host": "any.example"}).status_code == 200
+        assert (
+            httpx.get(f"{server.url}/api/memory", headers={**AUTH, "Host": "any.example"}).status_code == 200
+        )
 
 
 def test_the_default_hosts_are_the_localhost_names_and_the_bind_address() -> None:
@@ -258,12 +260,18 @@ def test_a_cross_site_text_plain_chat_is_refused_without_reaching_the_provider(
 ) -> None:
     url, upstream = open_gateway
     chat = '{"model": "m", "messages": [{"role": "user", "content": "my name is Ada"}]}'
-    for headers in ({"Content-Type": "text/plain"}, {"Content-Type": "application/x-www-form-urlencoded"}, {}):
+    for headers in (
+        {"Content-Type": "text/plain"},
+        {"Content-Type": "application/x-www-form-urlencoded"},
+        {},
+    ):
         refused = httpx.post(f"{url}/v1/chat/completions", content=chat, headers=headers)
         error = assert_error(refused, 415, openai=True)
         assert "application/json" in error["message"]
     assert upstream.requests == []
-    sent = httpx.post(f"{url}/v1/chat/completions", content=chat, headers={"Content-Type": "application/json"})
+    sent = httpx.post(
+        f"{url}/v1/chat/completions", content=chat, headers={"Content-Type": "application/json"}
+    )
     assert sent.status_code == 200 and len(upstream.requests) == 1
 
 
