@@ -35,12 +35,14 @@ def load_or_create_admin_token(config: Config) -> tuple[str, bool]:
     """(token, created now). The file is created atomically with mode 0600. A token
     shorter than 32 characters is refused (InvalidInput saying how to make one)."""
     if config.admin_token:
-        return _long_enough(config.admin_token, "MEMROUTE_ADMIN_TOKEN", "set it to a longer one"), False
+        remedy = f"set a longer one ({MAKE_TOKEN}) or unset it: memroute then generates one on first start"
+        return _long_enough(config.admin_token, "MEMROUTE_ADMIN_TOKEN", remedy), False
     path = admin_token_path(config)
     if path.exists():
         token = path.read_text(encoding="utf-8").strip()
         if token:
-            return _long_enough(token, str(path), "or delete the file and memroute makes one"), False
+            remedy = f"write a longer one into the file ({MAKE_TOKEN}) or delete it: memroute then makes one"
+            return _long_enough(token, str(path), remedy), False
     path.parent.mkdir(parents=True, exist_ok=True)
     token = secrets.token_urlsafe(32)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -53,9 +55,8 @@ def load_or_create_admin_token(config: Config) -> tuple[str, bool]:
 def _long_enough(token: str, source: str, remedy: str) -> str:
     if len(token) < MIN_ADMIN_TOKEN_CHARS:
         raise InvalidInput(
-            f"the admin token is {len(token)} characters long; it needs at least "
-            f"{MIN_ADMIN_TOKEN_CHARS}: {remedy} (make one with {MAKE_TOKEN}), or leave "
-            f"MEMROUTE_ADMIN_TOKEN unset and memroute generates one on first start",
+            f"the admin token is {len(token)} characters long and needs at least "
+            f"{MIN_ADMIN_TOKEN_CHARS}: {remedy}",
             source,
         )
     return token
