@@ -41,6 +41,13 @@ INITIALIZE = {
 TOOLS_LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 
 
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """One server with the default settings for the tests that leave no throttle state."""
+    with app_server(tmp_path_factory.mktemp("auth") / "m.db") as server:
+        yield server
+
+
 def _login(url: str, token: str) -> httpx.Response:
     return httpx.post(f"{url}/api/session", json={"token": token}, timeout=30)
 
@@ -168,30 +175,29 @@ def test_a_short_token_in_the_token_file_is_refused_with_the_files_name(tmp_path
 # -- MCP sessions --------------------------------------------------------------------------------
 
 
-def test_an_mcp_session_answers_only_the_key_that_opened_it(tmp_path: Path) -> None:
-    with app_server(tmp_path / "m.db") as server:
-        _, mine = _new_key(server.url, "owner")
-        _, other = _new_key(server.url, "other")
-        sessions: list[str] = []
+def test_an_mcp_session_answers_only_the_key_that_opened_it(server: LiveServer) -> None:
+    _, mine = _new_key(server.url, "owner")
+    _, other = _new_key(server.url, "other")
+    sessions: list[str] = []
 
-        async def seen(response: httpx2.Response) -> None:
-            if "mcp-session-id" in response.headers:
-                sessions.append(response.headers["mcp-session-id"])
+    async def seen(response: httpx2.Response) -> None:
+        if "mcp-session-id" in response.headers:
+            sessions.append(response.headers["mcp-session-id"])
 
-        async def body(client: Client) -> None:
-            session = sessions[0]
-            for token in (other, ADMIN):  # another key, or even the admin: as if unknown
-                assert _mcp_post(server.url, token, TOOLS_LIST, session).status_code == 404
-                headers = {**_bearer(token), "mcp-session-id": session}
-                stream = httpx.get(f"{server.url}/mcp", headers={**headers, **MCP_HEADERS}, timeout=30)
-                assert stream.status_code == 404
-                gone = httpx.delete(f"{server.url}/mcp", headers=headers, timeout=30)
-                assert gone.status_code == 404
-            tools = await client.list_tools()  # the owner's session is untouched
-            assert "memory_add" in {t.name for t in tools.tools}
+    async def body(client: Client) -> None:
+        session = sessions[0]
+        for token in (other, ADMIN):  # another key, or even the admin: as if unknown
+            assert _mcp_post(server.url, token, TOOLS_LIST, session).status_code == 404
+            headers = {**_bearer(token), "mcp-session-id": session}
+            stream = httpx.get(f"{server.url}/mcp", headers={**headers, **MCP_HEADERS}, timeout=30)
+            assert stream.status_code == 404
+            gone = httpx.delete(f"{server.url}/mcp", headers=headers, timeout=30)
+            assert gone.status_code == 404
+        tools = await client.list_tools()  # the owner's session is untouched
+        assert "memory_add" in {t.name for t in tools.tools}
 
-        http = httpx2.AsyncClient(headers=_bearer(mine), timeout=30, event_hooks={"response": [seen]})
-        _run_client(lambda: streamable_http_client(server.url + "/mcp", http_client=http), body)
+    http = httpx2.AsyncClient(headers=_bearer(mine), timeout=30, event_hooks={"response": [seen]})
+    _run_client(lambda: streamable_http_client(server.url + "/mcp", http_client=http), body)
 
 
 def _run_client(connect: Callable[[], Any], body: Callable[[Client], Awaitable[None]]) -> None:
@@ -208,18 +214,17 @@ def _run_client(connect: Callable[[], Any], body: Callable[[Client], Awaitable[N
 # -- Host allow-list -----------------------------------------------------------------------------
 
 
-def test_a_host_header_this_server_is_not_known_by_is_refused(tmp_path: Path) -> None:
-    with app_server(tmp_path / "m.db") as server:
-        rebound = httpx.get(f"{server.url}/api/memory", headers={**AUTH, "Host": "attacker.example"})
-        error = assert_error(rebound, 400)
-        assert "attacker.example" in error["message"] and "MEMROUTE_ALLOWED_HOSTS" in error["message"]
-        assert_error(httpx.get(f"{server.url}/metrics", headers={"Host": "attacker.example:80"}), 400)
-        chat = httpx.post(f"{server.url}/v1/chat/completions", json={}, headers={"Host": "attacker.example"})
-        assert_error(chat, 400, openai=True)
-        for name in ("localhost", "LOCALHOST:8080", "127.0.0.1:1", "[::1]:20128", "localhost."):
-            assert httpx.get(f"{server.url}/api/memory", headers={**AUTH, "Host": name}).status_code == 200
-        # A health probe addresses the server by IP: it is always answered.
-        assert httpx.get(f"{server.url}/healthz", headers={"Host": "10.1.2.3:20128"}).status_code == 200
+def test_a_host_header_this_server_is_not_known_by_is_refused(server: LiveServer) -> None:
+    rebound = httpx.get(f"{server.url}/api/memory", headers={**AUTH, "Host": "attacker.example"})
+    error = assert_error(rebound, 400)
+    assert "attacker.example" in error["message"] and "MEMROUTE_ALLOWED_HOSTS" in error["message"]
+    assert_error(httpx.get(f"{server.url}/metrics", headers={"Host": "attacker.example:80"}), 400)
+    chat = httpx.post(f"{server.url}/v1/chat/completions", json={}, headers={"Host": "attacker.example"})
+    assert_error(chat, 400, openai=True)
+    for name in ("localhost", "LOCALHOST:8080", "127.0.0.1:1", "[::1]:20128", "localhost."):
+        assert httpx.get(f"{server.url}/api/memory", headers={**AUTH, "Host": name}).status_code == 200
+    # A health probe addresses the server by IP: it is always answered.
+    assert httpx.get(f"{server.url}/healthz", headers={"Host": "10.1.2.3:20128"}).status_code == 200
 
 
 def test_the_allowed_hosts_can_be_named_or_opened_to_any(tmp_path: Path) -> None:
@@ -275,37 +280,36 @@ def test_a_cross_site_text_plain_chat_is_refused_without_reaching_the_provider(
     assert sent.status_code == 200 and len(upstream.requests) == 1
 
 
-def test_management_writes_need_a_json_body_and_write_nothing_otherwise(tmp_path: Path) -> None:
-    with app_server(tmp_path / "m.db") as server:
-        api = f"{server.url}/api/memory"
-        form = httpx.post(api, content="content=x&apiKeyId=k", headers={**AUTH, "Content-Type": "text/plain"})
-        assert "application/json" in assert_error(form, 415)["message"]
-        assert_error(httpx.post(api, content='{"content": "x", "apiKeyId": "k"}', headers=AUTH), 415)
-        assert httpx.get(api, headers=AUTH).json()["total"] == 0
-        typed = {**AUTH, "Content-Type": "application/vnd.memroute+json; charset=utf-8"}
-        assert httpx.post(api, content='{"content": "x", "apiKeyId": "k"}', headers=typed).status_code == 200
-        lines = '{"content": "from a file", "apiKeyId": "k"}\n'
-        bad = httpx.post(f"{api}/import", content=lines, headers={**AUTH, "Content-Type": "text/plain"})
-        assert "application/x-ndjson" in assert_error(bad, 415)["message"]
-        for kind in ("application/x-ndjson", "application/jsonl"):
-            imported = httpx.post(f"{api}/import", content=lines, headers={**AUTH, "Content-Type": kind})
-            assert imported.status_code == 200, imported.text
-        assert httpx.get(api, headers=AUTH).json()["total"] == 3
+def test_management_writes_need_a_json_body_and_write_nothing_otherwise(server: LiveServer) -> None:
+    api = f"{server.url}/api/memory"
+    form = httpx.post(api, content="content=x&apiKeyId=k", headers={**AUTH, "Content-Type": "text/plain"})
+    assert "application/json" in assert_error(form, 415)["message"]
+    assert_error(httpx.post(api, content='{"content": "x", "apiKeyId": "k"}', headers=AUTH), 415)
+    owned = {"apiKeyId": "k"}
+    assert httpx.get(api, headers=AUTH, params=owned).json()["total"] == 0
+    typed = {**AUTH, "Content-Type": "application/vnd.memroute+json; charset=utf-8"}
+    assert httpx.post(api, content='{"content": "x", "apiKeyId": "k"}', headers=typed).status_code == 200
+    lines = '{"content": "from a file", "apiKeyId": "k"}\n'
+    bad = httpx.post(f"{api}/import", content=lines, headers={**AUTH, "Content-Type": "text/plain"})
+    assert "application/x-ndjson" in assert_error(bad, 415)["message"]
+    for kind in ("application/x-ndjson", "application/jsonl"):
+        imported = httpx.post(f"{api}/import", content=lines, headers={**AUTH, "Content-Type": kind})
+        assert imported.status_code == 200, imported.text
+    assert httpx.get(api, headers=AUTH, params=owned).json()["total"] == 3
 
 
 # -- API reference pages -------------------------------------------------------------------------
 
 
-def test_the_api_reference_pages_need_the_admin_and_the_document_stays_public(tmp_path: Path) -> None:
-    with app_server(tmp_path / "m.db") as server:
-        for page in ("/docs", "/redoc"):
-            anonymous = httpx.get(server.url + page)
-            assert anonymous.status_code == 303
-            assert anonymous.headers["location"] == f"/dashboard/login?next=%2F{page[1:]}"
-            assert "memroute API" in httpx.get(server.url + page, headers=AUTH).text
-            assert_error(httpx.get(server.url + page, headers=_bearer("guess" * 8)), 401)
-        cookie = {"memroute_session": _login(server.url, ADMIN).cookies["memroute_session"]}
-        assert "swagger-ui" in httpx.get(server.url + "/docs", cookies=cookie).text
-        back = httpx.get(f"{server.url}/dashboard/login", params={"next": "/docs"}, cookies=cookie)
-        assert back.status_code == 303 and back.headers["location"] == "/docs"
-        assert httpx.get(server.url + "/openapi.json").json()["info"]["title"] == "memroute"
+def test_the_api_reference_pages_need_the_admin_and_the_document_stays_public(server: LiveServer) -> None:
+    for page in ("/docs", "/redoc"):
+        anonymous = httpx.get(server.url + page)
+        assert anonymous.status_code == 303
+        assert anonymous.headers["location"] == f"/dashboard/login?next=%2F{page[1:]}"
+        assert "memroute API" in httpx.get(server.url + page, headers=AUTH).text
+        assert_error(httpx.get(server.url + page, headers=_bearer("guess" * 8)), 401)
+    cookie = {"memroute_session": _login(server.url, ADMIN).cookies["memroute_session"]}
+    assert "swagger-ui" in httpx.get(server.url + "/docs", cookies=cookie).text
+    back = httpx.get(f"{server.url}/dashboard/login", params={"next": "/docs"}, cookies=cookie)
+    assert back.status_code == 303 and back.headers["location"] == "/docs"
+    assert httpx.get(server.url + "/openapi.json").json()["info"]["title"] == "memroute"
