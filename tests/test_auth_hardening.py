@@ -240,8 +240,9 @@ def test_the_allowed_hosts_can_be_named_or_opened_to_any(tmp_path: Path) -> None
 
 
 def test_the_default_hosts_are_the_localhost_names_and_the_bind_address() -> None:
-    assert allowed_hosts((), "0.0.0.0") == {"localhost", "127.0.0.1", "::1"}
-    assert allowed_hosts((), "::") == {"localhost", "127.0.0.1", "::1"}
+    # A wildcard bind address is an address the banner prints, never a rebound name.
+    assert allowed_hosts((), "0.0.0.0") == {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
+    assert allowed_hosts((), "::") == {"localhost", "127.0.0.1", "::1", "::"}
     assert allowed_hosts((), "memroute.lan") == {"localhost", "127.0.0.1", "::1", "memroute.lan"}
     assert allowed_hosts((), "192.168.1.5") == {"localhost", "127.0.0.1", "::1", "192.168.1.5"}
     assert allowed_hosts(("a", "*"), "127.0.0.1") is None

@@ -17,7 +17,6 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from memroute.web.errors import error_body
 
 LOCAL_NAMES = ("localhost", "127.0.0.1", "::1")
-WILDCARD_BINDS = frozenset({"", "0.0.0.0", "::"})
 ANY_HOST = "*"
 ALWAYS_SERVED = frozenset({"/healthz"})
 
@@ -40,15 +39,13 @@ def host_name(value: str) -> str:
 
 def allowed_hosts(configured: tuple[str, ...], bind_host: str) -> frozenset[str] | None:
     """The names to serve (None: any). Default: the localhost names and the bind address
-    unless it is a wildcard."""
+    (a wildcard such as `0.0.0.0` too, as the start banner prints it: an address, not a
+    name, so no other site's DNS name can stand for it)."""
     if ANY_HOST in configured:
         return None
     if configured:
         return frozenset(host_name(name) for name in configured)
-    names = set(LOCAL_NAMES)
-    if host_name(bind_host) not in WILDCARD_BINDS:
-        names.add(host_name(bind_host))
-    return frozenset(names)
+    return frozenset({*LOCAL_NAMES, host_name(bind_host) or LOCAL_NAMES[1]})
 
 
 class HostAllowList:
