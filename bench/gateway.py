@@ -55,7 +55,7 @@ from memroute.config import Config
 
 HOST = "127.0.0.1"
 MODEL = "echo-1"
-ADMIN_TOKEN = "bench-admin-token"
+ADMIN_TOKEN = "bench-admin-token-for-memroute-benchmarks"
 TARGET_ON_MINUS_OFF_MS = 3.0  # memory on minus memory off, p50
 TARGET_TTFT_MS = 5.0  # streaming time to first token, memory on minus direct, p50
 THREADS = 8

@@ -60,7 +60,7 @@ from bench.gateway import CpuMeter, Load, Server, _free_port, launch
 
 HOST = "127.0.0.1"
 MODEL = "echo-1"
-ADMIN_TOKEN = "bench-admin-token"
+ADMIN_TOKEN = "bench-admin-token-for-memroute-benchmarks"
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 ROOT = Path(__file__).resolve().parent.parent
 THRESHOLD_KB_PER_REQUEST = 0.5

@@ -110,6 +110,11 @@ def _trusted_proxies(raw: str, name: str = "MEMROUTE_TRUSTED_PROXIES") -> tuple[
     return entries
 
 
+def _names(env: Mapping[str, str], name: str) -> tuple[str, ...]:
+    """A comma-separated list, each entry stripped and lower-cased (empty entries dropped)."""
+    return tuple(part.strip().lower() for part in env.get(name, "").split(",") if part.strip())
+
+
 @dataclass(frozen=True, slots=True)
 class Config:
     data_dir: Path
@@ -165,6 +170,10 @@ class Config:
     # Extraction queue.
     extraction_max_attempts: int = 5
     sqlite_synchronous: str = "normal"
+    # Authentication: wrong admin tokens per minute (per client address, over all), Host names.
+    admin_failures_per_address: int = 10
+    admin_failures_total: int = 100
+    allowed_hosts: tuple[str, ...] = ()  # empty: localhost names and MEMROUTE_HOST (web/guards.py)
 
     @classmethod
     def from_env(
@@ -230,6 +239,9 @@ class Config:
             decay_sweep_interval_s=_int(env, "MEMORY_TYPED_DECAY_SWEEP_INTERVAL", 0),
             extraction_max_attempts=_int(env, "MEMROUTE_EXTRACTION_MAX_ATTEMPTS", 5, minimum=1),
             sqlite_synchronous=sync,
+            admin_failures_per_address=_int(env, "MEMROUTE_ADMIN_FAILURES_PER_ADDRESS", 10, minimum=1),
+            admin_failures_total=_int(env, "MEMROUTE_ADMIN_FAILURES_TOTAL", 100, minimum=1),
+            allowed_hosts=_names(env, "MEMROUTE_ALLOWED_HOSTS"),
         )
 
     @classmethod

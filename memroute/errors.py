@@ -47,7 +47,13 @@ class Unauthorized(MemrouteError):
 
 
 class TooManyAttempts(MemrouteError):
+    """`retry_after_s`: when to try again (sent as the `Retry-After` header)."""
+
     kind = "rate_limit_error"
+
+    def __init__(self, message: str, retry_after_s: int | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 class UpstreamError(MemrouteError):

@@ -27,8 +27,9 @@ from memroute.web.server_limits import ServerLimits, open_files_limit
 if TYPE_CHECKING:
     from memroute import Memory
 
-ADMIN = "admin-test-token"
+ADMIN = "admin-test-token-for-memroute-tests"
 AUTH = {"Authorization": f"Bearer {ADMIN}"}
+JSON_LINES = {"Content-Type": "application/x-ndjson"}  # the import route's body type
 
 
 def app_server(db: Path, *, memory: Memory | None = None, **env: str) -> LiveServer:

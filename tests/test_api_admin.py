@@ -196,7 +196,10 @@ ROUTE_IDS = [f"{method} {path}" for method, path, _ in ROUTES]
 
 @pytest.fixture(scope="module")
 def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
-    with management_api(tmp_path_factory.mktemp("auth") / "memroute.db") as client:
+    # Every route tries a wrong Bearer token: the throttle of wrong tokens (tested in
+    # test_auth_hardening.py) is opened wide here, so each of them is answered 401.
+    wide = {"MEMROUTE_ADMIN_FAILURES_PER_ADDRESS": "1000", "MEMROUTE_ADMIN_FAILURES_TOTAL": "1000"}
+    with management_api(tmp_path_factory.mktemp("auth") / "memroute.db", **wide) as client:
         yield client
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 from error_shape import assert_error
-from servers import management_api
+from servers import JSON_LINES, management_api
 
 MEMORY_FIELDS = {
     "id",
@@ -68,7 +68,7 @@ def iso_days_ago(days: int) -> str:
 
 def import_lines(api: httpx.Client, records: list[dict[str, Any]], **params: str) -> dict[str, Any]:
     body = "\n".join(json.dumps(r) for r in records)
-    response = api.post("/api/memory/import", content=body, params=params)
+    response = api.post("/api/memory/import", headers=JSON_LINES, content=body, params=params)
     assert response.status_code == 200, response.text
     return response.json()  # type: ignore[no-any-return]
 
@@ -593,10 +593,10 @@ def test_export_then_import_into_a_second_server(api: httpx.Client, tmp_path: Pa
     assert len(everything) == 3
 
     with management_api(tmp_path / "second" / "memroute.db") as second:
-        report = second.post("/api/memory/import", content=export.content)
+        report = second.post("/api/memory/import", headers=JSON_LINES, content=export.content)
         assert report.status_code == 200
         assert report.json() == {"imported": 2, "skipped": 0, "errors": []}
-        again = second.post("/api/memory/import", content=export.content).json()
+        again = second.post("/api/memory/import", headers=JSON_LINES, content=export.content).json()
         assert again == {"imported": 0, "skipped": 2, "errors": []}
         copied = second.get("/api/memory", params={"apiKeyId": "key-a"}).json()["data"]
         original = api.get("/api/memory", params={"apiKeyId": "key-a"}).json()["data"]
@@ -620,13 +620,13 @@ def test_import_json_array_owner_override_and_bad_records(api: httpx.Client) -> 
     assert sorted(m["key"] for m in listed["data"]) == ["lang:go", "lang:zig"]
 
     jsonl = '{"content": "likes ada", "key": "lang:ada"}\n\n{broken\n'
-    report = api.post("/api/memory/import", content=jsonl).json()
+    report = api.post("/api/memory/import", headers=JSON_LINES, content=jsonl).json()
     assert report["imported"] == 1 and [e["line"] for e in report["errors"]] == [3]
 
 
 @pytest.mark.parametrize("body", [b"", b"  \n", b"[1, 2", b"\xff\xfe\x00bad"])
 def test_import_rejects_unreadable_bodies(api: httpx.Client, body: bytes) -> None:
-    assert_error(api.post("/api/memory/import", content=body), 400)
+    assert_error(api.post("/api/memory/import", headers=JSON_LINES, content=body), 400)
     assert api.get("/api/memory").json()["total"] == 0
 
 
@@ -638,7 +638,7 @@ def test_bodies_over_the_limit_are_413_and_write_nothing(tmp_path: Path) -> None
             for n in range(10):
                 yield (json.dumps({"content": f"fact {n} " + "y" * 400, "key": f"k{n}"}) + "\n").encode()
 
-        assert_error(api.post("/api/memory/import", content=chunks()), 413)
+        assert_error(api.post("/api/memory/import", headers=JSON_LINES, content=chunks()), 413)
         assert_error(api.put("/api/settings/memory", json={"rerankProviderModel": "p/" + "m" * 3000}), 413)
         assert api.get("/api/memory").json()["total"] == 0
         assert api.get("/api/settings/memory").json() == SETTINGS_DEFAULTS

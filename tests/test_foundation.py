@@ -165,7 +165,7 @@ def test_one_version_written_in_pyproject_and_reported_everywhere(tmp_path: Path
         "version"
     ]
     assert package_version() == written
-    app = create_app(Config.for_path(tmp_path / "m.db", environ={"MEMROUTE_ADMIN_TOKEN": "t"}))
+    app = create_app(Config.for_path(tmp_path / "m.db", environ={"MEMROUTE_ADMIN_TOKEN": "v" * 32}))
     with LiveServer(app) as server:
         assert httpx.get(server.url + "/healthz").json()["version"] == written
         assert httpx.get(server.url + "/openapi.json").json()["info"]["version"] == written

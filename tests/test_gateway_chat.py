@@ -20,7 +20,7 @@ from memroute.memory.injection import FRAMING, MEMORY_PREFIX
 from memroute.models.records import MemoryRecord
 from memroute.web.app import create_app
 
-ADMIN = "admin-test-token"
+ADMIN = "admin-test-token-for-memroute-tests"
 
 
 @dataclass

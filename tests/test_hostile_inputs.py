@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 from error_shape import assert_error, assert_no_trace
 from memories import open_memory
-from servers import ADMIN, LiveServer, ScriptedUpstream, management_api
+from servers import ADMIN, JSON_LINES, LiveServer, ScriptedUpstream, management_api
 from storage import database, scalar
 
 from memroute import Memory
@@ -176,7 +176,9 @@ def test_invalid_utf8_bodies_are_400(target: Target, method: str, path: str, bod
 
 def test_invalid_utf8_import_and_chat_are_400(target: Target) -> None:
     before = target.rows()
-    assert_error(target.api.post("/api/memory/import", content=b'{"content": "\xff"}\n'), 400)
+    assert_error(
+        target.api.post("/api/memory/import", headers=JSON_LINES, content=b'{"content": "\xff"}\n'), 400
+    )
     assert_error(
         raw_json(target.chat, "POST", "/v1/chat/completions", b'{"model": "\xff"}'), 400, openai=True
     )
@@ -219,10 +221,10 @@ def test_lone_surrogates_elsewhere(target: Target) -> None:
         b'{"content": "\\ud800"}\n{"content": "fine", "key": "sur-ok"}\n{"content": "x", "id": "\\udfff"}\n'
     )
     for body, content_type in (
-        (lines, None),
+        (lines, JSON_LINES["Content-Type"]),
         (b"[" + lines.strip().replace(b"\n", b",") + b"]", "application/json"),
     ):
-        headers = {"content-type": content_type} if content_type else {}
+        headers = {"content-type": content_type}
         report = target.api.post(
             "/api/memory/import", content=body, params={"apiKeyId": "sur"}, headers=headers
         )
@@ -250,7 +252,12 @@ def test_ten_megabyte_bodies_are_413(target: Target) -> None:
     before = target.rows()
     big = b'{"content": "' + b"a" * TEN_MB + b'", "key": "big"}'
     assert_error(raw_json(target.api, "POST", "/api/memory", big), 413)
-    assert_error(target.api.post("/api/memory/import", content=b'{"content": "x"}\n' * (TEN_MB // 16)), 413)
+    assert_error(
+        target.api.post(
+            "/api/memory/import", headers=JSON_LINES, content=b'{"content": "x"}\n' * (TEN_MB // 16)
+        ),
+        413,
+    )
     assert_error(raw_json(target.api, "PUT", "/api/settings/memory", big), 413)
 
     def chunks() -> Iterator[bytes]:  # no Content-Length: the limit holds while the body streams
@@ -315,7 +322,9 @@ def test_nesting_on_the_gateway_and_mcp(target: Target) -> None:
 def test_a_json_lines_record_nested_too_deeply_is_reported(target: Target) -> None:
     before = target.rows()
     body = b'{"content": "deep", "metadata": ' + NESTED + b'}\n{"content": "shallow", "key": "nest-ok"}\n'
-    report = target.api.post("/api/memory/import", content=body, params={"apiKeyId": "nest"})
+    report = target.api.post(
+        "/api/memory/import", headers=JSON_LINES, content=body, params={"apiKeyId": "nest"}
+    )
     assert report.status_code == 200, report.text
     assert report.json()["imported"] == 1
     assert [e["line"] for e in report.json()["errors"]] == [1]
@@ -547,7 +556,9 @@ def test_json_lines_split_only_at_newlines(target: Target, tmp_path: Path) -> No
         add(target, content=text, key=f"sep-{n}", apiKeyId="sep")
     export = target.api.get("/api/memory/export", params={"apiKeyId": "sep"})
     assert export.status_code == 200 and export.text.count("\n") == len(texts)
-    report = target.api.post("/api/memory/import", content=export.content, params={"apiKeyId": "sep-copy"})
+    report = target.api.post(
+        "/api/memory/import", headers=JSON_LINES, content=export.content, params={"apiKeyId": "sep-copy"}
+    )
     assert report.json() == {"imported": len(texts), "skipped": 0, "errors": []}
     copies = target.api.get("/api/memory", params={"apiKeyId": "sep-copy"}).json()["data"]
     assert sorted(m["content"] for m in copies) == sorted(texts)

@@ -71,7 +71,7 @@ from memroute.service.build import Parts
 from memroute.store.fts import owner_token
 from memroute.web.app import create_app
 
-ADMIN = "admin-isolation-token"
+ADMIN = "admin-isolation-token-for-memroute-tests"
 TENANTS = 4
 UNOWNED = ""  # memories without a key: a library-only owner that must never mean "all keys"
 SESSIONS = ("", "s1", "s2", "S1")  # session ids are case-sensitive everywhere

@@ -25,7 +25,7 @@ from memroute.mcp.server import TOOL_NAMES
 from memroute.memory.injection import FRAMING, MEMORY_PREFIX
 from memroute.web.app import create_app
 
-ADMIN = "admin-test-token"
+ADMIN = "admin-test-token-for-memroute-tests"
 Session = Callable[[Callable[[Client], Awaitable[Any]]], Any]
 
 

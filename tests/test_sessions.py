@@ -30,7 +30,7 @@ def test_a_session_survives_a_restart_and_ends_with_logout_or_a_new_token(tmp_pa
         assert httpx.get(f"{server.url}/api/memory", cookies=cookie).status_code == 401
         assert httpx.get(f"{server.url}/api/memory", cookies=second).status_code == 200
     # A new token ends every session.
-    with app_server(db, MEMROUTE_ADMIN_TOKEN="a-rotated-admin-token") as server:
+    with app_server(db, MEMROUTE_ADMIN_TOKEN="a-rotated-admin-token-for-memroute-tests") as server:
         assert httpx.get(f"{server.url}/api/memory", cookies=second).status_code == 401
         page = httpx.get(f"{server.url}/dashboard/memory", cookies=second)
         assert page.status_code == 303 and page.headers["location"].startswith("/dashboard/login")
@@ -38,15 +38,20 @@ def test_a_session_survives_a_restart_and_ends_with_logout_or_a_new_token(tmp_pa
 
 def test_ten_wrong_tokens_a_minute_lock_the_login_of_that_address(tmp_path: Path) -> None:
     with app_server(tmp_path / "memroute.db") as server:
+        cookie = {"memroute_session": _login(server.url).cookies["memroute_session"]}
         for _ in range(10):
             assert _login(server.url, "guess").status_code == 401
         locked = _login(server.url)
         assert locked.status_code == 429
         assert locked.json()["error"]["type"] == "rate_limit_error"
         assert "try again in" in locked.json()["error"]["message"]
-        # Scripts with the Bearer token are not affected.
+        assert 1 <= int(locked.headers["retry-after"]) <= 60
+        # The Bearer token counts against the same throttle: even the right one waits, so
+        # the answer never tells a guesser that it was right.
         headers = {"Authorization": f"Bearer {ADMIN}"}
-        assert httpx.get(f"{server.url}/api/memory", headers=headers).status_code == 200
+        assert httpx.get(f"{server.url}/api/memory", headers=headers).status_code == 429
+        # A session opened before is not a token guess: it keeps working.
+        assert httpx.get(f"{server.url}/api/memory", cookies=cookie).status_code == 200
 
 
 def test_the_login_page_never_redirects_to_another_site(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""`memroute keys|providers|settings …`: client keys, upstream providers and memory settings."""
+"""`memroute keys|providers|settings|dashboard-link …`: client keys, upstream providers,
+memory settings and the console's way into the dashboard."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from typing import Any
 
 import click
 
-from memroute.cli.common import cli_errors, memory_for, print_json
+from memroute.cli.common import cli_errors, config_of, memory_for, print_json
+from memroute.config import Config
 from memroute.errors import InvalidInput
 from memroute.models.wire import to_wire
 
@@ -123,3 +125,24 @@ def settings_set(ctx: click.Context, assignments: tuple[str, ...]) -> None:
                 changes[name] = raw  # a bare word such as hybrid
     with memory_for(ctx) as mem:
         print_json(to_wire(mem.update_settings(changes)))
+
+
+@click.command("dashboard-link")
+@click.option("--url", default=None, help="The server's base URL (default: MEMROUTE_HOST and MEMROUTE_PORT).")
+@click.pass_context
+def dashboard_link(ctx: click.Context, url: str | None) -> None:
+    """Print a one-time dashboard login link (valid 5 minutes). It is written straight into
+    the database, so it works without the admin token and while wrong tokens have closed
+    the login throttle."""
+    base = (url or local_url(config_of(ctx))).rstrip("/")
+    with memory_for(ctx) as mem:
+        code, expires = mem.sessions.open_login_link()
+    click.echo(f"{base}/dashboard/login/link?code={code}")
+    click.echo(f"Open it in a browser before {expires}; it works once.", err=True)
+
+
+def local_url(config: Config) -> str:
+    """The URL of this machine's server: a wildcard bind address becomes loopback."""
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(config.host, config.host)
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{config.port}"

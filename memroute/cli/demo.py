@@ -4,6 +4,7 @@ no internet needed."""
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -26,7 +27,10 @@ def run_demo(data_dir: Path, echo: Callable[[str], None]) -> None:
 
     upstream = EchoUpstream()
     with serving(upstream.app()) as upstream_url:
-        env = {"MEMROUTE_UPSTREAM_BASE_URL": upstream_url + "/v1", "MEMROUTE_ADMIN_TOKEN": "demo"}
+        env = {
+            "MEMROUTE_UPSTREAM_BASE_URL": upstream_url + "/v1",
+            "MEMROUTE_ADMIN_TOKEN": secrets.token_urlsafe(32),
+        }
         config = Config.for_path(data_dir / "demo.db", environ=env)
         with Memory.open(config=config, start_workers=False) as setup:
             setup.update_settings(enabled=True)

@@ -4,6 +4,10 @@ The cookie carries a random secret; the database keeps its SHA-256, an expiry an
 fingerprint of the admin token, so a stolen database file opens no session and a
 changed admin token ends them all. Sessions live in SQLite: they survive a restart
 and every process sees a logout.
+
+A login link is the console's way in (`memroute dashboard-link`): a one-time code,
+valid 5 minutes, written into the same table by whoever can open the database; the
+server exchanges it for a session without asking for the admin token.
 """
 
 from __future__ import annotations
@@ -17,6 +21,10 @@ from memroute.service.keys import hash_secret
 from memroute.store import SqliteStore
 
 SESSION_TTL = timedelta(hours=12)
+LOGIN_LINK_TTL = timedelta(minutes=5)
+# Login links are rows of the sessions table under this fingerprint instead of the admin
+# token's: no cookie check can ever match them, and they do not depend on the token.
+_LOGIN_LINK_FINGERPRINT = "login-link"
 
 
 def token_fingerprint(admin_token: str) -> str:
@@ -49,3 +57,20 @@ class SessionBook:
     def close(self, secret: str) -> None:
         if secret and len(secret) <= 200:
             self._store.sessions.delete(hash_secret(secret))
+
+    def open_login_link(self, ttl: timedelta = LOGIN_LINK_TTL) -> tuple[str, str]:
+        """A one-time login code: (code, expires at). Only its SHA-256 is stored."""
+        now = self._clock()
+        code = secrets.token_urlsafe(32)
+        expires = to_iso(now + ttl)
+        self._store.sessions.create(
+            hash_secret(code), _LOGIN_LINK_FINGERPRINT, now=to_iso(now), expires_at=expires
+        )
+        return code, expires
+
+    def redeem_login_link(self, code: str) -> bool:
+        """Use up a live login code; True for exactly one caller, False for any other code."""
+        if not code or len(code) > 200:
+            return False
+        now = to_iso(self._clock())
+        return self._store.sessions.take(hash_secret(code), _LOGIN_LINK_FINGERPRINT, now=now)

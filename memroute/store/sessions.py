@@ -34,3 +34,13 @@ class SessionRepository:
     def delete(self, id_hash: str) -> None:
         with self.db.write() as con:
             con.execute("DELETE FROM dashboard_sessions WHERE id_hash = ?", (id_hash,))
+
+    def take(self, id_hash: str, token_fingerprint: str, *, now: str) -> bool:
+        """Delete a live row and say whether this call deleted it (so only one caller can)."""
+        with self.db.write() as con:
+            con.execute(
+                "DELETE FROM dashboard_sessions"
+                " WHERE id_hash = ? AND token_fingerprint = ? AND expires_at > ?",
+                (id_hash, token_fingerprint, now),
+            )
+            return bool(con.changes())

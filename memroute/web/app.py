@@ -17,8 +17,10 @@ from memroute.service import Memory
 from memroute.version import package_version
 from memroute.web import errors
 from memroute.web.auth import bearer_token, load_or_create_admin_token, same_token
+from memroute.web.guards import HostAllowList, JsonBodyRequired, allowed_hosts
 from memroute.web.limits import BodyLimit
 from memroute.web.metrics import CountRequests, standard_metrics
+from memroute.web.throttle import AdminTokenThrottle
 
 log = logging.getLogger("memroute.web")
 
@@ -60,19 +62,26 @@ def create_app(config: Config, *, memory: Memory | None = None) -> FastAPI:
         version=package_version(),
         summary="Persistent per-API-key memory for OpenAI-compatible LLM clients.",
         lifespan=lifespan,
+        docs_url=None,  # /docs and /redoc are pages that need the admin (web/pages.py)
+        redoc_url=None,
     )
     app.state.config = config
     app.state.admin_token, app.state.admin_token_created = load_or_create_admin_token(config)
+    app.state.admin_throttle = AdminTokenThrottle(
+        config.admin_failures_per_address, config.admin_failures_total
+    )
     # A new MCP server per app: its session manager runs once per instance.
     mcp = build_server(lambda: app.state.memory, admin_token=app.state.admin_token)
     app.add_route(
         "/mcp",
-        http_endpoint(mcp, app.state.admin_token, lambda: app.state.memory),  # type: ignore[arg-type]  # raw ASGI
+        http_endpoint(mcp, app.state.admin_token, lambda: app.state.memory, app.state.admin_throttle),  # type: ignore[arg-type]  # raw ASGI
         methods=["GET", "POST", "DELETE"],
         include_in_schema=False,
     )
     errors.install(app)
     app.add_middleware(BodyLimit, limit=config.max_body_bytes, chat_limit=config.max_chat_body_bytes)
+    app.add_middleware(JsonBodyRequired)
+    app.add_middleware(HostAllowList, names=allowed_hosts(config.allowed_hosts, config.host))
     app.add_middleware(CountRequests, metrics=lambda: getattr(app.state, "metrics", None))
 
     from memroute.web.routes import register

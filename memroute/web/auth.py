@@ -1,5 +1,6 @@
-"""Management auth: one admin token, from MEMROUTE_ADMIN_TOKEN or generated on first
-start into `<data dir>/admin_token` (mode 0600). Compared in constant time."""
+"""Management auth: one admin token of at least 32 characters, from MEMROUTE_ADMIN_TOKEN
+or generated on first start into `<data dir>/admin_token` (mode 0600). Compared in
+constant time; every wrong one is counted by the app's `AdminTokenThrottle`."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from pathlib import Path
 from fastapi import Request
 
 from memroute.config import Config
-from memroute.errors import Unauthorized
+from memroute.errors import InvalidInput, Unauthorized
+from memroute.web.throttle import AdminTokenThrottle
 
 TOKEN_FILE = "admin_token"
 SESSION_COOKIE = "memroute_session"
@@ -20,6 +22,8 @@ SESSION_COOKIE = "memroute_session"
 # next to SameSite=Strict).
 DASHBOARD_HEADER = "x-memroute-dashboard"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+MIN_ADMIN_TOKEN_CHARS = 32
+MAKE_TOKEN = 'python -c "import secrets; print(secrets.token_urlsafe(32))"'
 
 
 def admin_token_path(config: Config) -> Path:
@@ -28,14 +32,17 @@ def admin_token_path(config: Config) -> Path:
 
 
 def load_or_create_admin_token(config: Config) -> tuple[str, bool]:
-    """(token, created now). The file is created atomically with mode 0600."""
+    """(token, created now). The file is created atomically with mode 0600. A token
+    shorter than 32 characters is refused (InvalidInput saying how to make one)."""
     if config.admin_token:
-        return config.admin_token, False
+        remedy = f"set a longer one ({MAKE_TOKEN}) or unset it: memroute then generates one on first start"
+        return _long_enough(config.admin_token, "MEMROUTE_ADMIN_TOKEN", remedy), False
     path = admin_token_path(config)
     if path.exists():
         token = path.read_text(encoding="utf-8").strip()
         if token:
-            return token, False
+            remedy = f"write a longer one into the file ({MAKE_TOKEN}) or delete it: memroute then makes one"
+            return _long_enough(token, str(path), remedy), False
     path.parent.mkdir(parents=True, exist_ok=True)
     token = secrets.token_urlsafe(32)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -43,6 +50,38 @@ def load_or_create_admin_token(config: Config) -> tuple[str, bool]:
         handle.write(token + "\n")
     os.chmod(path, 0o600)
     return token, True
+
+
+def _long_enough(token: str, source: str, remedy: str) -> str:
+    if len(token) < MIN_ADMIN_TOKEN_CHARS:
+        raise InvalidInput(
+            f"the admin token is {len(token)} characters long and needs at least "
+            f"{MIN_ADMIN_TOKEN_CHARS}: {remedy}",
+            source,
+        )
+    return token
+
+
+def client_address(request: Request) -> str:
+    """The peer's address as the server sees it ("?" when unknown)."""
+    return request.client.host if request.client else "?"
+
+
+def admin_throttle(request: Request) -> AdminTokenThrottle:
+    throttle: AdminTokenThrottle = request.app.state.admin_throttle
+    return throttle
+
+
+def check_admin_token(request: Request, given: str) -> bool:
+    """Whether `given` is the admin token, through the throttle: 429 while this address
+    or the server is over its limit of wrong tokens; a wrong token is counted."""
+    throttle = admin_throttle(request)
+    address = client_address(request)
+    throttle.check(address)
+    if admin_token_matches(request, given):
+        return True
+    throttle.fail(address)
+    return False
 
 
 def bearer_token(request: Request) -> str | None:
@@ -76,11 +115,11 @@ def admin_token_matches(request: Request, given: str) -> bool:
 
 
 def require_admin(request: Request) -> None:
-    """FastAPI dependency for management routes: the Bearer admin token, or a dashboard
-    session cookie (plus the dashboard header on writes)."""
+    """FastAPI dependency for management routes: the Bearer admin token (through the
+    throttle), or a dashboard session cookie (plus the dashboard header on writes)."""
     given = bearer_token(request)
     if given is not None:
-        if admin_token_matches(request, given):
+        if check_admin_token(request, given):
             return
         raise Unauthorized("wrong admin token (Authorization: Bearer <admin token>)")
     if has_session(request):

@@ -1,5 +1,7 @@
 """The dashboard's pages: `/` and `/dashboard` lead to Memory Studio, the
 pages need a session (else the login page), static files are public (no data in them).
+The API's reference pages `/docs` (Swagger UI) and `/redoc` load their scripts from a
+CDN, so they need the admin token or a session too; `/openapi.json` stays public.
 
 Every page is sent with a strict Content-Security-Policy (scripts, styles and requests
 only from this origin, no framing), so injected markup could not run or phone home.
@@ -13,11 +15,21 @@ from pathlib import Path
 from urllib.parse import quote
 
 from fastapi import APIRouter, FastAPI, Request
+from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from memroute.config import Config
-from memroute.web.auth import admin_token_path, has_session
+from memroute.errors import Unauthorized
+from memroute.web.auth import (
+    admin_throttle,
+    admin_token_path,
+    bearer_token,
+    check_admin_token,
+    client_address,
+    has_session,
+)
+from memroute.web.routes.session import set_session_cookie
 
 PAGES = {"memory": "memory.html", "keys": "keys.html", "providers": "providers.html"}
 CSP = (
@@ -32,6 +44,10 @@ SECURITY_HEADERS = {
     "Cache-Control": "no-store",
 }
 
+# The reference pages run inline scripts from a CDN, so they get these headers, not the CSP.
+DOCS_HEADERS = {k: v for k, v in SECURITY_HEADERS.items() if k != "Content-Security-Policy"}
+DOC_PAGES = ("/docs", "/redoc")
+
 router = APIRouter(include_in_schema=False)
 
 
@@ -45,6 +61,8 @@ def _page(name: str) -> Response:
 
 def _safe_next(target: str | None) -> str:
     """Only a path of this dashboard: never another site (open redirect)."""
+    if target in DOC_PAGES:
+        return target
     if target and target.startswith("/dashboard/") and not target.startswith("//") and "\\" not in target:
         return target
     return "/dashboard/memory"
@@ -82,6 +100,29 @@ def token_help(config: Config) -> str:
     )
 
 
+LINK_REFUSED = (
+    "<!doctype html><title>memroute: login link refused</title>"
+    "<p>This login link is unknown, already used or expired (links last 5 minutes). "
+    "Run <code>memroute dashboard-link</code> on the server's machine for a new one, "
+    'or <a href="/dashboard/login">sign in with the admin token</a>.</p>'
+)
+
+
+@router.get("/dashboard/login/link")
+def login_link(request: Request, code: str = "") -> Response:
+    """Exchange a one-time code from `memroute dashboard-link` for a session. The code is
+    checked before the admin-token throttle and never needs the token, so the console
+    gets in even while wrong tokens keep the throttle closed."""
+    memory = request.app.state.memory
+    if not memory.sessions.redeem_login_link(code):
+        admin_throttle(request).fail(client_address(request))
+        return HTMLResponse(LINK_REFUSED, status_code=400, headers=SECURITY_HEADERS)
+    secret, _ = memory.sessions.open(request.app.state.admin_token)
+    response = RedirectResponse("/dashboard/memory", status_code=303, headers=SECURITY_HEADERS)
+    set_session_cookie(response, request, secret)
+    return response
+
+
 @router.get("/dashboard/{name}")
 def page(request: Request, name: str) -> Response:
     file = PAGES.get(name)
@@ -91,6 +132,29 @@ def page(request: Request, name: str) -> Response:
         wanted = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         return RedirectResponse(f"/dashboard/login?next={quote(wanted, safe='')}", status_code=303)
     return _page(file)
+
+
+def _doc_page(request: Request, page: HTMLResponse) -> Response:
+    """The page for the admin (Bearer token, through the throttle, or a session); a
+    browser without a session is sent to the login page, which comes back here."""
+    given = bearer_token(request)
+    if given is not None:
+        if not check_admin_token(request, given):
+            raise Unauthorized("wrong admin token (Authorization: Bearer <admin token>)")
+    elif not has_session(request):
+        return RedirectResponse(f"/dashboard/login?next={quote(request.url.path, safe='')}", status_code=303)
+    page.headers.update(DOCS_HEADERS)
+    return page
+
+
+@router.get("/docs")
+def swagger_ui(request: Request) -> Response:
+    return _doc_page(request, get_swagger_ui_html(openapi_url="/openapi.json", title="memroute API"))
+
+
+@router.get("/redoc")
+def redoc(request: Request) -> Response:
+    return _doc_page(request, get_redoc_html(openapi_url="/openapi.json", title="memroute API"))
 
 
 def mount(app: FastAPI) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 
 from conftest import Studio, screenshot
 from playwright.sync_api import expect
+from servers import JSON_LINES
 
 XSS = "<img src=x onerror=alert(1)>"
 UNLABELLED = """root => [...root.querySelectorAll("input, select, textarea, button")]
@@ -43,7 +44,7 @@ def add(studio: Studio, owner: str, key: str, content: str, **fields: Any) -> di
 
 def import_records(studio: Studio, records: list[dict[str, Any]]) -> None:
     body = "\n".join(json.dumps(r) for r in records)
-    response = studio.api.post("/api/memory/import", content=body)
+    response = studio.api.post("/api/memory/import", headers=JSON_LINES, content=body)
     assert response.status_code == 200 and response.json()["errors"] == [], response.text
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from conftest import Studio, screenshot
 from playwright.sync_api import expect
-from servers import free_port
+from servers import JSON_LINES, free_port
 
 POLL = 15_000  # ms: the Engine tab refreshes every 5 s; the first Qdrant call imports qdrant-client
 QDRANT_KEY = "qdrant-secret-4b1d9f3e"
@@ -220,7 +220,7 @@ def test_engine_chips_show_the_tiers_and_follow_the_server(page: Any, studio: St
 def test_reindex_now_drains_the_pending_count(page: Any, studio: Studio) -> None:
     put_settings(studio, embeddingSource="auto", transformersEnabled=False, staticEnabled=False)
     lines = [json.dumps({"key": f"waiting:{n}", "content": f"memory number {n} waits"}) for n in range(3)]
-    studio.api.post("/api/memory/import", content="\n".join(lines)).raise_for_status()
+    studio.api.post("/api/memory/import", headers=JSON_LINES, content="\n".join(lines)).raise_for_status()
     time.sleep(0.5)  # the worker wakes on this write: let it find no source, before the switch
     put_settings(studio, embeddingSource="hashing")
     pending = engine_status(studio)["vectorStore"]["needsReindex"]

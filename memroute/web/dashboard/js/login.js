@@ -5,6 +5,7 @@ const error = document.getElementById("login-error");
 
 function nextPage() {
   const target = new URLSearchParams(location.search).get("next") || "";
+  if (target === "/docs" || target === "/redoc") return target;
   return target.startsWith("/dashboard/") && !target.startsWith("//") ? target : "/dashboard/memory";
 }
 
