@@ -25,6 +25,7 @@ from memroute.models.results import VerifyReport, VerifySteps
 from memroute.service import Memory
 from memroute.web.auth import require_admin
 from memroute.web.import_body import StagedImport, receive_import
+from memroute.web.schemas.common import STORED_TEXT
 from memroute.web.schemas.engine import EmbeddingProvidersOut, EngineStatus
 from memroute.web.schemas.errors import CONFLICT, ERROR_RESPONSES, NOT_FOUND
 from memroute.web.schemas.maintenance import (
@@ -59,7 +60,12 @@ MemoryId = Annotated[str, Path(alias="id", min_length=1, max_length=256, descrip
 TypeFilter = Literal["", "factual", "episodic", "procedural", "semantic"]
 OwnerQuery = Annotated[
     str | None,
-    Query(alias="apiKeyId", max_length=256, description='One key\'s memories ("" = unowned); absent = all'),
+    Query(
+        alias="apiKeyId",
+        max_length=256,
+        description='One key\'s memories ("" = unowned); absent = all',
+        json_schema_extra={"pattern": STORED_TEXT},
+    ),
 ]
 
 
@@ -73,7 +79,9 @@ def list_memories(
     request: Request,
     api_key_id: OwnerQuery = None,
     type: Annotated[TypeFilter | None, Query(description='"" = any type')] = None,
-    session_id: Annotated[str | None, Query(alias="sessionId", max_length=256)] = None,
+    session_id: Annotated[
+        str | None, Query(alias="sessionId", max_length=256, json_schema_extra={"pattern": STORED_TEXT})
+    ] = None,
     q: Annotated[str | None, Query(max_length=2000, description="Text in content or key (any case)")] = None,
     page: Annotated[int, Query(ge=1, le=10**9)] = 1,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
