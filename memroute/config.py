@@ -121,6 +121,7 @@ class Config:
     db_path: Path
     max_content_bytes: int = 64 * 1024
     max_body_bytes: int = 4 * 1024 * 1024
+    max_import_bytes: int = 1024**3  # POST /api/memory/import streams; each line is within max_body_bytes
     # Server and gateway.
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
@@ -196,6 +197,7 @@ class Config:
             db_path=db,
             max_content_bytes=_int(env, "MEMROUTE_MAX_CONTENT_BYTES", 64 * 1024, minimum=1),
             max_body_bytes=_int(env, "MEMROUTE_MAX_BODY_BYTES", 4 * 1024 * 1024, minimum=1024),
+            max_import_bytes=_int(env, "MEMROUTE_MAX_IMPORT_BYTES", 1024**3, minimum=1024),
             host=_str(env, "MEMROUTE_HOST", "127.0.0.1"),
             port=_int(env, "MEMROUTE_PORT", DEFAULT_PORT, minimum=0),
             admin_token=env.get("MEMROUTE_ADMIN_TOKEN", "").strip() or None,

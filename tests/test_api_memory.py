@@ -631,10 +631,11 @@ def test_import_rejects_unreadable_bodies(api: httpx.Client, body: bytes) -> Non
 
 
 def test_bodies_over_the_limit_are_413_and_write_nothing(tmp_path: Path) -> None:
-    with management_api(tmp_path / "memroute.db", MEMROUTE_MAX_BODY_BYTES="2048") as api:
+    limits = {"MEMROUTE_MAX_BODY_BYTES": "2048", "MEMROUTE_MAX_IMPORT_BYTES": "2048"}
+    with management_api(tmp_path / "memroute.db", **limits) as api:
         assert_error(api.post("/api/memory", json={"content": "x" * 4000, "key": "big"}), 413)
 
-        def chunks() -> Iterator[bytes]:  # no content-length: the limit applies while streaming
+        def chunks() -> Iterator[bytes]:  # no content-length: the import limit applies while streaming
             for n in range(10):
                 yield (json.dumps({"content": f"fact {n} " + "y" * 400, "key": f"k{n}"}) + "\n").encode()
 

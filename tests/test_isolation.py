@@ -12,12 +12,12 @@ sessions and all three scopes, through every path:
 
 A model of who owns what is kept and checked after every read: no reader ever receives a
 memory its scope does not admit (`apiKey`: its own; `session`: its own, of that session
-when a session is given, as REF §4.4; `global`: every key's), nor a deleted, stale or
-expired one. Deletes are complete: the row, its FTS entries, its sqlite-vec vector and its
-Qdrant point are gone, its history is kept. The vector tier is on (hashing embedder); one
-run uses Qdrant's local mode as the vector store. Everything is deterministic: a manual
-clock, no background workers (the sync, re-index and extraction queue are driven here),
-derandomised hypothesis.
+when a session is given, as REF §4.4; `global`: every key's, never an unowned one to a
+key), nor a deleted, stale or expired one. Deletes are complete: the row, its FTS entries,
+its sqlite-vec vector and its Qdrant point are gone, its history is kept. The vector tier
+is on (hashing embedder); one run uses Qdrant's local mode as the vector store. Everything
+is deterministic: a manual clock, no background workers (the sync, re-index and extraction
+queue are driven here), derandomised hypothesis.
 
 The operations run are counted; each run checks its share of at least 10,000 in all.
 """
@@ -274,23 +274,27 @@ class Seen:
 
 @dataclass(frozen=True)
 class Reader:
-    """Whose memories a read may return: `owner` None = every key; `session` "" = any session."""
+    """Whose memories a read may return: `owner` None = every key (and the unowned ones
+    only with `unowned`); `session` "" = any session."""
 
     path: str
     owner: str | None
     session: str = ""
     unexpired: bool = True  # retrieval paths drop expired memories; listing and export do not
+    unowned: bool = True
 
     @classmethod
     def scoped(cls, path: str, owner: str, scope: str, session: str) -> Reader:
-        if scope == "global":
-            return cls(path, None)
+        if scope == "global":  # every key's memories; a key never gets the unowned ones
+            return cls(path, None, unowned=owner == UNOWNED)
         return cls(path, owner, session if scope == "session" else "")
 
     def admits(self, row: Row) -> bool:
-        return (self.owner is None or row.owner == self.owner) and (
-            not self.session or row.session == self.session
-        )
+        if self.owner is not None and row.owner != self.owner:
+            return False
+        if self.owner is None and not self.unowned and row.owner == UNOWNED:
+            return False
+        return not self.session or row.session == self.session
 
 
 def new_content(words: Sequence[str]) -> str:

@@ -56,7 +56,12 @@ def providers() -> None:
 @providers.command("add")
 @click.argument("provider_id")
 @click.option("--base-url", required=True, help="OpenAI-compatible base URL, e.g. https://api.openai.com/v1")
-@click.option("--api-key-env", default=None, help="Name of the environment variable holding the API key.")
+@click.option(
+    "--api-key-env",
+    default=None,
+    help="Name of the environment variable holding the API key: upper case, ending in _API_KEY, _KEY"
+    " or _TOKEN, not MEMROUTE_*, MEMORY_*, VECTOR_STORE_* or QDRANT_*.",
+)
 @click.option("--api-key-stdin", is_flag=True, help="Read an API key to store from stdin (never echoed).")
 @click.option("--default", "is_default", is_flag=True, help="Send models without a provider prefix here.")
 @click.pass_context

@@ -4,13 +4,17 @@ An import upserts record by record: a bad record is reported with its line
 number and skipped, and every good one is kept. A record whose id is already
 this owner's updates that memory; otherwise it upserts by key. Re-importing an
 export changes nothing (identical memories are counted as skipped).
+
+Records are read as they come and written in batches of `BATCH_RECORDS`, one
+transaction each, so an import of any size holds neither all its records in memory
+nor the write lock for long.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import IO, Any
 
 from memroute.clock import normalize_time
 from memroute.errors import Conflict, InvalidInput
@@ -18,11 +22,21 @@ from memroute.memory import validate
 from memroute.models.records import ImportFailure, ImportReport
 from memroute.store import NewMemory, SqliteStore
 
+BATCH_RECORDS = 500
+
 
 def json_lines(text: str) -> list[str]:
     """The lines of a JSON Lines text: split at "\n" (and "\r\n") only. `str.splitlines`
     would also split inside a string at U+2028, U+0085 or U+001C, which JSON leaves as they are."""
     return [line.removesuffix("\r") for line in text.split("\n")]
+
+
+def file_lines(handle: IO[bytes]) -> Iterator[str]:
+    """The lines of a JSON Lines file of valid UTF-8, one at a time (split at "\n" only, as
+    `json_lines`; a byte-order mark at the start is dropped)."""
+    for number, raw in enumerate(handle):
+        line = raw.decode("utf-8").removesuffix("\n").removesuffix("\r")
+        yield line.removeprefix("\ufeff") if number == 0 else line
 
 
 def parse_record(
@@ -51,7 +65,7 @@ def parse_record(
         expires_at=validate.expires_at(record.get("expiresAt", record.get("expires_at"))),
         created_at=created,
         updated_at=normalize_time(record.get("updatedAt"), "updatedAt") or created,
-        id=validate.memory_id(record["id"]) if record.get("id") is not None else None,
+        id=validate.imported_id(record["id"]) if record.get("id") is not None else None,
     )
 
 
@@ -65,21 +79,43 @@ def import_records(
     content: Callable[[object], str],
 ) -> ImportReport:
     """Upsert `records`; `content(value)` turns a record's content into what is stored
-    (validated, secrets masked), as `Memory.add` stores it."""
+    (validated, secrets masked), as `Memory.add` stores it. Records are parsed outside
+    the write lock and written `BATCH_RECORDS` at a time, each batch in one transaction."""
     report = ImportReport()
+    batch: list[tuple[int, NewMemory]] = []
     for number, record in enumerate(records, start=1):
         if isinstance(record, str) and not record.strip():
             continue
         try:
-            outcome = _import_one(store, parse_record(record, api_key_id, content=content), now(), actor)
-        except (InvalidInput, Conflict) as exc:
+            batch.append((number, parse_record(record, api_key_id, content=content)))
+        except InvalidInput as exc:
             report.errors.append(ImportFailure(number, exc.message))
-            continue
-        if outcome == "skipped":
-            report.skipped += 1
-        else:
-            report.imported += 1
+        if len(batch) >= BATCH_RECORDS:
+            _write_batch(store, batch, now(), actor, report)
+            batch = []
+    _write_batch(store, batch, now(), actor, report)
+    report.errors.sort(key=lambda failure: failure.line)
     return report
+
+
+def _write_batch(
+    store: SqliteStore, batch: list[tuple[int, NewMemory]], now: str, actor: str, report: ImportReport
+) -> None:
+    """Upsert a batch of parsed records in one transaction; a record that conflicts is
+    reported and leaves nothing behind (each write is a savepoint of its own)."""
+    if not batch:
+        return
+    with store.db.write():
+        for number, new in batch:
+            try:
+                outcome = _import_one(store, new, now, actor)
+            except (InvalidInput, Conflict) as exc:
+                report.errors.append(ImportFailure(number, exc.message))
+                continue
+            if outcome == "skipped":
+                report.skipped += 1
+            else:
+                report.imported += 1
 
 
 def _import_one(store: SqliteStore, new: NewMemory, now: str, actor: str) -> str:

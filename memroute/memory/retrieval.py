@@ -86,12 +86,18 @@ class _Candidate:
 def admits(flt: MemoryFilter, memory: MemoryRecord) -> bool:
     """Whether `memory` passes `flt` (the same rules the SQL tiers apply)."""
     return (
-        (flt.api_key_id is None or memory.api_key_id == flt.api_key_id)
+        _owner_admits(flt, memory.api_key_id)
         and (memory.expires_at is None or memory.expires_at > flt.now)
         and (not flt.session_id or memory.session_id == flt.session_id)
         and (not flt.updated_since or memory.updated_at >= flt.updated_since)
         and (not flt.type or memory.type == flt.type)
     )
+
+
+def _owner_admits(flt: MemoryFilter, owner: str) -> bool:
+    if flt.api_key_id is not None:
+        return owner == flt.api_key_id
+    return flt.unowned or owner != ""
 
 
 def clamp_budget(max_tokens: int) -> int:

@@ -1,18 +1,33 @@
 """Validation of everything a caller can hand to the core. Bad input raises
-InvalidInput before anything is written."""
+InvalidInput before anything is written.
+
+Stored text (content, key, owner and session ids) is one alphabet on every write path:
+no NUL, no lone surrogate, no control character but tab, line feed and carriage
+return. Adds, updates and imports refuse such text; text learned from a chat has
+those characters removed instead (`clean_facts`), so a chat never fails on them.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from memroute.clock import normalize_time
 from memroute.errors import InvalidInput
-from memroute.models.records import MEMORY_TYPES, SCOPES, STRATEGIES
+from memroute.models.records import MEMORY_TYPES, SCOPES, STRATEGIES, Fact
 
 MAX_KEY_CHARS = 512
 MAX_ID_CHARS = 256
+MAX_IMPORTED_ID_CHARS = 128
+# Unicode's control characters (C0, DEL, C1) but tab, line feed and carriage return; and
+# lone surrogates, which UTF-8 cannot encode.
+_REFUSED_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+# What an imported id may be: it goes back out in the `x-memroute-memory-ids` header,
+# a comma-separated list, so no comma, space, CR or LF.
+_IMPORTED_ID = re.compile(rf"[A-Za-z0-9._:-]{{1,{MAX_IMPORTED_ID_CHARS}}}")
 MAX_METADATA_BYTES = 16 * 1024
 MAX_METADATA_DEPTH = 64
 MAX_LIST_LIMIT = 200
@@ -35,9 +50,30 @@ def text_field(value: object, field: str, *, max_bytes: int, allow_empty: bool =
     size = utf8_size(value, field)
     if size > max_bytes:
         raise InvalidInput(f"is {size} bytes, over the limit of {max_bytes}", field)
-    if "\x00" in value:
-        raise InvalidInput("must not contain NUL characters", field)
+    refused = _REFUSED_CHARS.search(value)
+    if refused is not None:
+        raise InvalidInput(f"must not contain control characters (found {_named(refused.group())})", field)
     return value
+
+
+def _named(char: str) -> str:
+    return "NUL" if char == "\x00" else f"U+{ord(char):04X}"
+
+
+def without_refused_chars(text: str) -> str:
+    """`text` without the characters stored text may not hold (control characters but
+    tab, LF and CR; lone surrogates)."""
+    return _REFUSED_CHARS.sub("", text)
+
+
+def clean_facts(facts: Sequence[Fact]) -> list[Fact]:
+    """Facts learned from a chat, as they may be stored: refused characters removed from
+    content and key; a fact left without content is dropped."""
+    cleaned = [
+        replace(f, content=without_refused_chars(f.content).strip(), key=without_refused_chars(f.key))
+        for f in facts
+    ]
+    return [f for f in cleaned if f.content]
 
 
 def content(value: object, *, max_bytes: int) -> str:
@@ -154,3 +190,16 @@ def memory_id(value: object) -> str:
         raise InvalidInput("must be a memory id", "id")
     utf8_size(value, "id")
     return value.strip()
+
+
+def imported_id(value: object) -> str:
+    """The id an import record asks for: 1-128 letters, digits, '.', '_', ':' or '-'."""
+    if isinstance(value, str):
+        utf8_size(value, "id")
+    if not isinstance(value, str) or not _IMPORTED_ID.fullmatch(value):
+        raise InvalidInput(
+            f"must be 1-{MAX_IMPORTED_ID_CHARS} letters, digits, '.', '_', ':' or '-' (no comma, space,"
+            " CR or LF)",
+            "id",
+        )
+    return value

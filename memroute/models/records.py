@@ -117,13 +117,16 @@ class Page:
 
 @dataclass(slots=True)
 class MemoryFilter:
-    """Which memories a read may see. `api_key_id=None` means every key (global scope)."""
+    """Which memories a read may see. `api_key_id=None` means every key (global scope);
+    then `unowned` says whether unowned memories (owner "") are seen too: not in a key's
+    chat, only in the admin's views."""
 
     api_key_id: str | None
     now: str
     session_id: str | None = None
     updated_since: str | None = None
     type: str | None = None
+    unowned: bool = True
 
 
 @dataclass(slots=True)

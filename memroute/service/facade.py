@@ -296,6 +296,7 @@ class Memory:
             session_id=session or None,
             updated_since=since,
             type=validate.memory_type(memory_type) if memory_type else None,
+            unowned=not api_key_id,  # a key's global read: every key's memories, never unowned ones
         )
 
     def retrieve(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 
+from memroute.memory import validate
 from memroute.memory.extraction import extract_facts_from_text
 from memroute.memory.redact import redact
 from memroute.models.records import Fact, MemoryRecord
@@ -37,6 +38,7 @@ class FactWriter:
         self, owner: str, session: str, source: str, facts: Sequence[Fact], *, actor: str
     ) -> list[MemoryRecord]:
         """Store `facts` as `owner`'s memories in one transaction; returns them."""
+        facts = validate.clean_facts(facts)  # a chat's NUL or control character is dropped, not refused
         now = self._now()
         stored: list[MemoryRecord] = []
         with self._store.db.write():

@@ -4,11 +4,18 @@ service and, later, remote embeddings can resolve providers too).
 A model `provider/model` goes to that provider with the prefix stripped; any
 other model goes to the default provider (the one marked default, else the
 upstream from MEMROUTE_UPSTREAM_BASE_URL) unchanged.
+
+A provider's key may come from an environment variable (`apiKeyEnv`), but only from
+one that names a key: upper case, ending in `_API_KEY`, `_KEY` or `_TOKEN`, and not
+memroute's own settings (`MEMROUTE_*`, `MEMORY_*`, `VECTOR_STORE_*`, `QDRANT_*`), so
+the admin token or the Qdrant key can never be sent to a provider's URL. The rule is
+checked when a provider is written and again whenever its key is read.
 """
 
 from __future__ import annotations
 
 import builtins
+import logging
 import os
 import re
 from collections.abc import Mapping
@@ -22,9 +29,33 @@ from memroute.models.records import ProviderRecord
 from memroute.store import SqliteStore
 from memroute.upstream.route import Route
 
+log = logging.getLogger("memroute.providers")
+
 ENV_PROVIDER_ID = "default"
 _PROVIDER_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+_KEY_ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]{0,127}$")
+KEY_ENV_SUFFIXES = ("_API_KEY", "_KEY", "_TOKEN")
+OWN_ENV_PREFIXES = ("MEMROUTE_", "MEMORY_", "VECTOR_STORE_", "QDRANT_")
+
+
+def key_env_refusal(name: str) -> str | None:
+    """Why `name` may not hold a provider's key (None when it may)."""
+    if not _KEY_ENV_NAME.match(name):
+        return "must be an environment variable name in upper case (A-Z, 0-9, _), e.g. OPENAI_API_KEY"
+    if name.startswith(OWN_ENV_PREFIXES):
+        return f"must not be one of memroute's own settings ({', '.join(p + '*' for p in OWN_ENV_PREFIXES)})"
+    if not name.endswith(KEY_ENV_SUFFIXES):
+        return f"must name a key: end in {', '.join(KEY_ENV_SUFFIXES)}"
+    return None
+
+
+def validate_key_env(value: object) -> str:
+    if not isinstance(value, str):
+        raise InvalidInput("must be an environment variable name", "apiKeyEnv")
+    refusal = key_env_refusal(value)
+    if refusal is not None:
+        raise InvalidInput(refusal, "apiKeyEnv")
+    return value
 
 
 def validate_base_url(value: object) -> str:
@@ -39,6 +70,10 @@ def validate_base_url(value: object) -> str:
         raise InvalidInput(f"is not a valid URL ({exc})", "baseUrl") from None
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise InvalidInput("must be an http:// or https:// URL, e.g. https://api.openai.com/v1", "baseUrl")
+    if "?" in url or "#" in url:
+        # Paths such as /chat/completions are appended to the base URL: after a query or a
+        # fragment they would not be paths any more.
+        raise InvalidInput("must not contain '?' or '#' (paths are appended to it)", "baseUrl")
     return url
 
 
@@ -77,8 +112,8 @@ class ProviderRegistry:
     ) -> ProviderRecord:
         """Create or replace a provider. Give the key by env var name or as a stored secret."""
         pid = validate_provider_id(provider_id)
-        if api_key_env is not None and not _ENV_NAME.match(api_key_env):
-            raise InvalidInput("must be an environment variable name", "apiKeyEnv")
+        if api_key_env is not None:
+            validate_key_env(api_key_env)
         if api_key is not None and (not isinstance(api_key, str) or not api_key.strip()):
             raise InvalidInput("must not be empty", "apiKey")
         if api_key_env and api_key:
@@ -116,8 +151,23 @@ class ProviderRegistry:
         return Route(ENV_PROVIDER_ID, validate_base_url(self._default_base_url), self._default_api_key, "")
 
     def _route_for(self, record: ProviderRecord, model: str) -> Route:
-        key = record.api_key or (self._env.get(record.api_key_env, "") if record.api_key_env else "")
+        key = record.api_key or self._env_key(record)
         return Route(record.id, record.base_url, key or None, model)
+
+    def _env_key(self, record: ProviderRecord) -> str:
+        """The key `record.api_key_env` names, or "" (also when a provider stored before the
+        rule names a variable the rule refuses: its requests then go without a key)."""
+        if not record.api_key_env:
+            return ""
+        refusal = key_env_refusal(record.api_key_env)
+        if refusal is not None:
+            log.warning(
+                "providers.key_env.refused provider=%s reason=apiKeyEnv %s; sent without a key",
+                record.id,
+                refusal,
+            )
+            return ""
+        return self._env.get(record.api_key_env, "")
 
     def all_routes(self) -> builtins.list[tuple[Route, bool]]:
         """Every provider as a route (model left empty) and whether it is the default."""

@@ -24,6 +24,7 @@ from typing import Any
 import apsw
 
 from memroute.errors import StorageFull, StoreError
+from memroute.store.permissions import prepare_database_file
 
 log = logging.getLogger("memroute.store")
 
@@ -106,8 +107,7 @@ class Database:
 
     def __init__(self, path: str | Path, *, synchronous: str = "normal", load_vec: bool = True) -> None:
         self.path = str(path)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        prepare_database_file(self.path)  # folder 0700, files 0600 (see store/permissions.py)
         self._vec_path, self.vec_error = sqlite_vec_path() if load_vec else (None, "disabled")
         self._lock = threading.RLock()
         # When a write last failed because the database or its disk was full (unix time),

@@ -72,6 +72,8 @@ def filter_sql(flt: MemoryFilter, alias: str = "") -> tuple[str, list[Any]]:
     if flt.api_key_id is not None:
         clauses.append(f"{p}api_key_id = ?")
         params.append(flt.api_key_id)
+    elif not flt.unowned:
+        clauses.append(f"{p}api_key_id <> ''")
     if flt.session_id:
         clauses.append(f"{p}session_id = ?")
         params.append(flt.session_id)

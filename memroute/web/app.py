@@ -79,7 +79,12 @@ def create_app(config: Config, *, memory: Memory | None = None) -> FastAPI:
         include_in_schema=False,
     )
     errors.install(app)
-    app.add_middleware(BodyLimit, limit=config.max_body_bytes, chat_limit=config.max_chat_body_bytes)
+    app.add_middleware(
+        BodyLimit,
+        limit=config.max_body_bytes,
+        chat_limit=config.max_chat_body_bytes,
+        import_limit=config.max_import_bytes,
+    )
     app.add_middleware(JsonBodyRequired)
     app.add_middleware(HostAllowList, names=allowed_hosts(config.allowed_hosts, config.host))
     app.add_middleware(CountRequests, metrics=lambda: getattr(app.state, "metrics", None))

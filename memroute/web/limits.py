@@ -9,20 +9,29 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memroute.web.errors import error_body
 
+IMPORT_PATH = "/api/memory/import"
+
 
 class BodyLimit:
-    """Pure ASGI middleware: `/v1/*` may carry `chat_limit` bytes, everything else `limit`."""
+    """Pure ASGI middleware: `/v1/*` may carry `chat_limit` bytes, the memory import (which
+    reads its body as it streams) `import_limit`, everything else `limit`."""
 
-    def __init__(self, app: ASGIApp, *, limit: int, chat_limit: int) -> None:
+    def __init__(self, app: ASGIApp, *, limit: int, chat_limit: int, import_limit: int) -> None:
         self.app = app
         self.limit = limit
         self.chat_limit = chat_limit
+        self.import_limit = import_limit
+
+    def limit_for(self, path: str) -> int:
+        if path.startswith("/v1/"):
+            return self.chat_limit
+        return self.import_limit if path == IMPORT_PATH else self.limit
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        limit = self.chat_limit if scope["path"].startswith("/v1/") else self.limit
+        limit = self.limit_for(scope["path"])
         declared = dict(scope.get("headers") or []).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
             await _too_large(send, limit, openai=scope["path"].startswith("/v1/"))

@@ -14,15 +14,18 @@ from dataclasses import replace
 from itertools import chain
 from typing import Annotated, Any, Literal
 
+import anyio
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
 
 from memroute.errors import InvalidInput, NotFound
-from memroute.memory.portability import json_lines
+from memroute.models.records import ImportReport
 from memroute.models.results import VerifyReport, VerifySteps
 from memroute.service import Memory
 from memroute.web.auth import require_admin
+from memroute.web.import_body import StagedImport, receive_import
+from memroute.web.schemas.common import STORED_TEXT
 from memroute.web.schemas.engine import EmbeddingProvidersOut, EngineStatus
 from memroute.web.schemas.errors import CONFLICT, ERROR_RESPONSES, NOT_FOUND
 from memroute.web.schemas.maintenance import (
@@ -57,7 +60,12 @@ MemoryId = Annotated[str, Path(alias="id", min_length=1, max_length=256, descrip
 TypeFilter = Literal["", "factual", "episodic", "procedural", "semantic"]
 OwnerQuery = Annotated[
     str | None,
-    Query(alias="apiKeyId", max_length=256, description='One key\'s memories ("" = unowned); absent = all'),
+    Query(
+        alias="apiKeyId",
+        max_length=256,
+        description='One key\'s memories ("" = unowned); absent = all',
+        json_schema_extra={"pattern": STORED_TEXT},
+    ),
 ]
 
 
@@ -71,7 +79,9 @@ def list_memories(
     request: Request,
     api_key_id: OwnerQuery = None,
     type: Annotated[TypeFilter | None, Query(description='"" = any type')] = None,
-    session_id: Annotated[str | None, Query(alias="sessionId", max_length=256)] = None,
+    session_id: Annotated[
+        str | None, Query(alias="sessionId", max_length=256, json_schema_extra={"pattern": STORED_TEXT})
+    ] = None,
     q: Annotated[str | None, Query(max_length=2000, description="Text in content or key (any case)")] = None,
     page: Annotated[int, Query(ge=1, le=10**9)] = 1,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
@@ -210,10 +220,6 @@ def export_memories(request: Request, api_key_id: OwnerQuery = None) -> JsonLine
     return JsonLines(lines, headers={"content-disposition": f'attachment; filename="{filename}"'})
 
 
-async def _raw_body(request: Request) -> bytes:
-    return await request.body()
-
-
 IMPORT_DOC = {
     "requestBody": {
         "required": True,
@@ -226,39 +232,30 @@ IMPORT_DOC = {
 }
 
 
-def _records(body: bytes) -> list[Any]:
-    try:
-        text = body.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise InvalidInput("the body must be UTF-8 text") from None
-    if not text.strip():
-        raise InvalidInput("the body is empty: send JSON Lines (one memory per line) or a JSON array")
-    if not text.lstrip().startswith("["):
-        return json_lines(text)
-    try:
-        parsed = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(f"Invalid JSON body: {exc.msg} (line {exc.lineno} column {exc.colno})") from None
-    except RecursionError:
-        raise InvalidInput("Invalid JSON body: arrays or objects are nested too deeply") from None
-    # A string in an array is a wrong record, not JSON text to parse again: wrap it so the
-    # importer reports it as "must be a JSON object".
-    return [(item,) if isinstance(item, str) else item for item in parsed]
-
-
 @router.post("/import", response_model=ImportReportOut, openapi_extra=IMPORT_DOC)
-def import_memories(
+async def import_memories(
     request: Request,
-    body: Annotated[bytes, Depends(_raw_body)],
     api_key_id: Annotated[
         str | None, Query(alias="apiKeyId", max_length=256, description="Owner for every record")
     ] = None,
 ) -> BaseModel:
     """Upsert memories from JSON Lines or a JSON array. A bad record is reported with its
     line (or array position) and skipped; every good record is kept. Records identical to
-    a stored memory count as skipped, so importing an export twice changes nothing."""
-    report = memory_of(request).import_(_records(body), api_key_id=api_key_id)
+    a stored memory count as skipped, so importing an export twice changes nothing.
+
+    The body is read as it arrives (up to MEMROUTE_MAX_IMPORT_BYTES) and imported once it
+    is complete: an upload cut off or refused on the way writes nothing."""
+    memory = memory_of(request)
+    staged = await receive_import(request, memory.config.max_body_bytes)
+    try:
+        report = await anyio.to_thread.run_sync(_import_staged, memory, staged, api_key_id)
+    finally:
+        staged.close()
     return ImportReportOut.model_validate(report)
+
+
+def _import_staged(memory: Memory, staged: StagedImport, api_key_id: str | None) -> ImportReport:
+    return memory.import_(staged.records(), api_key_id=api_key_id)
 
 
 @router.get("/{id}", response_model=MemoryEnvelope, responses=NOT_FOUND)

@@ -38,9 +38,13 @@ DateOrTimestamp = Annotated[
 
 
 NOT_BLANK = r"\S"  # a non-space character somewhere
+# Stored text (content, key, owner and session ids) holds no control character but tab, LF
+# and CR; the core refuses the others (`memroute.memory.validate`).
+_CONTROL = r"\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f"
+STORED_TEXT = rf"^[^{_CONTROL}]*$"
+STORED_TEXT_NOT_BLANK = rf"^[^{_CONTROL}]*[^\s{_CONTROL}][^{_CONTROL}]*$"
 
 
-OwnerId = Annotated[str, Field(max_length=256, description='API key id that owns the memory ("" = unowned)')]
 Timestamp = Annotated[str, Field(description="ISO-8601 UTC, e.g. 2026-06-01T12:00:00.000Z")]
 
 
@@ -64,6 +68,16 @@ def documented_pattern(pattern: str, *, no_default: bool = False) -> Callable[[d
             _no_default(schema)
 
     return extra
+
+
+OwnerId = Annotated[
+    str,
+    Field(
+        max_length=256,
+        description='API key id that owns the memory ("" = unowned)',
+        json_schema_extra=documented_pattern(STORED_TEXT),
+    ),
+]
 
 
 def optional(*, documented: str | None = None, **constraints: Any) -> Any:

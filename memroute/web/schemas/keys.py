@@ -54,7 +54,14 @@ class ApiKeyCreate(StrictBody):
 # An http(s) URL with a host (the core also checks the port and that httpx can send to it).
 HTTP_URL = r"^\s*[Hh][Tt][Tt][Pp][Ss]?://[^/?#]"
 ProviderId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")]
-EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")]
+EnvName = Annotated[
+    str,
+    Field(
+        pattern=r"^[A-Z][A-Z0-9_]{0,127}$",
+        description="An environment variable ending in _API_KEY, _KEY or _TOKEN; never MEMROUTE_*,"
+        " MEMORY_*, VECTOR_STORE_* or QDRANT_*",
+    ),
+]
 Secret = Annotated[str, Field(min_length=1, max_length=4096, description="stored; never returned")]
 
 

@@ -8,7 +8,7 @@ from typing import Annotated
 from pydantic import ConfigDict, Field
 
 from memroute.models import results
-from memroute.web.schemas.common import JsonInt, StrictBody
+from memroute.web.schemas.common import STORED_TEXT, JsonInt, StrictBody, documented_pattern
 from memroute.web.schemas.derive import wire_model
 from memroute.web.schemas.memory import MemoryOut  # noqa: F401 (derived first: the schema of the candidates)
 
@@ -59,6 +59,11 @@ class SummarizeRequest(StrictBody):
     )
 
     olderThanDays: JsonInt = Field(30, ge=1, le=365)
-    apiKeyId: str | None = Field(None, max_length=256, description="the key to compact")
+    apiKeyId: str | None = Field(
+        None,
+        max_length=256,
+        description="the key to compact",
+        json_schema_extra=documented_pattern(STORED_TEXT),
+    )
     allKeys: bool = Field(False, description="compact every key (each key gets its own summary)")
     dryRun: bool = Field(False, description="only list the candidates")

@@ -13,6 +13,8 @@ from pydantic import BaseModel, Field
 from memroute.models import records
 from memroute.web.schemas.common import (
     NOT_BLANK,
+    STORED_TEXT,
+    STORED_TEXT_NOT_BLANK,
     DateOrTimestamp,
     JsonInt,
     MemoryTypeName,
@@ -86,10 +88,15 @@ class MemoryCreate(StrictBody):
     """A memory to store. With a `key`, an existing memory with the same (apiKeyId, key)
     is replaced; without one, a new memory is stored."""
 
-    content: str = Field(min_length=1, json_schema_extra=documented_pattern(NOT_BLANK))
-    key: str = Field("", max_length=512, description='e.g. "preference:editor"; "" or absent = no key')
+    content: str = Field(min_length=1, json_schema_extra=documented_pattern(STORED_TEXT_NOT_BLANK))
+    key: str = Field(
+        "",
+        max_length=512,
+        description='e.g. "preference:editor"; "" or absent = no key',
+        json_schema_extra=documented_pattern(STORED_TEXT),
+    )
     type: MemoryTypeName = "factual"
-    sessionId: str = Field("", max_length=256)
+    sessionId: str = Field("", max_length=256, json_schema_extra=documented_pattern(STORED_TEXT))
     apiKeyId: OwnerId = ""
     metadata: dict[str, Any] = Field(default_factory=dict)
     expiresAt: DateOrTimestamp | None = Field(
@@ -105,11 +112,11 @@ class MemoryUpdate(StrictBody):
     A key can be changed or given to a memory without one, not removed."""
 
     type: MemoryTypeName = optional()
-    key: str = optional(min_length=1, max_length=512, documented=NOT_BLANK)
-    content: str = optional(min_length=1, documented=NOT_BLANK)
+    key: str = optional(min_length=1, max_length=512, documented=STORED_TEXT_NOT_BLANK)
+    content: str = optional(min_length=1, documented=STORED_TEXT_NOT_BLANK)
     metadata: dict[str, Any] = optional()
     expiresAt: DateOrTimestamp | None = None
-    sessionId: str = optional(max_length=256)
+    sessionId: str = optional(max_length=256, documented=STORED_TEXT)
 
 
 MemoryEnvelope = envelope("MemoryEnvelope", memory=MemoryOut)
@@ -124,7 +131,12 @@ class PreviewRequest(StrictBody):
     query: str = Field(min_length=1, max_length=16000, json_schema_extra=documented_pattern(NOT_BLANK))
     strategy: PreviewStrategy = Field("hybrid", description='"recent" is an alias of "exact"')
     maxTokens: JsonInt = Field(2000, ge=1, le=16000)
-    apiKeyId: str | None = Field(None, max_length=256, description="absent or null = every key")
+    apiKeyId: str | None = Field(
+        None,
+        max_length=256,
+        description="absent or null = every key",
+        json_schema_extra=documented_pattern(STORED_TEXT),
+    )
     limit: JsonInt = Field(20, ge=1, le=100)
 
 

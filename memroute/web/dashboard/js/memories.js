@@ -571,14 +571,16 @@ function openImport() {
     start.disabled = true;
     try {
       const target = owner.read();
-      const text = await file.files[0].text();
-      // The route takes JSON Lines or a JSON array; tell it which one this is.
-      const array = text.trimStart().startsWith("[");
+      const chosen = file.files[0];
+      // The route takes JSON Lines or a JSON array; its start tells which one this is. The
+      // file itself is the body: the browser sends it from disk, whatever its size.
+      const start = await chosen.slice(0, 4096).text();
+      const array = start.replace(/^\uFEFF/, "").trimStart().startsWith("[");
       const contentType = array ? "application/json" : "application/x-ndjson";
       const query = target === null ? "" : `?apiKeyId=${encodeURIComponent(target)}`;
       const response = await request(`/api/memory/import${query}`, {
         method: "POST",
-        body: text,
+        body: chosen,
         raw: true,
         headers: { "content-type": contentType },
       });

@@ -55,7 +55,12 @@ const fields = {
   id: field("ID", inputs.id, "Lower-case letters, digits, . _ -. Models named id/model go to this provider."),
   baseUrl: field("Base URL", inputs.baseUrl, "The provider's OpenAI-compatible API, http:// or https://."),
   apiKey: field("API key", inputs.apiKey, "Stored in memroute's database; never shown again."),
-  apiKeyEnv: field("Environment variable", inputs.apiKeyEnv, "Read by the server when it calls the provider."),
+  apiKeyEnv: field(
+    "Environment variable",
+    inputs.apiKeyEnv,
+    "Read by the server when it calls the provider. Upper case, ending in _API_KEY, _KEY or _TOKEN;" +
+      " not MEMROUTE_*, MEMORY_*, VECTOR_STORE_* or QDRANT_*.",
+  ),
 };
 const keyHelp = fields.apiKey.wrap.querySelector(".help");
 
@@ -209,6 +214,14 @@ function formBody() {
   } else if (mode === "env") {
     const name = inputs.apiKeyEnv.value.trim();
     if (!name) throw new FormError("Enter the variable's name, e.g. OPENAI_API_KEY.", "apiKeyEnv");
+    // The server's rule (it checks it too, and says which part failed).
+    if (!/^[A-Z][A-Z0-9_]*(_KEY|_TOKEN)$/.test(name) || /^(MEMROUTE|MEMORY|VECTOR_STORE|QDRANT)_/.test(name)) {
+      throw new FormError(
+        "Name a key variable in upper case ending in _API_KEY, _KEY or _TOKEN" +
+          " (not one of memroute's own settings).",
+        "apiKeyEnv",
+      );
+    }
     body.apiKeyEnv = name;
   } else if (editing && (editing.hasStoredKey || editing.apiKeyEnv)) {
     body.apiKey = null;
