@@ -37,6 +37,7 @@ class Sizes:
     logins: int
     summarise_memories: int
     disk_mb: int
+    burst_statements: int  # statements chatted just before the disk fills
     header_line_every_s: float = 5.0
 
 
@@ -218,7 +219,7 @@ def _json(r: httpx.Response) -> Any:
         return None
 
 
-async def queue_pending(http: httpx.AsyncClient, url: str) -> int | None:
+async def _queue_pending(http: httpx.AsyncClient, url: str) -> int | None:
     try:
         r = await http.get(url + "/api/memory/engine-status", headers=ADMIN, timeout=10)
         return int(_json(r)["extractionQueue"]["pending"])
@@ -231,7 +232,7 @@ async def drain_queue(url: str, seconds: float) -> int | None:
     deadline = time.monotonic() + seconds
     async with httpx.AsyncClient() as http:
         while True:
-            pending = await queue_pending(http, url)
+            pending = await _queue_pending(http, url)
             if pending == 0 or time.monotonic() >= deadline:
                 return pending
             await asyncio.sleep(0.25)

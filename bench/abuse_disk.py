@@ -1,8 +1,9 @@
 """Disk full and recovery: the database lives on a small tmpfs (mounted by the bench, so it needs
 root), a filler file takes the rest of its space, and while it is full a writer adds memories
-through the REST API and states facts in chats; then the filler is deleted. Afterwards every
-memory the API acknowledged (a 200 with its id) must be there, and the facts of the chats that
-were answered should have been learned.
+through the REST API and states facts in chats (a burst of statements just before the disk
+fills leaves their extraction queued); then the filler is deleted. Afterwards every memory the
+API acknowledged (a 200 with its id) must be there, and every statement whose chat was answered
+(a 200: its turn was queued for extraction) must have been learned.
 
 Why a tmpfs: SQLite's `PRAGMA max_page_count` is per connection (the server's own connections
 would not see a limit set from outside), and a file-size rlimit makes writes fail with EFBIG,
@@ -18,6 +19,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -83,34 +85,56 @@ async def _state(http: httpx.AsyncClient, t: Target, n: int) -> str:
         return label(exc)
 
 
+@dataclass
+class Writes:
+    """What the server acknowledged: memory ids (REST 200s) and the numbers of answered statements."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    acked: list[str] = field(default_factory=list)
+    stated: list[int] = field(default_factory=list)
+
+    def count(self, what: str) -> None:
+        self.counts[what] = self.counts.get(what, 0) + 1
+
+
+async def _burst(http: httpx.AsyncClient, t: Target, writes: Writes, count: int) -> None:
+    """`count` statements at once, so the extraction queue still holds them when the disk fills."""
+    statuses = await asyncio.gather(*(_state(http, t, n) for n in range(count)))
+    for n, status in enumerate(statuses):
+        writes.count(f"chat {status} (just before full)")
+        if status == "200":
+            writes.stated.append(n)
+
+
 async def disk_full(t: Target) -> dict[str, Any]:
-    """Fill the disk, write for two thirds of the attack, free the space, write for the rest."""
+    """A burst of statements, then the disk fills; writes for half the attack's time, then the
+    space is freed and the writes go on for the other half."""
     folder = Path(t.state["db"]).parent
-    filler = fill(folder)
-    counts: dict[str, int] = {}
-    acked: list[str] = []
-    stated: list[int] = []
-    freed_at = time.monotonic() + t.seconds * 2 / 3
-    end = time.monotonic() + t.seconds
-    n = 0
+    writes = Writes()
     async with httpx.AsyncClient(timeout=10) as http:
+        await _burst(http, t, writes, t.sizes.burst_statements)
+        filler = fill(folder)
+        free_at = time.monotonic() + t.seconds / 2
+        end = time.monotonic() + t.seconds
+        n = t.sizes.burst_statements
         while time.monotonic() < end:
-            if freed_at and time.monotonic() >= freed_at:
+            full = (folder / FILLER).exists()
+            if full and time.monotonic() >= free_at:
                 (folder / FILLER).unlink()
-                freed_at = 0.0
-            phase = "full" if freed_at else "freed"
+                full = False
+            phase = "full" if full else "freed"
             status, memory_id = await _add(http, t, n)
             chat = await _state(http, t, n)
-            counts[f"add {status} ({phase})"] = counts.get(f"add {status} ({phase})", 0) + 1
-            counts[f"chat {chat} ({phase})"] = counts.get(f"chat {chat} ({phase})", 0) + 1
+            writes.count(f"add {status} ({phase})")
+            writes.count(f"chat {chat} ({phase})")
             if memory_id:
-                acked.append(memory_id)
+                writes.acked.append(memory_id)
             if chat == "200":
-                stated.append(n)
+                writes.stated.append(n)
             n += 1
             await asyncio.sleep(WRITE_EVERY_S)
-    t.state.update(acked=acked, stated=stated)
-    return {"attacker": counts, "filler_mb": filler / 1e6, "acknowledged_adds": len(acked)}
+    t.state.update(acked=writes.acked, stated=writes.stated)
+    return {"attacker": writes.counts, "filler_mb": filler / 1e6}
 
 
 async def verify_disk_full(t: Target) -> dict[str, Any]:
@@ -133,6 +157,6 @@ async def verify_disk_full(t: Target) -> dict[str, Any]:
         "acknowledged_adds": len(acked),
         "acknowledged_adds_lost": len(acked) - found,
         "answered_statements": len(stated),
-        "statements_learned": learned,
+        "answered_statements_lost": len(stated) - learned,
         "extraction_queue_left": left,
     }

@@ -22,10 +22,10 @@ from pathlib import Path
 
 import httpx
 
-
 HOST = "127.0.0.1"
 ADMIN_TOKEN = "bench-abuse-admin-token-0123456789abcdef"
 ROOT = Path(__file__).resolve().parent.parent
+STOP_S = 15.0
 
 
 def _free_port() -> int:
@@ -71,6 +71,7 @@ class Served:
     url: str
     proc: subprocess.Popen[bytes]
     log: Path
+    stopped: str = ""  # how it ended, once stopped
 
     @property
     def pid(self) -> int:
@@ -108,7 +109,7 @@ def servers(
             _wait_http(served.url + "/healthz", served.alive, 60)
             yield up_url, served
         finally:
-            stop(proc)
+            served.stopped = stop(proc)
     finally:
         stop(up)
 
@@ -119,15 +120,19 @@ def _env(**extra: str) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": path, **extra}
 
 
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM, then SIGKILL after 15 s."""
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+def stop(proc: subprocess.Popen[bytes]) -> str:
+    """SIGTERM, then SIGKILL after `STOP_S`; how the process ended."""
+    if proc.poll() is not None:
+        return f"had already exited ({proc.returncode})"
+    started = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(STOP_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(5)
+        return f"killed: still running {STOP_S:.0f} s after SIGTERM"
+    return f"exited {proc.returncode} {time.monotonic() - started:.1f} s after SIGTERM"
 
 
 @dataclass
