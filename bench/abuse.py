@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shutil
+import subprocess
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
@@ -194,6 +195,16 @@ def _attack(run: Run, target: Target) -> dict[str, Any]:
         return asyncio.run(bounded())
     except TimeoutError:
         return {"attacker": {"the attack itself overran and was cut off": 1}}
+    except (OSError, httpx.HTTPError) as exc:
+        return {"attacker": {f"the attack itself failed ({type(exc).__name__}: {exc})": 1}}
+
+
+def _verify(verify: Run, target: Target) -> dict[str, Any]:
+    """The checks after the recovery, at most 120 s."""
+    try:
+        return asyncio.run(asyncio.wait_for(verify(target), 120))
+    except TimeoutError:
+        return {"verify": "did not finish within 120 s"}
 
 
 def run_one(attack: Attack, sizes: Sizes, base: Path, keys: Keys, directory: Path) -> dict[str, Any]:
@@ -237,7 +248,7 @@ def run_one(attack: Attack, sizes: Sizes, base: Path, keys: Keys, directory: Pat
             "upstream_open_after": upstream_stats(up).get("inFlight"),
         }
         if attack.verify is not None:
-            after.update(asyncio.run(asyncio.wait_for(attack.verify(target), 120)))
+            after.update(_verify(attack.verify, target))
         log_text = server.log.read_text(encoding="utf-8", errors="replace")
         log(f"{attack.name}: stopping the servers")
     return {
@@ -359,7 +370,10 @@ def run(sizes: Sizes, chosen: Sequence[Attack], *, data_dir: Path | None) -> Rep
             Path(f"{base}{suffix}").unlink(missing_ok=True)
         keys = prepare(base)
         for attack in chosen:
-            results[attack.name] = run_one(attack, sizes, base, keys, directory / attack.name)
+            try:
+                results[attack.name] = run_one(attack, sizes, base, keys, directory / attack.name)
+            except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+                results[attack.name] = {"skipped": f"could not run ({type(exc).__name__}: {exc})"}
             log(f"{attack.name}: {results[attack.name].get('during', results[attack.name])}")
     return report(sizes, chosen, results)
 
