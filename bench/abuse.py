@@ -285,17 +285,17 @@ def _statuses(counts: dict[str, int]) -> str:
 
 
 def targets_met(result: dict[str, Any]) -> dict[str, bool]:
+    """Each target of issue 14 for one attack: met or not."""
     during, recovery = result["during"], result["recovery_s"]
+    p99 = during["p99_ms"]
     met = {
-        "p99": during["p99_ms"] is not None
-        and during["p99_ms"] <= TARGET_P99_MS
-        and during["success"] == 1.0,
-        "recovery": recovery is not None and recovery <= TARGET_RECOVERY_S,
+        "all answered, p99 ≤ 1 s": p99 is not None and p99 <= TARGET_P99_MS and during["success"] == 1.0,
+        "normal ≤ 5 s after": recovery is not None and recovery <= TARGET_RECOVERY_S,
         "alive": bool(result["alive"]) and result["healthz"] == "200",
     }
     if "acknowledged_adds_lost" in result:
         lost = result["acknowledged_adds_lost"] + result["answered_statements_lost"]
-        met["no acknowledged write lost"] = lost == 0
+        met["0 acknowledged writes lost"] = lost == 0
     return met
 
 
