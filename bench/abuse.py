@@ -324,13 +324,27 @@ def _row(attack: Attack, result: dict[str, Any]) -> list[str]:
     ]
 
 
+def _chats(f: dict[str, Any]) -> str:
+    """One phase of the well-behaved key's chats in a few words."""
+    if not f["n"]:
+        return "no chats"
+    return f"{_pct(f['success'])} of {f['n']}, p50 / p99 {_ms(f['p50_ms'])} / {_ms(f['p99_ms'])} ms"
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:,.1f}"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_value(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
 def _details(attack: Attack, result: dict[str, Any]) -> str:
-    shown = {
-        k: v
-        for k, v in result.items()
-        if k not in ("during", "attacker", "peak", "alive", "healthz", "recovery_s")
-    }
-    return f"- `{attack.name}`: " + "; ".join(f"{k} {v}" for k, v in shown.items())
+    """The rest of an attack's figures: its phases before and after, and what else it measured."""
+    hidden = ("baseline", "during", "after", "attacker", "peak", "alive", "healthz", "recovery_s")
+    shown = [f"{k} {_value(v)}" for k, v in result.items() if k not in hidden]
+    phases = f"before: {_chats(result['baseline'])}; after: {_chats(result['after'])}"
+    return f"- `{attack.name}`: {phases}; " + "; ".join(shown)
 
 
 def report(sizes: Sizes, chosen: Sequence[Attack], results: dict[str, dict[str, Any]]) -> Report:
