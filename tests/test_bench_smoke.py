@@ -49,3 +49,21 @@ def test_the_startup_benchmark_reports_each_case_against_its_target() -> None:
         "memroute --help",
     ]
     assert "≤ 0.15 s" in rows[2] and "≤ 0.25 s" in rows[3]
+
+
+def test_the_abuse_benchmark_reports_the_well_behaved_key_and_the_attacker(tmp_path: Path) -> None:
+    out = tmp_path / "abuse.json"
+    command = [sys.executable, "-m", "bench.abuse", "--quick", "--only", "login-throttle", "--seconds", "2"]
+    done = subprocess.run(
+        [*command, "--json", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    row = next(line for line in done.stdout.splitlines() if line.startswith("| login-throttle |"))
+    for target in ("all answered, p99 ≤ 1 s", "normal ≤ 5 s after", "alive"):
+        assert f"{target} met" in row or f"{target} **not met**" in row
+    result = json.loads(out.read_text())["Abuse: a well-behaved key under attack"]["results"][
+        "login-throttle"
+    ]
+    assert result["during"]["n"] > 0 and result["baseline"]["success"] == 1.0
+    assert sum(result["spoofed_logins"].values()) > 0 and set(result["spoofed_logins"]) <= {"401", "429"}
+    assert result["admin_login_after"] in ("200", "429")
