@@ -564,7 +564,9 @@ def test_json_lines_split_only_at_newlines(target: Target, tmp_path: Path) -> No
     assert sorted(m["content"] for m in copies) == sorted(texts)
     controls = ["next\x85line", "file\x1cseparator", "form\x0cfeed"]
     lines = "".join(json.dumps({"content": t}, ensure_ascii=False) + "\n" for t in [*controls, "fine"])
-    mixed = target.api.post("/api/memory/import", content=lines.encode(), params={"apiKeyId": "sep-ctl"})
+    mixed = target.api.post(
+        "/api/memory/import", headers=JSON_LINES, content=lines.encode(), params={"apiKeyId": "sep-ctl"}
+    )
     assert mixed.json()["imported"] == 1
     assert [e["line"] for e in mixed.json()["errors"]] == [1, 2, 3]
 

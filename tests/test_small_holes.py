@@ -28,7 +28,7 @@ from error_shape import assert_error
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from memories import open_memory
-from servers import AUTH, LiveServer, ScriptedUpstream, management_api
+from servers import AUTH, JSON_LINES, LiveServer, ScriptedUpstream, management_api
 from storage import database
 
 from memroute import InvalidInput, Memory
@@ -231,7 +231,9 @@ def test_imported_ids_are_letters_digits_and_dot_underscore_colon_dash(holes: Ho
         {"id": "omni:mem_01.a-b", "content": "prefers safe ids", "key": "id-ok"},
     ]
     lines = "".join(json.dumps(r) + "\n" for r in records)
-    report = holes.api.post("/api/memory/import", content=lines, params={"apiKeyId": holes.key_id})
+    report = holes.api.post(
+        "/api/memory/import", headers=JSON_LINES, content=lines, params={"apiKeyId": holes.key_id}
+    )
     assert report.status_code == 200, report.text
     assert report.json()["imported"] == 1
     assert [e["line"] for e in report.json()["errors"]] == [1, 2, 3, 4]
@@ -262,7 +264,9 @@ def test_control_characters_are_refused_by_rest_adds_updates_and_imports(holes: 
     target = holes.api.post("/api/memory", json={"content": "fine text", "apiKeyId": "text"}).json()["memory"]
     assert_error(holes.api.put(f"/api/memory/{target['id']}", json={"content": text}), 400)
     assert holes.api.get(f"/api/memory/{target['id']}").json()["memory"]["content"] == "fine text"
-    report = holes.api.post("/api/memory/import", content=json.dumps({"content": text}) + "\n").json()
+    report = holes.api.post(
+        "/api/memory/import", headers=JSON_LINES, content=json.dumps({"content": text}) + "\n"
+    ).json()
     assert report["imported"] == 0 and "control characters" in report["errors"][0]["error"]
     holes.api.delete(f"/api/memory/{target['id']}")
     assert holes.side.stats(None).total == before
@@ -309,12 +313,12 @@ def test_an_export_over_4_mib_imports_back_through_rest(tmp_path: Path) -> None:
     records = [{"content": f"note {n}: {words}", "key": f"note:{n}", "apiKeyId": "big"} for n in range(80)]
     lines = "".join(json.dumps(r) + "\n" for r in records).encode()
     with management_api(tmp_path / "a" / "memroute.db", MEMROUTE_REDACT="false") as first:
-        report = first.post("/api/memory/import", content=lines)
+        report = first.post("/api/memory/import", headers=JSON_LINES, content=lines)
         assert report.json() == {"imported": 80, "skipped": 0, "errors": []}, report.text[:500]
         export = first.get("/api/memory/export")
     assert export.status_code == 200 and len(export.content) > 4 * MIB
     with management_api(tmp_path / "b" / "memroute.db", MEMROUTE_REDACT="false") as second:
-        report = second.post("/api/memory/import", content=export.content)
+        report = second.post("/api/memory/import", headers=JSON_LINES, content=export.content)
         assert report.json() == {"imported": 80, "skipped": 0, "errors": []}, report.text[:500]
         again = second.post(
             "/api/memory/import", content=export.content, headers={"content-type": "application/x-ndjson"}
@@ -330,16 +334,18 @@ def test_an_import_over_its_limit_or_with_a_line_too_long_writes_nothing(tmp_pat
         tmp_path / "memroute.db", MEMROUTE_MAX_BODY_BYTES="2048", MEMROUTE_MAX_IMPORT_BYTES="8192"
     ) as api:
         long_line = json.dumps({"content": "y" * 3000}).encode() + b"\n"
-        error = assert_error(api.post("/api/memory/import", content=record + long_line), 413)
+        error = assert_error(
+            api.post("/api/memory/import", headers=JSON_LINES, content=record + long_line), 413
+        )
         assert "line 2" in error["message"]
 
         def over_the_limit() -> Iterator[bytes]:  # no Content-Length: counted as it streams
             for n in range(40):
                 yield (json.dumps({"content": f"fact {n} " + "z" * 300, "key": f"k{n}"}) + "\n").encode()
 
-        assert_error(api.post("/api/memory/import", content=over_the_limit()), 413)
+        assert_error(api.post("/api/memory/import", headers=JSON_LINES, content=over_the_limit()), 413)
         assert api.get("/api/memory").json()["total"] == 0
-        assert api.post("/api/memory/import", content=record).json()["imported"] == 1
+        assert api.post("/api/memory/import", headers=JSON_LINES, content=record).json()["imported"] == 1
 
 
 # -- 6. global scope ----------------------------------------------------------------------
