@@ -207,7 +207,12 @@ class Memory:
         return memory
 
     def delete(self, id: str, *, actor: str = "api") -> bool:
-        deleted = self._store.memories.delete(validate.memory_id(id), now=self._now(), actor=actor)
+        """Delete one memory (its text stays in history). It works on a full disk too: it
+        then uses the room the store keeps aside for freeing space."""
+        memory_id, now = validate.memory_id(id), self._now()
+        deleted = self._store.reserve.freeing(
+            lambda: self._store.memories.delete(memory_id, now=now, actor=actor)
+        )
         if deleted is not None:
             log.info("memory.deleted apiKeyId=%s id=%s", deleted.api_key_id, deleted.id)
             self.qdrant.notify()
@@ -223,18 +228,24 @@ class Memory:
     ) -> int:
         """Delete every memory of one key (of one type, created before `older_than`), in one
         transaction; their text stays in history. Returns how many were deleted. An empty
-        `api_key_id` is refused: clearing never reaches another key's memories."""
+        `api_key_id` is refused: clearing never reaches another key's memories. On a full
+        disk it uses the room kept aside for freeing space, like `delete`."""
         owner = validate.owner(api_key_id)
         if not owner:
             raise InvalidInput("must name one API key (an empty id would reach other keys)", "apiKeyId")
         kind = validate.memory_type(memory_type) if memory_type else None
         cutoff = to_iso(parse_time(older_than, "olderThan")) if older_than else None
         now = self._now()
-        deleted = 0
-        with self._store.db.write():
-            for memory_id in self._store.memories.ids_of(owner, type=kind, created_before=cutoff):
-                if self._store.memories.delete(memory_id, now=now, actor=actor) is not None:
-                    deleted += 1
+
+        def delete_all() -> int:
+            deleted = 0
+            with self._store.db.write():
+                for memory_id in self._store.memories.ids_of(owner, type=kind, created_before=cutoff):
+                    if self._store.memories.delete(memory_id, now=now, actor=actor) is not None:
+                        deleted += 1
+            return deleted
+
+        deleted = self._store.reserve.freeing(delete_all)
         log.info("memory.cleared apiKeyId=%s count=%d", owner, deleted)
         self.qdrant.notify()
         return deleted

@@ -10,7 +10,7 @@ from pydantic import ConfigDict, Field
 from memroute.models import results
 from memroute.web.schemas.common import JsonInt, StrictBody
 from memroute.web.schemas.derive import wire_model
-from memroute.web.schemas.memory import MemoryOut  # noqa: F401 (derived first: the schema of the candidates)
+from memroute.web.schemas.memory import MemoryOut
 
 HealthSteps = wire_model(results.VerifySteps, "HealthSteps")
 HealthOut = wire_model(
@@ -24,8 +24,11 @@ SummarizeOut = wire_model(
     "SummarizeOut",
     refine={
         "summary_id": Annotated[
-            str | None, Field(description="The summary's id when exactly one key was compacted")
-        ]
+            str | None, Field(description="The summary's id when exactly one summary was written")
+        ],
+        "candidates": Annotated[
+            list[MemoryOut], Field(description="The oldest 100 candidates (candidateCount counts them all)")
+        ],
     },
 )
 # The REST answer starts the run in the background: what it processed is in engine-status.

@@ -699,9 +699,10 @@ function openCompact() {
         plan.append(el("p", {}, `No memory of ${scope} is older than ${body.olderThanDays} days.`));
         return;
       }
-      const count = result.candidates.length;
+      const count = result.candidateCount;
+      const shown = count > result.candidates.length ? ` (the oldest ${result.candidates.length} listed)` : "";
       plan.append(
-        el("p", {}, `${count} memories of ${scope} (${result.totalTokens} tokens) would be compacted:`),
+        el("p", {}, `${count} memories of ${scope} (${result.totalTokens} tokens) would be compacted${shown}:`),
         candidateTable(result.candidates),
       );
       planned = { ...body, dryRun: false };
