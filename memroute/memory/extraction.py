@@ -190,13 +190,14 @@ def may_state_facts(text: str) -> bool:
     return any(_LEADS.match(text, c.start()) for c in _CANDIDATE.finditer(text))
 
 
-def extract_facts_from_text(text: object) -> list[Fact]:
+def extract_facts_from_text(text: object, *, limit: int | None = None) -> list[Fact]:
     """Facts stated in `text`, without storing them.
 
     One fact per key: when the same subject is stated twice, the later statement
     in the text wins (so "I like X. I don't like X." ends negative). Output is in
     category order (preference, decision, pattern), then pattern order, then
-    position, as the reference.
+    position, as the reference. With `limit`, only the `limit` statements made last
+    in the text are kept (the newest text matters most).
     """
     if not isinstance(text, str) or not text.strip():
         return []
@@ -218,7 +219,10 @@ def extract_facts_from_text(text: object) -> list[Fact]:
         index = int(match.lastgroup[1:]) if match.lastgroup else 0
         category = _PATTERNS[index].category
         winners[f"{category}:{slug}"] = ((_CATEGORY_ORDER[category], index, match.start()), index, match, obj)
-    ranked = sorted(winners.items(), key=lambda kv: kv[1][0])
+    kept = list(winners.items())
+    if limit is not None and len(kept) > limit:
+        kept = sorted(kept, key=lambda kv: kv[1][2].start())[-limit:]
+    ranked = sorted(kept, key=lambda kv: kv[1][0])
     return [_fact(key, index, match, obj) for key, (_, index, match, obj) in ranked]
 
 

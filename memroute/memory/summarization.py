@@ -59,7 +59,9 @@ def _entry(memory: MemoryRecord, budget: int) -> str:
     return "\n" + _cut("- " + label + first_sentences(memory.content), min(MAX_ENTRY_BYTES, budget) - 1)
 
 
-def chunks(memories: list[MemoryRecord], older_than_days: int, max_bytes: int) -> Iterator[list[MemoryRecord]]:
+def chunks(
+    memories: list[MemoryRecord], older_than_days: int, max_bytes: int
+) -> Iterator[list[MemoryRecord]]:
     """`memories` in runs that each make one summary of at most `max_bytes` bytes and
     `MAX_SOURCES` memories, in their order."""
     budget = _entry_budget(older_than_days, max_bytes)

@@ -37,7 +37,7 @@ from memroute.models.records import (
     Stats,
 )
 from memroute.models.results import DecayReport, ExtractionQueue, ReindexReport, SummaryReport, VerifyReport
-from memroute.models.status import EmbeddingProvider, EngineStatus, StorageStatus
+from memroute.models.status import EmbeddingProvider, EngineStatus, MemoryLimits, StorageStatus
 from memroute.models.wire import to_wire
 from memroute.service.build import Parts, build
 from memroute.store import NewMemory
@@ -65,6 +65,7 @@ class Memory:
         self._read_settings = parts.settings
         self._decay_policy = parts.decay_policy
         self._facts = parts.facts
+        self._cap = parts.cap
         self._extraction = parts.extraction
         self._access = parts.access
         self._decay_sweep = parts.decay_sweep
@@ -127,7 +128,8 @@ class Memory:
         *,
         actor: str = "api",
     ) -> MemoryRecord:
-        """Store a memory; with a `key`, replace the key's earlier memory (kept in history)."""
+        """Store a memory; with a `key`, replace the key's earlier memory (kept in history).
+        A new memory of a key at its memory cap is refused (`Conflict`)."""
         new = NewMemory(
             api_key_id=validate.owner(api_key_id),
             content=self._content(content),
@@ -137,7 +139,9 @@ class Memory:
             metadata=validate.metadata(metadata),
             expires_at=validate.expires_at(expires_at),
         )
-        memory, created = self._store.memories.upsert(new, now=self._now(), actor=actor)
+        with self._store.db.write():
+            self._cap.admit(new.api_key_id, new.key)
+            memory, created = self._store.memories.upsert(new, now=self._now(), actor=actor)
         self._semantic.notify()
         log.info(
             "memory.%s apiKeyId=%s type=%s id=%s",
@@ -497,8 +501,7 @@ class Memory:
             raise InvalidInput(f"must be one of {', '.join(SOURCES)}", "source")
         if not isinstance(text, str):
             raise InvalidInput("must be a string", "text")
-        facts = extract_facts_from_text(self._facts.redact(text))
-        return self._facts.store(owner, session, source, facts, actor=actor)
+        return self._facts.store(owner, session, source, self._facts.extract(text), actor=actor)
 
     def enqueue_extraction(
         self, api_key_id: str, text: str, session_id: str = "", source: str = "user_message"
@@ -570,6 +573,13 @@ class Memory:
             reason=reason,
             database_bytes=storage.database_bytes,
             disk_free_bytes=storage.disk_free_bytes,
+            limits=MemoryLimits(
+                max_facts_per_message=self._facts.max_facts,
+                facts_dropped=self._facts.facts_dropped,
+                max_memories_per_key=self._cap.limit,
+                evicted=self._cap.evicted,
+                refused=self._cap.refused,
+            ),
         )
 
     def extraction_queue(self) -> ExtractionQueue:

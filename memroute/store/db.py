@@ -114,10 +114,10 @@ class Database:
         # until a commit shows room again (see `_room_returned`); engine-status reports it.
         self.full_since: float | None = None
         self._pages_when_full = 0
-        self._on_room: list[Callable[[], None]] = []
+        self._on_room: list[Callable[[], object]] = []
         self._owner: int | None = None
         self._depth = 0
-        self._after_commit: list[Callable[[], None]] = []
+        self._after_commit: list[Callable[[], object]] = []
         self._local = threading.local()
         # One read connection per live thread. Thread pools retire idle workers and start
         # new ones, so a connection whose thread has exited is closed when the next one
@@ -228,13 +228,13 @@ class Database:
 
     def _pragma_int(self, name: str) -> int:
         row = self._writer.execute(f"PRAGMA {name}").fetchone()
-        return int(row[0]) if row else 0  # type: ignore[call-overload]
+        return int(row[0]) if row else 0
 
-    def on_room_returned(self, callback: Callable[[], None]) -> None:
+    def on_room_returned(self, callback: Callable[[], object]) -> None:
         """Call `callback` (outside the write lock) each time a full database takes writes again."""
         self._on_room.append(callback)
 
-    def after_commit(self, callback: Callable[[], None]) -> None:
+    def after_commit(self, callback: Callable[[], object]) -> None:
         """Run `callback` once the current outermost transaction commits (now, if none)."""
         if self.in_write_transaction():
             self._after_commit.append(callback)

@@ -27,6 +27,7 @@ RESERVE_BYTES = 256 * 1024
 
 T = TypeVar("T")
 
+_CREATE = "CREATE TABLE IF NOT EXISTS storage_reserve (id INTEGER PRIMARY KEY, filler BLOB NOT NULL)"
 _HAS_TABLE = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'storage_reserve'"
 
 
@@ -39,10 +40,11 @@ class SpaceReserve:
         """Put the reserve back if it is missing; False when there is no room for it yet."""
         try:
             with self.db.write() as con:
+                con.execute(_CREATE)
                 con.execute(
-                    "CREATE TABLE IF NOT EXISTS storage_reserve (id INTEGER PRIMARY KEY, filler BLOB NOT NULL)"
+                    "INSERT OR IGNORE INTO storage_reserve (id, filler) VALUES (1, zeroblob(?))",
+                    (RESERVE_BYTES,),
                 )
-                con.execute("INSERT OR IGNORE INTO storage_reserve (id, filler) VALUES (1, zeroblob(?))", (RESERVE_BYTES,))
         except StorageFull:
             return False
         return True

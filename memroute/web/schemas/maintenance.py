@@ -10,7 +10,7 @@ from pydantic import ConfigDict, Field
 from memroute.models import results
 from memroute.web.schemas.common import JsonInt, StrictBody
 from memroute.web.schemas.derive import wire_model
-from memroute.web.schemas.memory import MemoryOut
+from memroute.web.schemas.memory import MemoryOut  # noqa: F401 (derived first: the schema of the candidates)
 
 HealthSteps = wire_model(results.VerifySteps, "HealthSteps")
 HealthOut = wire_model(
@@ -26,10 +26,8 @@ SummarizeOut = wire_model(
         "summary_id": Annotated[
             str | None, Field(description="The summary's id when exactly one summary was written")
         ],
-        "candidates": Annotated[
-            list[MemoryOut], Field(description="The oldest 100 candidates (candidateCount counts them all)")
-        ],
     },
+    describe={"candidates": "the oldest 100 candidates (candidateCount counts them all)"},
 )
 # The REST answer starts the run in the background: what it processed is in engine-status.
 ReindexOut = wire_model(
