@@ -609,7 +609,8 @@ class Memory:
         all_keys: bool = False,
         dry_run: bool = False,
     ) -> SummaryReport:
-        """Compact memories not updated for `older_than_days` into one summary per key.
+        """Compact memories not updated for `older_than_days` into summaries per key, in
+        bounded transactions (see `memroute.memory.maintenance.summarize`).
 
         Needs an `api_key_id`, or `all_keys=True` to run over every key."""
         days = validate.integer(older_than_days, "olderThanDays", minimum=1, maximum=365)

@@ -47,7 +47,7 @@ class ReindexRequest(StrictBody):
 
 
 class SummarizeRequest(StrictBody):
-    """Compact memories not updated for `olderThanDays` into one summary per key: give
+    """Compact memories not updated for `olderThanDays` into summaries per key: give
     `apiKeyId` or `allKeys: true`, not both."""
 
     model_config = ConfigDict(

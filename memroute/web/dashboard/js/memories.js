@@ -637,7 +637,7 @@ function compactOutcome(result) {
 
 function openCompact() {
   const owner = ownerPicker("Key to compact", {
-    first: { value: ALL, label: "All keys (one summary per key)" },
+    first: { value: ALL, label: "All keys (each into its own summaries)" },
     selected: defaultOwner(),
     revoked: true,
   });
@@ -662,7 +662,7 @@ function openCompact() {
     el(
       "p",
       { class: "help" },
-      "Memories not updated for this many days are replaced by one summary memory per key; " +
+      "Memories not updated for this many days are replaced by summary memories of their key; " +
         "the originals stay in their history.",
     ),
     owner.wrap,
