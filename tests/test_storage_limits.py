@@ -197,7 +197,7 @@ def test_summarising_thousands_of_memories_writes_bounded_summaries_and_loses_no
             assert summary is not None and summary.api_key_id == "key-a"
             assert len(summary.content.encode()) <= 4096  # within the content limit
             ids = summary.metadata["summarizedIds"]
-            assert len(ids) == written.count <= 200
+            assert len(ids) == written.count <= 100
             covered += ids
             texts.append(summary.content)
         assert len(covered) == len(set(covered)) == count + 1  # each memory in exactly one summary

@@ -5,6 +5,7 @@ lock for more than one summary's worth of memories."""
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from dataclasses import replace
 from datetime import datetime
@@ -41,6 +42,7 @@ def summarize(
                 written = _write_summary(store, key_owner, run, days, stamp, max_bytes)
                 if written is not None:
                     summaries.append(written)
+                time.sleep(0.001)  # let writers waiting for the lock go before the next summary
     return SummaryReport(
         candidates=candidates[:CANDIDATE_PREVIEW],
         candidate_count=len(candidates),

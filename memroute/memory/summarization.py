@@ -16,7 +16,7 @@ from memroute.models.records import MemoryRecord
 
 MAX_SENTENCES = 3
 # Memories one summary replaces, so one transaction (and its metadata) stays small.
-MAX_SOURCES = 200
+MAX_SOURCES = 100
 # The longest line one memory gets in a summary.
 MAX_ENTRY_BYTES = 2000
 _ELLIPSIS = "…"
