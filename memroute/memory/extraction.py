@@ -190,17 +190,22 @@ def may_state_facts(text: str) -> bool:
     return any(_LEADS.match(text, c.start()) for c in _CANDIDATE.finditer(text))
 
 
-def extract_facts_from_text(text: object, *, limit: int | None = None) -> list[Fact]:
+def extract_facts_from_text(text: object) -> list[Fact]:
     """Facts stated in `text`, without storing them.
 
     One fact per key: when the same subject is stated twice, the later statement
     in the text wins (so "I like X. I don't like X." ends negative). Output is in
     category order (preference, decision, pattern), then pattern order, then
-    position, as the reference. With `limit`, only the `limit` statements made last
-    in the text are kept (the newest text matters most).
+    position, as the reference.
     """
+    return extract_at_most(text, None)[0]
+
+
+def extract_at_most(text: object, limit: int | None) -> tuple[list[Fact], int]:
+    """The facts of `extract_facts_from_text`, only the `limit` stated last (the newest
+    text matters most) in the same order, and how many were left out."""
     if not isinstance(text, str) or not text.strip():
-        return []
+        return [], 0
     text = normalize_text(text)
     # key -> (sort order, pattern index, lead match, object); later statements overwrite.
     winners: dict[str, tuple[tuple[int, int, int], int, re.Match[str], str]] = {}
@@ -223,7 +228,8 @@ def extract_facts_from_text(text: object, *, limit: int | None = None) -> list[F
     if limit is not None and len(kept) > limit:
         kept = sorted(kept, key=lambda kv: kv[1][2].start())[-limit:]
     ranked = sorted(kept, key=lambda kv: kv[1][0])
-    return [_fact(key, index, match, obj) for key, (_, index, match, obj) in ranked]
+    facts = [_fact(key, index, match, obj) for key, (_, index, match, obj) in ranked]
+    return facts, len(winners) - len(facts)
 
 
 def _fact(key: str, index: int, match: re.Match[str], obj: str) -> Fact:

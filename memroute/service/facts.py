@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 
-from memroute.memory.extraction import extract_facts_from_text
+from memroute.memory.extraction import extract_at_most
 from memroute.memory.redact import redact
 from memroute.models.records import Fact, MemoryRecord
 from memroute.service.quota import MemoryCap
@@ -42,13 +42,10 @@ class FactWriter:
 
     def extract(self, text: str) -> list[Fact]:
         """The facts of one message to store: redacted, at most `max_facts` (the last stated)."""
-        redacted = self.redact(text)
-        facts = extract_facts_from_text(redacted, limit=self.max_facts)
-        if len(facts) == self.max_facts:
-            dropped = len(extract_facts_from_text(redacted)) - len(facts)
-            if dropped:
-                self.facts_dropped += dropped
-                log.info("memory.extraction.capped kept=%d dropped=%d", len(facts), dropped)
+        facts, dropped = extract_at_most(self.redact(text), self.max_facts)
+        if dropped:
+            self.facts_dropped += dropped
+            log.info("memory.extraction.capped kept=%d dropped=%d", len(facts), dropped)
         return facts
 
     def store(

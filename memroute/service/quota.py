@@ -27,6 +27,9 @@ from memroute.store import SqliteStore
 log = logging.getLogger("memroute.memory")
 
 RECOUNT_AFTER_S = 60.0
+# Keys whose bound is kept; past this many (health probes use a new owner each time)
+# the bounds start over, and each key is counted again when it next writes.
+TRACKED_KEYS = 10_000
 
 
 class MemoryCap:
@@ -47,6 +50,8 @@ class MemoryCap:
             return bound
         exact = self._store.memories.count_owner(owner)
         with self._lock:
+            if len(self._bounds) >= TRACKED_KEYS:
+                self._bounds.clear()
             self._bounds[owner] = (exact, time.monotonic())
         return exact
 
