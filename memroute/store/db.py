@@ -230,6 +230,13 @@ class Database:
         row = self._writer.execute(f"PRAGMA {name}").fetchone()
         return int(row[0]) if row else 0
 
+    def checkpoint(self) -> None:
+        """Copy the WAL into the database file now, if no reader is in the way; after it,
+        the next write starts the WAL over in the space the file already has (on a full
+        disk the WAL cannot grow)."""
+        with self._lock, contextlib.suppress(apsw.Error):
+            self._writer.wal_checkpoint("main", apsw.SQLITE_CHECKPOINT_PASSIVE)
+
     def on_room_returned(self, callback: Callable[[], object]) -> None:
         """Call `callback` (outside the write lock) each time a full database takes writes again."""
         self._on_room.append(callback)

@@ -5,7 +5,9 @@ queue entries, and on a database with no free page left it fails like any other 
 The reserve is one row of zeros (`RESERVE_BYTES`) in `storage_reserve`; a write that
 frees space (a delete) or lets an admin in to free it (a dashboard sign-in) and fails
 for lack of room runs again with the row dropped in the same transaction, so it has
-pages to write to. The row is put back as soon as the database has room again.
+pages to write to (after a checkpoint, so the WAL starts over in the space its file
+already has instead of growing on a full disk). The row is put back as soon as the
+database has room again.
 
 The table is created here rather than by a numbered migration: it holds no data, and a
 database that is already full when memroute starts still opens (the row is then simply
@@ -56,6 +58,7 @@ class SpaceReserve:
             return work()
         except StorageFull:
             log.warning("store.full.using_reserve")
+            self.db.checkpoint()
             with self.db.write() as con:
                 if con.execute(_HAS_TABLE).fetchone():
                     con.execute("DELETE FROM storage_reserve")
