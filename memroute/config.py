@@ -170,6 +170,9 @@ class Config:
     decay_sweep_interval_s: int = 0
     # Extraction queue.
     extraction_max_attempts: int = 5
+    # Bounded memory: facts stored per chat message, memories per key (0: no cap).
+    max_facts_per_message: int = 20
+    max_memories_per_key: int = 20_000
     sqlite_synchronous: str = "normal"
     # Authentication: wrong admin tokens per minute (per client address, over all), Host names.
     admin_failures_per_address: int = 10
@@ -240,6 +243,8 @@ class Config:
             decay_access_immunity=_int(env, "MEMORY_TYPED_DECAY_ACCESS_IMMUNITY", 3),
             decay_sweep_interval_s=_int(env, "MEMORY_TYPED_DECAY_SWEEP_INTERVAL", 0),
             extraction_max_attempts=_int(env, "MEMROUTE_EXTRACTION_MAX_ATTEMPTS", 5, minimum=1),
+            max_facts_per_message=_int(env, "MEMROUTE_MAX_FACTS_PER_MESSAGE", 20, minimum=1),
+            max_memories_per_key=_int(env, "MEMROUTE_MAX_MEMORIES_PER_KEY", 20_000, minimum=0),
             sqlite_synchronous=sync,
             admin_failures_per_address=_int(env, "MEMROUTE_ADMIN_FAILURES_PER_ADDRESS", 10, minimum=1),
             admin_failures_total=_int(env, "MEMROUTE_ADMIN_FAILURES_TOTAL", 100, minimum=1),

@@ -543,7 +543,15 @@ def test_summarize_dry_run_keeps_rows_and_real_run_compacts_per_key(api: httpx.C
     assert all(api.get(f"/api/memory/{i}").status_code == 200 for i in old_a)
 
     real = api.post("/api/memory/summarize", json={"apiKeyId": "key-a", "olderThanDays": 30}).json()
-    assert set(real) == {"candidates", "totalTokens", "deletedCount", "summaryId", "summaries", "dryRun"}
+    assert set(real) == {
+        "candidates",
+        "candidateCount",
+        "totalTokens",
+        "deletedCount",
+        "summaryId",
+        "summaries",
+        "dryRun",
+    }
     assert real["dryRun"] is False and real["deletedCount"] == 3
     summary = api.get(f"/api/memory/{real['summaryId']}").json()["memory"]
     assert summary["apiKeyId"] == "key-a" and summary["type"] == "semantic"

@@ -14,13 +14,13 @@ from memroute.models.wire import to_wire
 @click.command()
 @click.option("--older-than-days", type=int, default=30, show_default=True)
 @api_key_option
-@click.option("--all-keys", is_flag=True, help="Summarise every key (one summary per key).")
+@click.option("--all-keys", is_flag=True, help="Summarise every key (each into its own summaries).")
 @click.option("--dry-run", is_flag=True, help="Only list what would be compacted.")
 @click.pass_context
 def summarize(
     ctx: click.Context, older_than_days: int, api_key_id: str | None, all_keys: bool, dry_run: bool
 ) -> None:
-    """Compact old memories into one summary memory per key."""
+    """Compact old memories into summary memories per key (several when they do not fit in one)."""
     with memory_for(ctx) as mem:
         report = mem.summarize(older_than_days, api_key_id, all_keys=all_keys, dry_run=dry_run)
         print_json({**to_wire(report), "candidates": [c.id for c in report.candidates]})

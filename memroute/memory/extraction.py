@@ -198,8 +198,14 @@ def extract_facts_from_text(text: object) -> list[Fact]:
     category order (preference, decision, pattern), then pattern order, then
     position, as the reference.
     """
+    return extract_at_most(text, None)[0]
+
+
+def extract_at_most(text: object, limit: int | None) -> tuple[list[Fact], int]:
+    """The facts of `extract_facts_from_text`, only the `limit` stated last (the newest
+    text matters most) in the same order, and how many were left out."""
     if not isinstance(text, str) or not text.strip():
-        return []
+        return [], 0
     text = normalize_text(text)
     # key -> (sort order, pattern index, lead match, object); later statements overwrite.
     winners: dict[str, tuple[tuple[int, int, int], int, re.Match[str], str]] = {}
@@ -218,8 +224,12 @@ def extract_facts_from_text(text: object) -> list[Fact]:
         index = int(match.lastgroup[1:]) if match.lastgroup else 0
         category = _PATTERNS[index].category
         winners[f"{category}:{slug}"] = ((_CATEGORY_ORDER[category], index, match.start()), index, match, obj)
-    ranked = sorted(winners.items(), key=lambda kv: kv[1][0])
-    return [_fact(key, index, match, obj) for key, (_, index, match, obj) in ranked]
+    kept = list(winners.items())
+    if limit is not None and len(kept) > limit:
+        kept = sorted(kept, key=lambda kv: kv[1][2].start())[-limit:]
+    ranked = sorted(kept, key=lambda kv: kv[1][0])
+    facts = [_fact(key, index, match, obj) for key, (_, index, match, obj) in ranked]
+    return facts, len(winners) - len(facts)
 
 
 def _fact(key: str, index: int, match: re.Match[str], obj: str) -> Fact:

@@ -1,9 +1,11 @@
 """Maintenance over stored memories: per-key summaries and typed decay. Each summary
-and the deletion of its originals commit together."""
+and the deletion of its originals commit together, so a long run never holds the write
+lock for more than one summary's worth of memories."""
 
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from dataclasses import replace
 from datetime import datetime
@@ -18,10 +20,15 @@ from memroute.store import NewMemory, SqliteStore
 log = logging.getLogger("memroute.memory")
 
 
+# The report lists this many candidates (the oldest); `candidate_count` counts them all.
+CANDIDATE_PREVIEW = 100
+
+
 def summarize(
     store: SqliteStore, *, owner: str | None, days: int, now: datetime, dry_run: bool, max_bytes: int
 ) -> SummaryReport:
-    """Compact memories of `owner` (None: every key) not updated for `days` days."""
+    """Compact memories of `owner` (None: every key) not updated for `days` days, in
+    summaries of at most `max_bytes` each, one transaction per summary."""
     stamp = to_iso(now)
     candidates = [
         m
@@ -31,10 +38,14 @@ def summarize(
     summaries: list[SummaryWritten] = []
     if not dry_run:
         for key_owner, group in summarization.by_owner(candidates).items():
-            summary = _write_summary(store, key_owner, group, days, stamp, max_bytes)
-            summaries.append(SummaryWritten(api_key_id=key_owner, summary_id=summary.id, count=len(group)))
+            for run in summarization.chunks(group, days, max_bytes):
+                written = _write_summary(store, key_owner, run, days, stamp, max_bytes)
+                if written is not None:
+                    summaries.append(written)
+                time.sleep(0.001)  # let writers waiting for the lock go before the next summary
     return SummaryReport(
-        candidates=candidates,
+        candidates=candidates[:CANDIDATE_PREVIEW],
+        candidate_count=len(candidates),
         total_tokens=sum(estimate_tokens(m.content) for m in candidates),
         deleted_count=sum(s.count for s in summaries),
         summary_id=summaries[0].summary_id if len(summaries) == 1 else None,
@@ -44,26 +55,32 @@ def summarize(
 
 
 def _write_summary(
-    store: SqliteStore, owner: str, group: list[MemoryRecord], days: int, now: str, max_bytes: int
-) -> MemoryRecord:
-    new = NewMemory(
-        api_key_id=owner,
-        content=summarization.summary_text(group, days)[:max_bytes],
-        key=f"summary:{now}:{uuid.uuid4().hex[:8]}",
-        type="semantic",
-        metadata={
-            "summarizedCount": len(group),
-            "olderThanDays": days,
-            "generatedAt": now,
-            "summarizedIds": [m.id for m in group],
-        },
-    )
+    store: SqliteStore, owner: str, run: list[MemoryRecord], days: int, now: str, max_bytes: int
+) -> SummaryWritten | None:
+    """One summary of `run` and the deletion of its memories, in one transaction. A memory
+    changed or deleted since it was read is left alone (its new text is not summarised)."""
     with store.db.write():
+        current = store.memories.get_many([m.id for m in run])
+        group = [m for m in run if (c := current.get(m.id)) is not None and c.updated_at == m.updated_at]
+        if not group:
+            return None
+        new = NewMemory(
+            api_key_id=owner,
+            content=summarization.summary_text(group, days, max_bytes),
+            key=f"summary:{now}:{uuid.uuid4().hex[:8]}",
+            type="semantic",
+            metadata={
+                "summarizedCount": len(group),
+                "olderThanDays": days,
+                "generatedAt": now,
+                "summarizedIds": [m.id for m in group],
+            },
+        )
         summary, _ = store.memories.upsert(new, now=now, actor="summarize")
         for memory in group:
             store.memories.delete(memory.id, now=now, actor="summarize")
     log.info("memory.summarized apiKeyId=%s count=%d summaryId=%s", owner, len(group), summary.id)
-    return summary
+    return SummaryWritten(api_key_id=owner, summary_id=summary.id, count=len(group))
 
 
 def sweep_decayed(

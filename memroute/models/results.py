@@ -13,7 +13,7 @@ from memroute.models.wire import Wire
 
 @dataclass(slots=True, frozen=True)
 class SummaryWritten:
-    """One key's summary memory and how many memories it replaced."""
+    """One summary memory of a key and how many memories it replaced."""
 
     api_key_id: str
     summary_id: str
@@ -22,12 +22,15 @@ class SummaryWritten:
 
 @dataclass(slots=True, frozen=True)
 class SummaryReport:
-    """What `summarize` found (`candidates`) and, unless a dry run, wrote."""
+    """What `summarize` found and, unless a dry run, wrote: `candidates` holds the oldest
+    100 of the `candidate_count` memories found; `summaries` one entry per summary (a key
+    gets several when its memories do not fit in one)."""
 
     candidates: list[MemoryRecord]
+    candidate_count: int
     total_tokens: int
     deleted_count: int
-    summary_id: str | None  # the summary's id when exactly one key was compacted
+    summary_id: str | None  # the summary's id when exactly one summary was written
     summaries: list[SummaryWritten]
     dry_run: bool
 

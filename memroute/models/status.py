@@ -99,14 +99,28 @@ class ReindexProgress:
 
 
 @dataclass(slots=True, frozen=True)
+class MemoryLimits:
+    """The bounds on what a key stores and what they did since start: facts past the
+    per-message limit not stored, memories evicted to make room for learned facts, adds
+    refused at the per-key cap (`max_memories_per_key` 0: no cap)."""
+
+    max_facts_per_message: int
+    facts_dropped: int
+    max_memories_per_key: int
+    evicted: int
+    refused: int
+
+
+@dataclass(slots=True, frozen=True)
 class StorageStatus:
     """Whether the database takes writes, its size and its disk's free space (None when
-    unknown, e.g. in memory)."""
+    unknown, e.g. in memory), and the per-key limits."""
 
     writable: bool
     reason: str
     database_bytes: int | None
     disk_free_bytes: int | None
+    limits: MemoryLimits
 
 
 @dataclass(slots=True, frozen=True)

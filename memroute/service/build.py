@@ -23,6 +23,7 @@ from memroute.service.facts import FactWriter
 from memroute.service.keys import KeyRing
 from memroute.service.providers import ProviderRegistry
 from memroute.service.qdrant import QdrantService
+from memroute.service.quota import MemoryCap
 from memroute.service.reindex import Reindexer, ReindexWorker
 from memroute.service.semantic import SemanticEngine
 from memroute.service.sessions import SessionBook
@@ -53,6 +54,7 @@ class Parts:
     qdrant: QdrantService
     semantic: SemanticEngine
     facts: FactWriter
+    cap: MemoryCap
     decay_policy: DecayPolicy
     extraction: ExtractionWorker
     access: AccessRecorder
@@ -109,7 +111,15 @@ def _assemble(store: SqliteStore, config: Config, clock: Clock) -> Parts:
         worker=ReindexWorker(reindexer.batch, config.reindex_poll_s),
         http=provider_http,
     )
-    facts = FactWriter(store, redact_secrets=config.redact, now=now, on_stored=semantic.notify)
+    cap = MemoryCap(store, config.max_memories_per_key)
+    facts = FactWriter(
+        store,
+        redact_secrets=config.redact,
+        max_facts=config.max_facts_per_message,
+        cap=cap,
+        now=now,
+        on_stored=semantic.notify,
+    )
     policy = DecayPolicy(
         enabled=config.decay_enabled,
         episodic_days=config.decay_episodic_days,
@@ -134,6 +144,7 @@ def _assemble(store: SqliteStore, config: Config, clock: Clock) -> Parts:
         qdrant=qdrant,
         semantic=semantic,
         facts=facts,
+        cap=cap,
         decay_policy=policy,
         extraction=ExtractionWorker(
             fetch=lambda n: store.jobs.next_batch(max_attempts=config.extraction_max_attempts, limit=n),

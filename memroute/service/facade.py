@@ -37,7 +37,7 @@ from memroute.models.records import (
     Stats,
 )
 from memroute.models.results import DecayReport, ExtractionQueue, ReindexReport, SummaryReport, VerifyReport
-from memroute.models.status import EmbeddingProvider, EngineStatus, StorageStatus
+from memroute.models.status import EmbeddingProvider, EngineStatus, MemoryLimits, StorageStatus
 from memroute.models.wire import to_wire
 from memroute.service.build import Parts, build
 from memroute.store import NewMemory
@@ -65,6 +65,7 @@ class Memory:
         self._read_settings = parts.settings
         self._decay_policy = parts.decay_policy
         self._facts = parts.facts
+        self._cap = parts.cap
         self._extraction = parts.extraction
         self._access = parts.access
         self._decay_sweep = parts.decay_sweep
@@ -127,7 +128,8 @@ class Memory:
         *,
         actor: str = "api",
     ) -> MemoryRecord:
-        """Store a memory; with a `key`, replace the key's earlier memory (kept in history)."""
+        """Store a memory; with a `key`, replace the key's earlier memory (kept in history).
+        A new memory of a key at its memory cap is refused (`Conflict`)."""
         new = NewMemory(
             api_key_id=validate.owner(api_key_id),
             content=self._content(content),
@@ -137,7 +139,9 @@ class Memory:
             metadata=validate.metadata(metadata),
             expires_at=validate.expires_at(expires_at),
         )
-        memory, created = self._store.memories.upsert(new, now=self._now(), actor=actor)
+        with self._store.db.write():
+            self._cap.admit(new.api_key_id, new.key)
+            memory, created = self._store.memories.upsert(new, now=self._now(), actor=actor)
         self._semantic.notify()
         log.info(
             "memory.%s apiKeyId=%s type=%s id=%s",
@@ -207,7 +211,12 @@ class Memory:
         return memory
 
     def delete(self, id: str, *, actor: str = "api") -> bool:
-        deleted = self._store.memories.delete(validate.memory_id(id), now=self._now(), actor=actor)
+        """Delete one memory (its text stays in history). It works on a full disk too: it
+        then uses the room the store keeps aside for freeing space."""
+        memory_id, now = validate.memory_id(id), self._now()
+        deleted = self._store.reserve.freeing(
+            lambda: self._store.memories.delete(memory_id, now=now, actor=actor)
+        )
         if deleted is not None:
             log.info("memory.deleted apiKeyId=%s id=%s", deleted.api_key_id, deleted.id)
             self.qdrant.notify()
@@ -223,18 +232,24 @@ class Memory:
     ) -> int:
         """Delete every memory of one key (of one type, created before `older_than`), in one
         transaction; their text stays in history. Returns how many were deleted. An empty
-        `api_key_id` is refused: clearing never reaches another key's memories."""
+        `api_key_id` is refused: clearing never reaches another key's memories. On a full
+        disk it uses the room kept aside for freeing space, like `delete`."""
         owner = validate.owner(api_key_id)
         if not owner:
             raise InvalidInput("must name one API key (an empty id would reach other keys)", "apiKeyId")
         kind = validate.memory_type(memory_type) if memory_type else None
         cutoff = to_iso(parse_time(older_than, "olderThan")) if older_than else None
         now = self._now()
-        deleted = 0
-        with self._store.db.write():
-            for memory_id in self._store.memories.ids_of(owner, type=kind, created_before=cutoff):
-                if self._store.memories.delete(memory_id, now=now, actor=actor) is not None:
-                    deleted += 1
+
+        def delete_all() -> int:
+            deleted = 0
+            with self._store.db.write():
+                for memory_id in self._store.memories.ids_of(owner, type=kind, created_before=cutoff):
+                    if self._store.memories.delete(memory_id, now=now, actor=actor) is not None:
+                        deleted += 1
+            return deleted
+
+        deleted = self._store.reserve.freeing(delete_all)
         log.info("memory.cleared apiKeyId=%s count=%d", owner, deleted)
         self.qdrant.notify()
         return deleted
@@ -487,8 +502,7 @@ class Memory:
             raise InvalidInput(f"must be one of {', '.join(SOURCES)}", "source")
         if not isinstance(text, str):
             raise InvalidInput("must be a string", "text")
-        facts = extract_facts_from_text(self._facts.redact(text))
-        return self._facts.store(owner, session, source, facts, actor=actor)
+        return self._facts.store(owner, session, source, self._facts.extract(text), actor=actor)
 
     def enqueue_extraction(
         self, api_key_id: str, text: str, session_id: str = "", source: str = "user_message"
@@ -560,6 +574,13 @@ class Memory:
             reason=reason,
             database_bytes=storage.database_bytes,
             disk_free_bytes=storage.disk_free_bytes,
+            limits=MemoryLimits(
+                max_facts_per_message=self._facts.max_facts,
+                facts_dropped=self._facts.facts_dropped,
+                max_memories_per_key=self._cap.limit,
+                evicted=self._cap.evicted,
+                refused=self._cap.refused,
+            ),
         )
 
     def extraction_queue(self) -> ExtractionQueue:
@@ -589,7 +610,8 @@ class Memory:
         all_keys: bool = False,
         dry_run: bool = False,
     ) -> SummaryReport:
-        """Compact memories not updated for `older_than_days` into one summary per key.
+        """Compact memories not updated for `older_than_days` into summaries per key, in
+        bounded transactions (see `memroute.memory.maintenance.summarize`).
 
         Needs an `api_key_id`, or `all_keys=True` to run over every key."""
         days = validate.integer(older_than_days, "olderThanDays", minimum=1, maximum=365)

@@ -8,15 +8,22 @@ and every process sees a logout.
 A login link is the console's way in (`memroute dashboard-link`): a one-time code,
 valid 5 minutes, written into the same table by whoever can open the database; the
 server exchanges it for a session without asking for the admin token.
+
+Signing in must work when the database is full (an admin signs in to free space): a
+session row is first written with the room the store keeps aside for that, and if even
+that fails the session is held in this process's memory (at most `MEMORY_SESSIONS`;
+it ends with the process and other processes do not see it).
 """
 
 from __future__ import annotations
 
 import hashlib
 import secrets
+import threading
 from datetime import timedelta
 
 from memroute.clock import Clock, to_iso
+from memroute.errors import StorageFull
 from memroute.service.keys import hash_secret
 from memroute.store import SqliteStore
 
@@ -25,6 +32,7 @@ LOGIN_LINK_TTL = timedelta(minutes=5)
 # Login links are rows of the sessions table under this fingerprint instead of the admin
 # token's: no cookie check can ever match them, and they do not depend on the token.
 _LOGIN_LINK_FINGERPRINT = "login-link"
+MEMORY_SESSIONS = 64
 
 
 def token_fingerprint(admin_token: str) -> str:
@@ -35,28 +43,49 @@ class SessionBook:
     def __init__(self, store: SqliteStore, clock: Clock) -> None:
         self._store = store
         self._clock = clock
+        # Sessions opened while the database was full: id hash -> (fingerprint, expires at).
+        self._in_memory: dict[str, tuple[str, str]] = {}
+        self._lock = threading.Lock()
 
     def open(self, admin_token: str, ttl: timedelta = SESSION_TTL) -> tuple[str, str]:
         """A new session for a caller who proved the admin token: (secret, expires at)."""
         now = self._clock()
         secret = secrets.token_urlsafe(32)
-        expires = to_iso(now + ttl)
-        self._store.sessions.create(
-            hash_secret(secret), token_fingerprint(admin_token), now=to_iso(now), expires_at=expires
-        )
+        expires, id_hash, fingerprint = to_iso(now + ttl), hash_secret(secret), token_fingerprint(admin_token)
+        try:
+            self._store.reserve.freeing(
+                lambda: self._store.sessions.create(id_hash, fingerprint, now=to_iso(now), expires_at=expires)
+            )
+        except StorageFull:
+            self._hold(id_hash, fingerprint, expires, now=to_iso(now))
         return secret, expires
+
+    def _hold(self, id_hash: str, fingerprint: str, expires: str, *, now: str) -> None:
+        with self._lock:
+            for old in [h for h, (_, ends) in self._in_memory.items() if ends <= now]:
+                del self._in_memory[old]
+            while len(self._in_memory) >= MEMORY_SESSIONS:
+                del self._in_memory[next(iter(self._in_memory))]  # the oldest
+            self._in_memory[id_hash] = (fingerprint, expires)
 
     def expires_at(self, secret: str, admin_token: str) -> str | None:
         """When the session of `secret` ends; None when it is not a live session."""
         if not secret or len(secret) > 200:
             return None
-        return self._store.sessions.expires_at(
-            hash_secret(secret), token_fingerprint(admin_token), now=to_iso(self._clock())
-        )
+        id_hash, fingerprint, now = hash_secret(secret), token_fingerprint(admin_token), to_iso(self._clock())
+        with self._lock:
+            held = self._in_memory.get(id_hash)
+        if held is not None:
+            return held[1] if held[0] == fingerprint and held[1] > now else None
+        return self._store.sessions.expires_at(id_hash, fingerprint, now=now)
 
     def close(self, secret: str) -> None:
         if secret and len(secret) <= 200:
-            self._store.sessions.delete(hash_secret(secret))
+            id_hash = hash_secret(secret)
+            with self._lock:
+                if self._in_memory.pop(id_hash, None) is not None:
+                    return
+            self._store.reserve.freeing(lambda: self._store.sessions.delete(id_hash))
 
     def open_login_link(self, ttl: timedelta = LOGIN_LINK_TTL) -> tuple[str, str]:
         """A one-time login code: (code, expires at). Only its SHA-256 is stored."""

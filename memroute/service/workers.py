@@ -6,6 +6,7 @@ import logging
 import threading
 from collections.abc import Callable
 
+from memroute.errors import StorageFull
 from memroute.loops import PeriodicTask
 from memroute.store.jobs import ExtractionJob
 
@@ -13,6 +14,8 @@ log = logging.getLogger("memroute.worker")
 
 POLL_SECONDS = 1.0
 BATCH = 20
+# While the database is full the worker waits 1, 2, 4 … up to 30 s between tries.
+FULL_BACKOFF_MAX_SECONDS = 30.0
 
 
 class ExtractionWorker:
@@ -26,6 +29,10 @@ class ExtractionWorker:
     `process` stores a fetched batch in one transaction (one commit for many chat
     turns under load). When a batch fails, its jobs are retried one by one, so one
     bad job is marked failed and never holds up the others.
+
+    A full database is not the job's fault: `StorageFull` ends the pass without using
+    up an attempt, and the worker tries again after a back-off (sooner when new work is
+    queued), so queued texts are stored by themselves once space returns.
     """
 
     def __init__(
@@ -44,6 +51,7 @@ class ExtractionWorker:
         self._progress = threading.Condition()
         self._requested = 0
         self._completed = 0
+        self._backoff = 0.0  # seconds to wait after a pass the full database stopped
 
     def start(self) -> None:
         if self._thread is None:
@@ -56,7 +64,9 @@ class ExtractionWorker:
         self._wake.set()
 
     def run_pending(self) -> int:
-        """Process every job that is due now, in this thread; returns how many were handled."""
+        """Process every job that is due now, in this thread; returns how many were handled.
+        Raises `StorageFull` (leaving the jobs queued, attempts untouched) when the
+        database has no room for their facts."""
         handled = 0
         while True:
             jobs = self._fetch(BATCH)
@@ -72,6 +82,8 @@ class ExtractionWorker:
         for job in jobs:
             try:
                 self._process([job])
+            except StorageFull:
+                raise  # not this job's fault: it stays queued with its attempts
             except Exception as exc:  # one bad job must not stop the queue
                 log.warning("memory.extraction.job_failed job=%s error=%s", job.id, type(exc).__name__)
                 self._fail(job, exc)
@@ -82,21 +94,35 @@ class ExtractionWorker:
             stopping = self._stop.is_set()  # read before the pass, so it covers all jobs queued before stop()
             with self._progress:
                 pass_for = self._requested
-            try:
-                self.run_pending()
-            except Exception:  # the database may be briefly unavailable; try again
-                log.exception("memory.extraction.worker_error")
-            with self._progress:
-                self._completed = max(self._completed, pass_for)
-                self._progress.notify_all()
+            if self._pass():
+                with self._progress:
+                    self._completed = max(self._completed, pass_for)
+                    self._progress.notify_all()
             if stopping:
                 return
-            self._wake.wait(POLL_SECONDS)
+            self._wake.wait(self._backoff or POLL_SECONDS)
+
+    def _pass(self) -> bool:
+        """One pass over the queue; False when the full database stopped it."""
+        try:
+            self.run_pending()
+        except StorageFull:
+            self._backoff = min(max(self._backoff * 2, POLL_SECONDS), FULL_BACKOFF_MAX_SECONDS)
+            log.warning("memory.extraction.storage_full retryInSeconds=%s", self._backoff)
+            return False
+        except Exception:  # the database may be briefly unavailable; try again
+            log.exception("memory.extraction.worker_error")
+        self._backoff = 0.0
+        return True
 
     def wait_idle(self, timeout: float) -> bool:
-        """Block until every job queued before this call has been handled."""
+        """Block until every job queued before this call has been handled; False when the
+        timeout passed first or (without the thread) the full database stopped the pass."""
         if self._thread is None:
-            self.run_pending()
+            try:
+                self.run_pending()
+            except StorageFull:
+                return False
             return True
         with self._progress:
             target = self._requested

@@ -21,6 +21,7 @@ from memroute.store.memories import MemoryRepository, NewMemory
 from memroute.store.migrate import migrate
 from memroute.store.providers import ProviderRepository
 from memroute.store.qdrant_sync import QdrantSyncRepository
+from memroute.store.reserve import SpaceReserve
 from memroute.store.sessions import SessionRepository
 from memroute.store.settings import SettingsRepository
 from memroute.store.vectors import PendingMemory, VecMeta, VectorRepository
@@ -66,6 +67,7 @@ class SqliteStore:
         self.providers = ProviderRepository(db)
         self.qdrant = QdrantSyncRepository(db)
         self.sessions = SessionRepository(db)
+        self.reserve = SpaceReserve(db)
 
     @classmethod
     def open(cls, path: str | Path, *, synchronous: str = "normal", load_vec: bool = True) -> SqliteStore:
@@ -75,7 +77,9 @@ class SqliteStore:
         except BaseException:
             db.close()
             raise
-        return cls(db)
+        store = cls(db)
+        store.reserve.refill()
+        return store
 
     def close(self) -> None:
         self.db.close()

@@ -111,11 +111,13 @@ class Database:
         self._vec_path, self.vec_error = sqlite_vec_path() if load_vec else (None, "disabled")
         self._lock = threading.RLock()
         # When a write last failed because the database or its disk was full (unix time),
-        # until the next successful commit; engine-status reports it.
+        # until a commit shows room again (see `_room_returned`); engine-status reports it.
         self.full_since: float | None = None
+        self._pages_when_full = 0
+        self._on_room: list[Callable[[], object]] = []
         self._owner: int | None = None
         self._depth = 0
-        self._after_commit: list[Callable[[], None]] = []
+        self._after_commit: list[Callable[[], object]] = []
         self._local = threading.local()
         # One read connection per live thread. Thread pools retire idle workers and start
         # new ones, so a connection whose thread has exited is closed when the next one
@@ -202,14 +204,44 @@ class Database:
                 finally:
                     self._owner, self._depth = None, 0
             except apsw.FullError as exc:
-                self.full_since = self.full_since or time.time()
+                self._mark_full()
                 raise StorageFull("the database or its disk is full: nothing was written") from exc
-            self.full_since = None
             callbacks, self._after_commit = self._after_commit, []
+            if self.full_since is not None and self._room_returned():
+                self.full_since = None
+                callbacks += self._on_room
         for callback in callbacks:
             callback()
 
-    def after_commit(self, callback: Callable[[], None]) -> None:
+    def _mark_full(self) -> None:
+        if self.full_since is None:
+            self.full_since = time.time()
+            self._pages_when_full = self._pragma_int("page_count")
+
+    def _room_returned(self) -> bool:
+        """Whether the file grew since writes failed, or holds free pages again (a delete
+        freed them). A small write that fits in a page's spare bytes proves neither, so it
+        does not mark a full database writable."""
+        return (
+            self._pragma_int("page_count") > self._pages_when_full or self._pragma_int("freelist_count") > 0
+        )
+
+    def _pragma_int(self, name: str) -> int:
+        row = self._writer.execute(f"PRAGMA {name}").fetchone()
+        return int(row[0]) if row else 0
+
+    def checkpoint(self) -> None:
+        """Copy the WAL into the database file now, if no reader is in the way; after it,
+        the next write starts the WAL over in the space the file already has (on a full
+        disk the WAL cannot grow)."""
+        with self._lock, contextlib.suppress(apsw.Error):
+            self._writer.wal_checkpoint("main", apsw.SQLITE_CHECKPOINT_PASSIVE)
+
+    def on_room_returned(self, callback: Callable[[], object]) -> None:
+        """Call `callback` (outside the write lock) each time a full database takes writes again."""
+        self._on_room.append(callback)
+
+    def after_commit(self, callback: Callable[[], object]) -> None:
         """Run `callback` once the current outermost transaction commits (now, if none)."""
         if self.in_write_transaction():
             self._after_commit.append(callback)
@@ -237,7 +269,7 @@ class Database:
 
     def storage(self) -> StorageUsage:
         """The file's size and the free space of its disk, and whether writes fail for lack
-        of space (set by the last write, cleared by the next that commits)."""
+        of space (set by a write that failed, cleared once a commit shows room again)."""
         size = free = None
         if self.path != ":memory:":
             with contextlib.suppress(OSError):

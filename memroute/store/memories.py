@@ -514,6 +514,16 @@ class MemoryRepository:
         row = self.db.read().execute("SELECT COUNT(*) FROM memories WHERE needs_reindex = 1").fetchone()
         return int(row[0]) if row else 0
 
+    def least_valuable(self, api_key_id: str, *, limit: int) -> builtins.list[str]:
+        """Ids of the key's `limit` least used memories, oldest first among equals;
+        summaries are never among them."""
+        rows = self.db.read().execute(
+            "SELECT id FROM memories WHERE api_key_id = ? AND key NOT LIKE 'summary:%'"
+            " ORDER BY access_count, updated_at, rowid LIMIT ?",
+            (api_key_id, limit),
+        )
+        return [str(row[0]) for row in rows]
+
     def count_owner(self, api_key_id: str) -> int:
         return int(
             self.db.read()

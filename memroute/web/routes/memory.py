@@ -174,9 +174,10 @@ def embedding_providers(request: Request) -> BaseModel:
 
 @router.post("/summarize", response_model=SummarizeOut)
 def summarize(request: Request, body: SummarizeRequest) -> BaseModel:
-    """Compact memories not updated for `olderThanDays` days into one English summary
-    memory per key, owned by that key; the originals are deleted (kept in history).
-    Needs `apiKeyId`, or `allKeys: true`. `dryRun` only lists the candidates."""
+    """Compact memories not updated for `olderThanDays` days into English summary
+    memories owned by their key (at most 100 memories and the content limit each, one
+    transaction each); the originals are deleted (kept in history). Needs `apiKeyId`,
+    or `allKeys: true`. `dryRun` only counts the candidates and lists the oldest 100."""
     if body.apiKeyId is not None and body.allKeys:
         raise InvalidInput("give apiKeyId or allKeys: true, not both")
     report = memory_of(request).summarize(

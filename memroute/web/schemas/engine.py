@@ -39,6 +39,7 @@ ReindexProgress = wire_model(
     "ReindexProgress",
     describe={"processed": "memories embedded by the background worker since start"},
 )
+MemoryLimits = wire_model(status.MemoryLimits, "MemoryLimits")
 StorageStatus = wire_model(
     status.StorageStatus,
     "StorageStatus",

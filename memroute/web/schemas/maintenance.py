@@ -24,9 +24,10 @@ SummarizeOut = wire_model(
     "SummarizeOut",
     refine={
         "summary_id": Annotated[
-            str | None, Field(description="The summary's id when exactly one key was compacted")
-        ]
+            str | None, Field(description="The summary's id when exactly one summary was written")
+        ],
     },
+    describe={"candidates": "the oldest 100 candidates (candidateCount counts them all)"},
 )
 # The REST answer starts the run in the background: what it processed is in engine-status.
 ReindexOut = wire_model(
@@ -46,7 +47,7 @@ class ReindexRequest(StrictBody):
 
 
 class SummarizeRequest(StrictBody):
-    """Compact memories not updated for `olderThanDays` into one summary per key: give
+    """Compact memories not updated for `olderThanDays` into summaries per key: give
     `apiKeyId` or `allKeys: true`, not both."""
 
     model_config = ConfigDict(

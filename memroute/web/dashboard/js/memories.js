@@ -639,7 +639,7 @@ function compactOutcome(result) {
 
 function openCompact() {
   const owner = ownerPicker("Key to compact", {
-    first: { value: ALL, label: "All keys (one summary per key)" },
+    first: { value: ALL, label: "All keys (each into its own summaries)" },
     selected: defaultOwner(),
     revoked: true,
   });
@@ -664,7 +664,7 @@ function openCompact() {
     el(
       "p",
       { class: "help" },
-      "Memories not updated for this many days are replaced by one summary memory per key; " +
+      "Memories not updated for this many days are replaced by summary memories of their key; " +
         "the originals stay in their history.",
     ),
     owner.wrap,
@@ -701,9 +701,10 @@ function openCompact() {
         plan.append(el("p", {}, `No memory of ${scope} is older than ${body.olderThanDays} days.`));
         return;
       }
-      const count = result.candidates.length;
+      const count = result.candidateCount;
+      const shown = count > result.candidates.length ? ` (the oldest ${result.candidates.length} listed)` : "";
       plan.append(
-        el("p", {}, `${count} memories of ${scope} (${result.totalTokens} tokens) would be compacted:`),
+        el("p", {}, `${count} memories of ${scope} (${result.totalTokens} tokens) would be compacted${shown}:`),
         candidateTable(result.candidates),
       );
       planned = { ...body, dryRun: false };
