@@ -99,9 +99,16 @@ class Config:
     upstream_base_url: str | None = None
     upstream_api_key: str | None = field(default=None, repr=False)
     require_api_key: bool = True
-    max_chat_body_bytes: int = 32 * 1024 * 1024
+    max_chat_body_bytes: int = 16 * 1024 * 1024
+    max_chat_messages: int = 4096
     upstream_connect_timeout_s: float = 10.0
     upstream_timeout_s: float = 600.0
+    upstream_total_timeout_s: float = 600.0  # a whole answer, however it trickles in
+    max_upstream_body_bytes: int = 64 * 1024 * 1024  # a non-streamed answer
+    # Gateway limits: upstream calls at once (all keys, one key) and a key's requests a minute.
+    max_concurrent: int = 128
+    key_max_concurrent: int = 16
+    key_rpm: int = 600  # 0: no per-minute limit
     # Embeddings and vectors.
     embedding_cache_ttl_ms: int = 300_000
     embedding_cache_max: int = 1000
@@ -163,9 +170,17 @@ class Config:
             upstream_base_url=env.get("MEMROUTE_UPSTREAM_BASE_URL", "").strip() or None,
             upstream_api_key=env.get("MEMROUTE_UPSTREAM_API_KEY", "").strip() or None,
             require_api_key=_bool(env, "MEMROUTE_REQUIRE_API_KEY", True),
-            max_chat_body_bytes=_int(env, "MEMROUTE_MAX_CHAT_BODY_BYTES", 32 * 1024 * 1024, minimum=1024),
+            max_chat_body_bytes=_int(env, "MEMROUTE_MAX_CHAT_BODY_BYTES", 16 * 1024 * 1024, minimum=1024),
+            max_chat_messages=_int(env, "MEMROUTE_MAX_CHAT_MESSAGES", 4096, minimum=1),
             upstream_connect_timeout_s=_float(env, "MEMROUTE_UPSTREAM_CONNECT_TIMEOUT", 10.0) or 10.0,
             upstream_timeout_s=_float(env, "MEMROUTE_UPSTREAM_TIMEOUT", 600.0) or 600.0,
+            upstream_total_timeout_s=_float(env, "MEMROUTE_UPSTREAM_TOTAL_TIMEOUT", 600.0) or 600.0,
+            max_upstream_body_bytes=_int(
+                env, "MEMROUTE_MAX_UPSTREAM_BODY_BYTES", 64 * 1024 * 1024, minimum=1024
+            ),
+            max_concurrent=_int(env, "MEMROUTE_MAX_CONCURRENT", 128, minimum=1),
+            key_max_concurrent=_int(env, "MEMROUTE_KEY_MAX_CONCURRENT", 16, minimum=1),
+            key_rpm=_int(env, "MEMROUTE_KEY_RPM", 600),
             embedding_cache_ttl_ms=_int(env, "MEMORY_EMBEDDING_CACHE_TTL_MS", 300_000),
             embedding_cache_max=_int(env, "MEMORY_EMBEDDING_CACHE_MAX", 1000),
             static_model=_str(env, "MEMORY_STATIC_MODEL", "minishlab/potion-base-8M"),
