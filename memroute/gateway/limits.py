@@ -6,7 +6,7 @@ queue behind a provider that hangs would hold every later request with it. A slo
 taken just before the upstream call and given back when the answer has been relayed,
 however the call ends. Requests a minute are a token bucket per key: a key may send
 `requests_per_minute` requests in a burst, then one every `60 / requests_per_minute`
-seconds. Every method is thread-safe (the worker thread checks early, the event loop
+seconds; a changed limit starts a full bucket. Every method is thread-safe (the worker thread checks early, the event loop
 takes and gives back).
 """
 
@@ -37,6 +37,7 @@ class KeyLimits:
 
 @dataclass(slots=True)
 class _Bucket:
+    per_minute: int
     tokens: float
     updated: float
 
@@ -125,8 +126,8 @@ class GatewayLimiter:
     def _take_token(self, owner: str, per_minute: int, *, take: bool) -> None:
         now = self._clock()
         bucket = self._buckets.get(owner)
-        if bucket is None:
-            bucket = self._buckets[owner] = _Bucket(float(per_minute), now)
+        if bucket is None or bucket.per_minute != per_minute:
+            bucket = self._buckets[owner] = _Bucket(per_minute, float(per_minute), now)
         rate = per_minute / 60.0
         bucket.tokens = min(float(per_minute), bucket.tokens + (now - bucket.updated) * rate)
         bucket.updated = now

@@ -9,7 +9,7 @@ from pydantic import ConfigDict, Field
 
 from memroute.models import records
 from memroute.service.keys import MAX_CONCURRENT_OVERRIDE, MAX_RPM_OVERRIDE
-from memroute.web.schemas.common import JsonInt, StrictBody, Timestamp, documented_pattern, optional
+from memroute.web.schemas.common import WHOLE_NUMBER, StrictBody, Timestamp, documented_pattern, optional
 from memroute.web.schemas.derive import envelope, list_of, wire_model
 
 ApiKeyOut = wire_model(
@@ -64,8 +64,8 @@ class ApiKeyLimitsUpdate(StrictBody):
     """A key's own gateway limits. Absent fields keep their value; `null` gives the key
     the server's default again."""
 
-    maxConcurrent: Annotated[JsonInt, Field(ge=1, le=MAX_CONCURRENT_OVERRIDE)] | None = None
-    requestsPerMinute: Annotated[JsonInt, Field(ge=0, le=MAX_RPM_OVERRIDE)] | None = None
+    maxConcurrent: Annotated[int, Field(ge=1, le=MAX_CONCURRENT_OVERRIDE), WHOLE_NUMBER] | None = None
+    requestsPerMinute: Annotated[int, Field(ge=0, le=MAX_RPM_OVERRIDE), WHOLE_NUMBER] | None = None
 
 
 # An http(s) URL with a host (the core also checks the port and that httpx can send to it).
