@@ -75,6 +75,14 @@ def _float(env: Mapping[str, str], name: str, default: float | None) -> float | 
         raise InvalidInput(f"must be a number, got {raw!r}", name) from None
 
 
+def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    """A duration in seconds, more than 0."""
+    value = _float(env, name, default)
+    if value is None or value <= 0:
+        raise InvalidInput(f"must be a number of seconds above 0, got {value}", name)
+    return value
+
+
 def _bool(env: Mapping[str, str], name: str, default: bool) -> bool:
     raw = env.get(name, "").strip().lower()
     if not raw:
@@ -174,7 +182,7 @@ class Config:
             max_chat_messages=_int(env, "MEMROUTE_MAX_CHAT_MESSAGES", 4096, minimum=1),
             upstream_connect_timeout_s=_float(env, "MEMROUTE_UPSTREAM_CONNECT_TIMEOUT", 10.0) or 10.0,
             upstream_timeout_s=_float(env, "MEMROUTE_UPSTREAM_TIMEOUT", 600.0) or 600.0,
-            upstream_total_timeout_s=_float(env, "MEMROUTE_UPSTREAM_TOTAL_TIMEOUT", 600.0) or 600.0,
+            upstream_total_timeout_s=_seconds(env, "MEMROUTE_UPSTREAM_TOTAL_TIMEOUT", 600.0),
             max_upstream_body_bytes=_int(
                 env, "MEMROUTE_MAX_UPSTREAM_BODY_BYTES", 64 * 1024 * 1024, minimum=1024
             ),

@@ -6,8 +6,8 @@ queue behind a provider that hangs would hold every later request with it. A slo
 taken just before the upstream call and given back when the answer has been relayed,
 however the call ends. Requests a minute are a token bucket per key: a key may send
 `requests_per_minute` requests in a burst, then one every `60 / requests_per_minute`
-seconds; a changed limit starts a full bucket. Every method is thread-safe (the worker thread checks early, the event loop
-takes and gives back).
+seconds; a changed limit starts a full bucket. Every method is thread-safe (the
+worker thread checks early, the event loop takes and gives back).
 """
 
 from __future__ import annotations
