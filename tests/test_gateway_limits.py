@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import socket
 import time
 import uuid
@@ -94,6 +95,12 @@ class Gateway:
         headers = {"Authorization": f"Bearer {self.secrets[name]}"}
         return httpx.post(self.url + path, json=body, headers=headers, timeout=10)
 
+    def refused(self, reason: str) -> float:
+        """`memroute_gateway_refused_total` of `reason` in /metrics."""
+        pattern = rf'^memroute_gateway_refused_total\{{reason="{reason}"\}} (\S+)$'
+        found = re.search(pattern, httpx.get(self.url + "/metrics").text, re.M)
+        return float(found[1]) if found else 0.0
+
     def chat_works(self, name: str) -> bool:
         reply = self.client(name).chat.completions.create(model="echo-1", messages=HI)
         return reply.choices[0].message.content == "hi"
@@ -162,6 +169,7 @@ def test_a_key_at_its_limit_is_refused_at_once_while_other_keys_are_served(gw: G
         model = gw.provider(slow)
         held = [gw.hang_up_later("a", {"model": model, "messages": HI}) for _ in range(2)]
         wait_until(lambda: slow.requests == 2)  # both of key a's calls wait on the provider
+        refused_before = gw.refused("key_concurrent")
 
         with pytest.raises(openai.RateLimitError) as refused:
             gw.client("a").chat.completions.create(model="echo-1", messages=HI)
@@ -176,6 +184,7 @@ def test_a_key_at_its_limit_is_refused_at_once_while_other_keys_are_served(gw: G
             0.3,
         ]
         assert len(gw.echo.requests) == 2  # the refused requests never reached a provider
+        assert gw.refused("key_concurrent") == refused_before + 3  # and /metrics counts them
 
         for sock in held:
             sock.close()
@@ -211,9 +220,11 @@ def test_a_failed_upstream_call_gives_its_slot_back(gw: Gateway) -> None:
 
 def test_a_key_over_its_requests_a_minute_is_told_when_to_retry(gw: Gateway) -> None:
     assert all(gw.chat_works("a") for _ in range(5))  # MEMROUTE_KEY_RPM=5: a burst of five
+    refused_before = gw.refused("key_rpm")
     sixth = gw.post("a", {"model": "echo-1", "messages": HI})
     assert_refused(sixth, "5 requests in the last minute")
     assert 1 <= int(sixth.headers["retry-after"]) <= 12  # then one every 12 s
+    assert gw.refused("key_rpm") == refused_before + 1
     assert gw.chat_works("b")  # every key has its own minute
     assert len(gw.echo.requests) == 6
 

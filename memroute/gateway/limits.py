@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NoReturn
 
 from memroute.errors import TooManyAttempts
 from memroute.models.records import ApiKey
@@ -65,10 +66,14 @@ class GatewayLimiter:
         max_concurrent: int,
         defaults: KeyLimits,
         clock: Callable[[], float] = time.monotonic,
+        on_refusal: Callable[[str], None] = lambda reason: None,
     ) -> None:
+        """`on_refusal` hears the reason of every refusal: `key_concurrent`,
+        `total_concurrent` or `key_rpm`."""
         self.max_concurrent = max_concurrent
         self.defaults = defaults
         self._clock = clock
+        self._on_refusal = on_refusal
         self._lock = threading.Lock()
         self._running = 0
         self._running_by_key: dict[str, int] = {}
@@ -88,16 +93,21 @@ class GatewayLimiter:
         """Refuse (TooManyAttempts) a request that `acquire` would refuse now, taking
         nothing: lets the worker thread turn it away before recalling any memory."""
         with self._lock:
-            self._refusal(key, take=False)
+            refusal = self._refusal(key, take=False)
+        if refusal is not None:
+            self._refuse(*refusal)
 
     def acquire(self, key: ApiKey | None) -> Slot:
         """A slot for one upstream call, and one of the key's requests of this minute;
         TooManyAttempts (with the seconds to wait) when a limit is reached."""
         owner = NO_KEY if key is None else key.id
         with self._lock:
-            self._refusal(key, take=True)
-            self._running += 1
-            self._running_by_key[owner] = self._running_by_key.get(owner, 0) + 1
+            refusal = self._refusal(key, take=True)
+            if refusal is None:
+                self._running += 1
+                self._running_by_key[owner] = self._running_by_key.get(owner, 0) + 1
+        if refusal is not None:
+            self._refuse(*refusal)
         return Slot(self, owner)
 
     def running(self, key_id: str | None = None) -> int:
@@ -105,25 +115,39 @@ class GatewayLimiter:
         with self._lock:
             return self._running if key_id is None else self._running_by_key.get(key_id, 0)
 
-    def _refusal(self, key: ApiKey | None, *, take: bool) -> None:
+    def _refuse(self, reason: str, error: TooManyAttempts) -> NoReturn:
+        self._on_refusal(reason)
+        raise error
+
+    def _refusal(self, key: ApiKey | None, *, take: bool) -> tuple[str, TooManyAttempts] | None:
+        """Why the key's next call is refused now (None: it is not), with the lock held."""
         owner = NO_KEY if key is None else key.id
         limits = self.limits_of(key)
         if self._running_by_key.get(owner, 0) >= limits.max_concurrent:
-            raise TooManyAttempts(
+            return "key_concurrent", TooManyAttempts(
                 f"this API key already has {limits.max_concurrent} requests running (its limit): "
                 "retry when one has finished",
                 retry_after=SLOT_RETRY_AFTER_S,
             )
         if self._running >= self.max_concurrent:
-            raise TooManyAttempts(
+            return "total_concurrent", TooManyAttempts(
                 f"the gateway is running {self.max_concurrent} requests for all keys (its limit): "
                 "retry shortly",
                 retry_after=SLOT_RETRY_AFTER_S,
             )
         if limits.requests_per_minute:
-            self._take_token(owner, limits.requests_per_minute, take=take)
+            wait = self._take_token(owner, limits.requests_per_minute, take=take)
+            if wait:
+                return "key_rpm", TooManyAttempts(
+                    f"this API key has sent {limits.requests_per_minute} requests in the last minute "
+                    f"(its limit): retry in {wait} s",
+                    retry_after=wait,
+                )
+        return None
 
-    def _take_token(self, owner: str, per_minute: int, *, take: bool) -> None:
+    def _take_token(self, owner: str, per_minute: int, *, take: bool) -> int:
+        """0 when the key may send a request now (taking its token if `take`), else the
+        seconds until it may."""
         now = self._clock()
         bucket = self._buckets.get(owner)
         if bucket is None or bucket.per_minute != per_minute:
@@ -132,14 +156,10 @@ class GatewayLimiter:
         bucket.tokens = min(float(per_minute), bucket.tokens + (now - bucket.updated) * rate)
         bucket.updated = now
         if bucket.tokens < 1.0:
-            wait = math.ceil((1.0 - bucket.tokens) / rate)
-            raise TooManyAttempts(
-                f"this API key has sent {per_minute} requests in the last minute (its limit): "
-                f"retry in {wait} s",
-                retry_after=wait,
-            )
+            return math.ceil((1.0 - bucket.tokens) / rate)
         if take:
             bucket.tokens -= 1.0
+        return 0
 
     def _give_back(self, owner: str) -> None:
         with self._lock:

@@ -60,7 +60,11 @@ def create_app(config: Config, *, memory: Memory | None = None) -> FastAPI:
                 client_secret=bearer_token,
                 is_admin_token=lambda given: same_token(given, app.state.admin_token),
                 limiter=GatewayLimiter(
-                    config.max_concurrent, KeyLimits(config.key_max_concurrent, config.key_rpm)
+                    config.max_concurrent,
+                    KeyLimits(config.key_max_concurrent, config.key_rpm),
+                    on_refusal=lambda reason: app.state.metrics.inc(
+                        "memroute_gateway_refused_total", reason=reason
+                    ),
                 ),
                 bounds=UpstreamBounds(config.upstream_total_timeout_s, config.max_upstream_body_bytes),
                 max_messages=config.max_chat_messages,
