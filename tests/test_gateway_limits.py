@@ -25,6 +25,9 @@ from servers import ADMIN, AUTH, LiveServer, RawUpstream, ScriptedUpstream
 
 from memroute import Memory
 from memroute.config import Config
+from memroute.errors import TooManyAttempts
+from memroute.gateway.limits import GatewayLimiter, KeyLimits
+from memroute.models.records import ApiKey
 from memroute.web.app import create_app
 
 HI = [{"role": "user", "content": "hi"}]
@@ -227,6 +230,23 @@ def test_a_key_over_its_requests_a_minute_is_told_when_to_retry(gw: Gateway) -> 
     assert gw.refused("key_rpm") == refused_before + 1
     assert gw.chat_works("b")  # every key has its own minute
     assert len(gw.echo.requests) == 6
+
+
+def test_a_key_gets_a_request_back_every_sixty_over_n_seconds() -> None:
+    now = [0.0]
+    limiter = GatewayLimiter(10, KeyLimits(max_concurrent=5, requests_per_minute=5), clock=lambda: now[0])
+    key = ApiKey("k", "agent", "mr-abcde", "2026-01-01T00:00:00.000Z", None, None)
+    for _ in range(5):
+        limiter.acquire(key).release()
+    with pytest.raises(TooManyAttempts) as refused:
+        limiter.acquire(key)
+    assert refused.value.retry_after == 12
+    now[0] = 6.0  # half a request back: still refused, told to wait the other half
+    with pytest.raises(TooManyAttempts) as refused:
+        limiter.acquire(key)
+    assert refused.value.retry_after == 6
+    now[0] = 12.0
+    limiter.acquire(key).release()
 
 
 def test_a_key_override_from_the_keys_api_takes_effect_at_once(gw: Gateway) -> None:

@@ -110,11 +110,6 @@ class GatewayLimiter:
             self._refuse(*refusal)
         return Slot(self, owner)
 
-    def running(self, key_id: str | None = None) -> int:
-        """Upstream calls running now: all of them, or those of one key."""
-        with self._lock:
-            return self._running if key_id is None else self._running_by_key.get(key_id, 0)
-
     def _refuse(self, reason: str, error: TooManyAttempts) -> NoReturn:
         self._on_refusal(reason)
         raise error
