@@ -96,7 +96,11 @@ QUICK = Plan(requests=40, stream=20, concurrent=80, busy=20, rounds=2, warmup=5,
 
 
 def gateway_config(db: Path, upstream_url: str) -> Config:
-    env = {"MEMROUTE_UPSTREAM_BASE_URL": upstream_url + "/v1", "MEMROUTE_ADMIN_TOKEN": ADMIN_TOKEN}
+    env = {
+        "MEMROUTE_UPSTREAM_BASE_URL": upstream_url + "/v1",
+        "MEMROUTE_ADMIN_TOKEN": ADMIN_TOKEN,
+        "MEMROUTE_KEY_RPM": "0",  # one key sends every timed request
+    }
     return Config.for_path(db, environ=env)
 
 

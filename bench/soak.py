@@ -453,6 +453,10 @@ def run(plan: Plan, *, data_dir: Path | None) -> Report:
                 "MEMROUTE_ADMIN_TOKEN": ADMIN_TOKEN,
                 "MEMROUTE_UPSTREAM_BASE_URL": upstream.url + "/v1",
                 "MEMROUTE_PORT": str(port),
+                # One key sends the whole load: its gateway limits let all the clients through.
+                "MEMROUTE_KEY_MAX_CONCURRENT": str(plan.clients),
+                "MEMROUTE_MAX_CONCURRENT": str(max(plan.clients, 128)),
+                "MEMROUTE_KEY_RPM": "0",
                 "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
             }
             cli = ["--db", str(db), "serve"]

@@ -76,6 +76,14 @@ def _float(env: Mapping[str, str], name: str, default: float | None) -> float | 
         raise InvalidInput(f"must be a number, got {raw!r}", name) from None
 
 
+def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    """A duration in seconds, more than 0."""
+    value = _float(env, name, default)
+    if value is None or value <= 0:
+        raise InvalidInput(f"must be a number of seconds above 0, got {value}", name)
+    return value
+
+
 def _bool(env: Mapping[str, str], name: str, default: bool) -> bool:
     raw = env.get(name, "").strip().lower()
     if not raw:
@@ -85,13 +93,6 @@ def _bool(env: Mapping[str, str], name: str, default: bool) -> bool:
 
 def _str(env: Mapping[str, str], name: str, default: str) -> str:
     return env.get(name, "").strip() or default
-
-
-def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
-    value = _float(env, name, default)
-    if value is None or value <= 0:
-        raise InvalidInput(f"must be a number of seconds above 0, got {value}", name)
-    return value
 
 
 def _optional_int(env: Mapping[str, str], name: str, minimum: int) -> int | None:
@@ -129,7 +130,8 @@ class Config:
     upstream_base_url: str | None = None
     upstream_api_key: str | None = field(default=None, repr=False)
     require_api_key: bool = True
-    max_chat_body_bytes: int = 32 * 1024 * 1024
+    max_chat_body_bytes: int = 16 * 1024 * 1024
+    max_chat_messages: int = 4096
     upstream_connect_timeout_s: float = 10.0
     upstream_timeout_s: float = 600.0
     # Connections to the server (memroute/web/server.py).
@@ -138,6 +140,12 @@ class Config:
     keep_alive_timeout_s: int = 30  # an idle connection between requests is closed after this
     max_connections: int | None = None  # None: 1000, fewer when the open-files limit is low
     trusted_proxies: tuple[str, ...] = ()  # peers whose X-Forwarded-For/-Proto are believed
+    upstream_total_timeout_s: float = 600.0  # a whole answer, however it trickles in
+    max_upstream_body_bytes: int = 64 * 1024 * 1024  # a non-streamed answer
+    # Gateway limits: upstream calls at once (all keys, one key) and a key's requests a minute.
+    max_concurrent: int = 128
+    key_max_concurrent: int = 16
+    key_rpm: int = 600  # 0: no per-minute limit
     # Embeddings and vectors.
     embedding_cache_ttl_ms: int = 300_000
     embedding_cache_max: int = 1000
@@ -207,7 +215,8 @@ class Config:
             upstream_base_url=env.get("MEMROUTE_UPSTREAM_BASE_URL", "").strip() or None,
             upstream_api_key=env.get("MEMROUTE_UPSTREAM_API_KEY", "").strip() or None,
             require_api_key=_bool(env, "MEMROUTE_REQUIRE_API_KEY", True),
-            max_chat_body_bytes=_int(env, "MEMROUTE_MAX_CHAT_BODY_BYTES", 32 * 1024 * 1024, minimum=1024),
+            max_chat_body_bytes=_int(env, "MEMROUTE_MAX_CHAT_BODY_BYTES", 16 * 1024 * 1024, minimum=1024),
+            max_chat_messages=_int(env, "MEMROUTE_MAX_CHAT_MESSAGES", 4096, minimum=1),
             upstream_connect_timeout_s=_float(env, "MEMROUTE_UPSTREAM_CONNECT_TIMEOUT", 10.0) or 10.0,
             upstream_timeout_s=_float(env, "MEMROUTE_UPSTREAM_TIMEOUT", 600.0) or 600.0,
             header_timeout_s=_seconds(env, "MEMROUTE_HEADER_TIMEOUT", 10.0),
@@ -215,6 +224,13 @@ class Config:
             keep_alive_timeout_s=_int(env, "MEMROUTE_KEEP_ALIVE_TIMEOUT", 30, minimum=1),
             max_connections=_optional_int(env, "MEMROUTE_MAX_CONNECTIONS", minimum=1),
             trusted_proxies=_trusted_proxies(env.get("MEMROUTE_TRUSTED_PROXIES", "")),
+            upstream_total_timeout_s=_seconds(env, "MEMROUTE_UPSTREAM_TOTAL_TIMEOUT", 600.0),
+            max_upstream_body_bytes=_int(
+                env, "MEMROUTE_MAX_UPSTREAM_BODY_BYTES", 64 * 1024 * 1024, minimum=1024
+            ),
+            max_concurrent=_int(env, "MEMROUTE_MAX_CONCURRENT", 128, minimum=1),
+            key_max_concurrent=_int(env, "MEMROUTE_KEY_MAX_CONCURRENT", 16, minimum=1),
+            key_rpm=_int(env, "MEMROUTE_KEY_RPM", 600),
             embedding_cache_ttl_ms=_int(env, "MEMORY_EMBEDDING_CACHE_TTL_MS", 300_000),
             embedding_cache_max=_int(env, "MEMORY_EMBEDDING_CACHE_MAX", 1000),
             static_model=_str(env, "MEMORY_STATIC_MODEL", "minishlab/potion-base-8M"),

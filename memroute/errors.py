@@ -5,8 +5,8 @@ MemrouteError
 ├── NotFound          the thing asked for does not exist (HTTP 404)
 ├── Conflict          the request contradicts the current state (HTTP 409)
 ├── Unauthorized      a missing or wrong key or token (HTTP 401)
-├── TooManyAttempts   too many wrong tokens from one client (HTTP 429)
-├── UpstreamError     the LLM provider failed or is unreachable (HTTP 502)
+├── TooManyAttempts   too many wrong tokens, or a client key over its limits (HTTP 429)
+├── UpstreamError     the LLM provider failed, is unreachable or too slow (HTTP 502/503/504)
 ├── EmbeddingError    an embedding source failed (degrade to keyword search)
 ├── QdrantError       Qdrant failed or is unreachable (degrade to sqlite-vec, then FTS5)
 └── StoreError        the database failed or is in an unusable state (HTTP 500)
@@ -47,21 +47,22 @@ class Unauthorized(MemrouteError):
 
 
 class TooManyAttempts(MemrouteError):
-    """`retry_after_s`: when to try again (sent as the `Retry-After` header)."""
+    """`retry_after`, when known, is the number of seconds to wait (the `Retry-After` header)."""
 
     kind = "rate_limit_error"
 
-    def __init__(self, message: str, retry_after_s: int | None = None) -> None:
+    def __init__(self, message: str, retry_after: int | None = None) -> None:
         super().__init__(message)
-        self.retry_after_s = retry_after_s
+        self.retry_after = retry_after
 
 
 class UpstreamError(MemrouteError):
     kind = "upstream_error"
 
-    def __init__(self, message: str, status: int = 502) -> None:
+    def __init__(self, message: str, status: int = 502, retry_after: int | None = None) -> None:
         super().__init__(message)
         self.status = status
+        self.retry_after = retry_after
 
 
 class EmbeddingError(MemrouteError):

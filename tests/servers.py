@@ -4,6 +4,7 @@ and a scripted upstream that stands in for a paid LLM provider."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
 import threading
@@ -228,11 +229,21 @@ async def _chunks(chunks: list[bytes]):  # type: ignore[no-untyped-def]
 
 class RawUpstream:
     """A provider at the TCP level, for answers no HTTP framework would send: it reads each
-    request, writes exactly `reply` (nothing at all by default), and hangs up."""
+    request, writes exactly `reply` (nothing at all by default), then `trickle` one byte
+    every `every` seconds, and hangs up; with `hold` it keeps the connection open until the
+    client closes it. `closed_by_client` counts the connections the client closed first.
+    Each connection is served in a thread of its own."""
 
-    def __init__(self, reply: bytes = b"") -> None:
+    def __init__(
+        self, reply: bytes = b"", *, trickle: bytes = b"", every: float = 0.05, hold: bool = False
+    ) -> None:
         self.reply = reply
+        self.trickle = trickle
+        self.every = every
+        self.hold = hold
         self.requests = 0
+        self.closed_by_client = 0
+        self._lock = threading.Lock()
         self._sock = socket.socket()
         self._sock.bind(("127.0.0.1", 0))
         self._sock.listen()
@@ -244,6 +255,8 @@ class RawUpstream:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_RDWR)  # wakes the accept() below (a close alone does not)
         self._sock.close()
         self._thread.join(5)
 
@@ -251,12 +264,25 @@ class RawUpstream:
         while True:
             try:
                 conn, _ = self._sock.accept()
-            except OSError:  # closed by __exit__
+            except OSError:  # shut down by __exit__
                 return
-            with conn:
-                _read_request(conn)
+            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    def _answer(self, conn: socket.socket) -> None:
+        with conn:
+            _read_request(conn)
+            with self._lock:
                 self.requests += 1
+            try:
                 conn.sendall(self.reply)
+                for index in range(len(self.trickle)):
+                    time.sleep(self.every)
+                    conn.sendall(self.trickle[index : index + 1])
+                if self.hold and not conn.recv(1):
+                    raise ConnectionResetError  # the client closed the connection
+            except OSError:
+                with self._lock:
+                    self.closed_by_client += 1
 
 
 def _read_request(conn: socket.socket) -> None:

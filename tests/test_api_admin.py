@@ -34,8 +34,19 @@ def test_key_secret_is_shown_once_and_works_on_the_gateway_until_revoked(api: ht
     secret, key = body["secret"], body["key"]
     assert set(body) == {"key", "secret"}
     assert secret.startswith("mr-") and key["prefix"] == secret[:8]
-    assert set(key) == {"id", "name", "prefix", "createdAt", "lastUsedAt", "revokedAt", "active"}
+    assert set(key) == {
+        "id",
+        "name",
+        "prefix",
+        "createdAt",
+        "lastUsedAt",
+        "revokedAt",
+        "maxConcurrent",
+        "requestsPerMinute",
+        "active",
+    }
     assert (key["name"], key["active"], key["revokedAt"]) == ("laptop", True, None)
+    assert (key["maxConcurrent"], key["requestsPerMinute"]) == (None, None)  # the server's defaults
 
     listed = api.get("/api/keys")
     assert listed.status_code == 200 and listed.json()["keys"] == [key]
@@ -65,6 +76,42 @@ def test_key_creation_rejects_bad_bodies(api: httpx.Client, body: dict[str, Any]
 
 def test_revoking_an_unknown_key_is_404(api: httpx.Client) -> None:
     assert assert_error(api.delete(f"/api/keys/{uuid.uuid4()}"), 404)["type"] == "not_found_error"
+
+
+def test_a_keys_limits_are_set_kept_and_reset(api: httpx.Client) -> None:
+    key = api.post("/api/keys", json={"name": "agent"}).json()["key"]
+    path = f"/api/keys/{key['id']}"
+    both = api.patch(path, json={"maxConcurrent": 4, "requestsPerMinute": 120}).json()["key"]
+    assert (both["maxConcurrent"], both["requestsPerMinute"]) == (4, 120)
+    one = api.patch(path, json={"requestsPerMinute": 0}).json()["key"]  # 0: no per-minute limit
+    assert (one["maxConcurrent"], one["requestsPerMinute"]) == (4, 0)
+    assert api.get("/api/keys").json()["keys"] == [one]
+    reset = api.patch(path, json={"maxConcurrent": None}).json()["key"]
+    assert (reset["maxConcurrent"], reset["requestsPerMinute"]) == (None, 0)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"maxConcurrent": 0},
+        {"maxConcurrent": 10_001},
+        {"maxConcurrent": "4"},
+        {"maxConcurrent": 2.5},
+        {"requestsPerMinute": -1},
+        {"requestsPerMinute": True},
+        {"rpm": 5},
+    ],
+)
+def test_bad_key_limits_are_400_and_change_nothing(api: httpx.Client, body: dict[str, Any]) -> None:
+    key = api.post("/api/keys", json={"name": "agent"}).json()["key"]
+    api.patch(f"/api/keys/{key['id']}", json={"maxConcurrent": 3})
+    assert_error(api.patch(f"/api/keys/{key['id']}", json=body), 400)
+    stored = api.get("/api/keys").json()["keys"][0]
+    assert (stored["maxConcurrent"], stored["requestsPerMinute"]) == (3, None)
+
+
+def test_limits_of_an_unknown_key_are_404(api: httpx.Client) -> None:
+    assert_error(api.patch(f"/api/keys/{uuid.uuid4()}", json={"maxConcurrent": 2}), 404)
 
 
 # -- providers -----------------------------------------------------------------------------------

@@ -115,7 +115,7 @@ def test_the_throttle_remembers_a_bounded_number_of_addresses_and_limits_them_al
         throttle.fail("192.0.2.1")
     with pytest.raises(TooManyAttempts, match="from this address") as mine:
         throttle.check("192.0.2.1")
-    assert mine.value.retry_after_s == WINDOW_S
+    assert mine.value.retry_after == WINDOW_S
     throttle.check("192.0.2.2")  # another address is not held up by this one
 
 

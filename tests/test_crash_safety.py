@@ -33,6 +33,7 @@ def _start(db: Path, upstream_url: str, port: int) -> subprocess.Popen[bytes]:
         "MEMROUTE_ADMIN_TOKEN": ADMIN,
         "MEMROUTE_UPSTREAM_BASE_URL": upstream_url + "/v1",
         "MEMROUTE_PORT": str(port),
+        "MEMROUTE_KEY_RPM": "0",  # the chat thread sends as fast as it can, cycle after cycle
     }
     process = subprocess.Popen(
         [sys.executable, "-m", "memroute", "--db", str(db), "serve"],

@@ -133,7 +133,17 @@ def test_config_defaults_to_home_data_dir() -> None:
 
 @pytest.mark.parametrize(
     ("name", "value"),
-    [("MEMROUTE_MAX_CONTENT_BYTES", "lots"), ("MEMORY_RRF_K", "0"), ("MEMROUTE_SQLITE_SYNCHRONOUS", "off")],
+    [
+        ("MEMROUTE_MAX_CONTENT_BYTES", "lots"),
+        ("MEMORY_RRF_K", "0"),
+        ("MEMROUTE_SQLITE_SYNCHRONOUS", "off"),
+        ("MEMROUTE_KEY_MAX_CONCURRENT", "0"),
+        ("MEMROUTE_MAX_CONCURRENT", "0"),
+        ("MEMROUTE_KEY_RPM", "-1"),
+        ("MEMROUTE_UPSTREAM_TOTAL_TIMEOUT", "0"),
+        ("MEMROUTE_MAX_CHAT_MESSAGES", "0"),
+        ("MEMROUTE_MAX_UPSTREAM_BODY_BYTES", "10"),
+    ],
 )
 def test_bad_environment_values_name_the_variable(name: str, value: str) -> None:
     with pytest.raises(InvalidInput, match=name):

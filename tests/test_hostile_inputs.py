@@ -267,7 +267,7 @@ def test_ten_megabyte_bodies_are_413(target: Target) -> None:
 
     streamed = target.api.post("/api/memory", content=chunks(), headers={"content-type": "application/json"})
     assert_error(streamed, 413)
-    # /v1/* takes up to 32 MiB (long chats); past that it is a 413 in OpenAI's shape.
+    # /v1/* takes up to 16 MiB (long chats with images); past that it is a 413 in OpenAI's shape.
     huge = (
         b'{"model": "echo", "messages": [{"role": "user", "content": "' + b"a" * (33 * 1024 * 1024) + b'"}]}'
     )

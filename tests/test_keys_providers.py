@@ -174,6 +174,29 @@ def test_cli_keys_and_providers(db_path: Path) -> None:
     assert bad.exit_code == 2
 
 
+def test_cli_sets_shows_and_resets_a_keys_limits(db_path: Path) -> None:
+    runner = CliRunner()
+
+    def run(*args: str):
+        return runner.invoke(main, ["--db", str(db_path), *args])
+
+    key_id = json.loads(run("keys", "create", "agent").stdout)["id"]
+    shown = json.loads(run("keys", "limits", key_id).output)
+    assert (shown["maxConcurrent"], shown["requestsPerMinute"]) == (None, None)
+    both = json.loads(run("keys", "limits", key_id, "--max-concurrent", "4", "--rpm", "120").output)
+    assert (both["maxConcurrent"], both["requestsPerMinute"]) == (4, 120)
+    reset = json.loads(run("keys", "limits", key_id, "--rpm", "default").output)
+    assert (reset["maxConcurrent"], reset["requestsPerMinute"]) == (4, None)
+    assert json.loads(run("keys", "list").output)[0]["maxConcurrent"] == 4
+
+    for option, value in (("--max-concurrent", "0"), ("--rpm", "-1"), ("--rpm", "lots")):
+        refused = run("keys", "limits", key_id, option, value)
+        assert refused.exit_code == 2 and "error:" in refused.output
+    assert json.loads(run("keys", "limits", key_id).output)["maxConcurrent"] == 4  # unchanged
+    missing = run("keys", "limits", "no-such-key", "--rpm", "5")
+    assert missing.exit_code == 1 and "not found" in missing.output
+
+
 def test_upstream_from_the_environment_through_config(tmp_path: Path) -> None:
     from memroute.config import Config
 

@@ -115,6 +115,9 @@ def test_a_hundred_streaming_clients_and_rest_writers(tmp_path: Path) -> None:
             "MEMROUTE_ADMIN_TOKEN": ADMIN,
             "MEMROUTE_UPSTREAM_BASE_URL": up.url + "/v1",
             "MEMROUTE_PORT": str(port),
+            # One key sends the whole load: its gateway limits let all the clients through.
+            "MEMROUTE_KEY_MAX_CONCURRENT": str(CLIENTS),
+            "MEMROUTE_KEY_RPM": "0",
         }
         server = subprocess.Popen(
             [sys.executable, "-m", "memroute", "--db", str(db), "serve"],

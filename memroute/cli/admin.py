@@ -48,6 +48,42 @@ def keys_revoke(ctx: click.Context, key_id: str) -> None:
         print_json(to_wire(mem.keys.revoke(key_id)))
 
 
+#: What `keys limits` takes for "the server's default" instead of a number.
+DEFAULT_LIMIT = "default"
+
+
+def _limit(value: str | None, current: int | None, option: str) -> int | None:
+    """An option of `keys limits`: absent keeps `current`, "default" clears it."""
+    if value is None:
+        return current
+    if value.strip().lower() == DEFAULT_LIMIT:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise InvalidInput(f"must be an integer or '{DEFAULT_LIMIT}', got {value!r}", option) from None
+
+
+@keys.command("limits")
+@click.argument("key_id")
+@click.option("--max-concurrent", default=None, help="Upstream calls at once (>= 1), or 'default'.")
+@click.option("--rpm", default=None, help="Requests a minute (0: no limit), or 'default'.")
+@click.pass_context
+def keys_limits(ctx: click.Context, key_id: str, max_concurrent: str | None, rpm: str | None) -> None:
+    """Show or set a key's own gateway limits; 'default' gives it the server's default
+    (MEMROUTE_KEY_MAX_CONCURRENT, MEMROUTE_KEY_RPM) again. A running server applies a change
+    from the key's next request."""
+    with memory_for(ctx) as mem:
+        key = mem.keys.get(key_id)
+        if max_concurrent is not None or rpm is not None:
+            key = mem.keys.set_limits(
+                key_id,
+                max_concurrent=_limit(max_concurrent, key.max_concurrent, "--max-concurrent"),
+                requests_per_minute=_limit(rpm, key.requests_per_minute, "--rpm"),
+            )
+        print_json(to_wire(key))
+
+
 @click.group()
 def providers() -> None:
     """Upstream LLM providers (`provider/model` routes to a provider)."""

@@ -22,16 +22,18 @@ from typing import Any, Protocol
 import anyio
 import httpx
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
 
 from memroute.errors import InvalidInput, Unauthorized
+from memroute.gateway.guard import ClientGone
+from memroute.gateway.limits import GatewayLimiter
+from memroute.gateway.relay import RelayResponse, UpstreamBounds, fetch_once, open_streamed
 from memroute.gateway.sse import DONE_EVENT, ReplyAssembler, reply_text
 from memroute.masking import url_for_logs
 from memroute.memory.extraction import may_state_facts
 from memroute.memory.injection import last_user_text, should_inject
 from memroute.models.records import ApiKey, RetrievedItem
 from memroute.service import Memory
-from memroute.upstream.http import open_stream, read_body
 from memroute.upstream.route import Route
 
 log = logging.getLogger("memroute.gateway")
@@ -44,6 +46,7 @@ ADMIN_TOKEN_IS_NO_CLIENT_KEY = (
     "(create one with `memroute keys create NAME` or on the dashboard's API keys page)"
 )
 INLINE_CHECK_CHARS = 4096  # texts up to this long are checked for statements on the event loop
+INLINE_PARSE_BYTES = 64 * 1024  # answers up to this long are parsed on the event loop
 _PASSED_RESPONSE_HEADERS = ("content-type", "x-request-id", "openai-processing-ms", "retry-after")
 
 
@@ -86,10 +89,23 @@ class GatewayMetrics(Protocol):
     def observe(self, name: str, seconds: float) -> None: ...
 
 
+@dataclass(frozen=True, slots=True)
+class Admitted:
+    """A chat request ready to go upstream: its key, memory context, the client's body,
+    the route and the outgoing body (JSON bytes)."""
+
+    key: ApiKey | None
+    ctx: ChatContext
+    body: dict[str, Any]
+    route: Route
+    payload: bytes
+
+
 class ChatPipeline:
     """The chat request path. The caller gives it how a request names its client key
     (`client_secret`), how to recognise the admin token (`is_admin_token`, for a hint when
-    it is sent as a client key) and where to count (`metrics`)."""
+    it is sent as a client key), where to count (`metrics`), the limits of upstream calls
+    (`limiter`), the bounds of an answer (`bounds`) and the most messages a chat may hold."""
 
     def __init__(
         self,
@@ -99,6 +115,10 @@ class ChatPipeline:
         require_api_key: bool,
         client_secret: Callable[[Request], str | None],
         is_admin_token: Callable[[str], bool],
+        *,
+        limiter: GatewayLimiter,
+        bounds: UpstreamBounds,
+        max_messages: int,
     ):
         self.memory = memory
         self.client = client
@@ -106,6 +126,9 @@ class ChatPipeline:
         self.require_api_key = require_api_key
         self.client_secret = client_secret
         self.is_admin_token = is_admin_token
+        self.limiter = limiter
+        self.bounds = bounds
+        self.max_messages = max_messages
 
     # -- steps ------------------------------------------------------------------
 
@@ -117,27 +140,39 @@ class ChatPipeline:
             raise Unauthorized("missing, unknown or revoked API key (Authorization: Bearer <memroute key>)")
         return key
 
+    def authenticate_within_limits(self, secret: str | None) -> ApiKey | None:
+        """The key, refused (429) at once when it is over a limit, before any other work."""
+        key = self.authenticate(secret)
+        self.limiter.check(key)
+        return key
+
     @staticmethod
     def context(headers: Mapping[str, str], key: ApiKey | None) -> ChatContext:
         owner = None if key is None or header_truthy(headers, NO_MEMORY_HEADERS) else key.id
         return ChatContext(owner=owner, session_id=first_header(headers, SESSION_HEADERS))
 
-    def admit(
-        self, secret: str | None, headers: Mapping[str, str], raw: bytes
-    ) -> tuple[ChatContext, dict[str, Any], Route, dict[str, Any]]:
+    def admit(self, secret: str | None, headers: Mapping[str, str], raw: bytes) -> Admitted:
         """Everything before forwarding, in one trip to a worker thread: authenticate (first,
-        so an unknown client learns nothing about its body), parse, route, then recall and
-        inject. Returns the context, the client's body, the route and the outgoing body."""
-        key = self.authenticate(secret)
+        so an unknown client learns nothing about its body) and check the key's limits,
+        parse, route, recall and inject, then build the outgoing body."""
+        key = self.authenticate_within_limits(secret)
         body = parse_body(raw)
         model = body.get("model")
         if not isinstance(model, str) or not model.strip():
             raise InvalidInput("must be a non-empty string", "model")
-        if not isinstance(body.get("messages"), list):
+        messages = body.get("messages")
+        if not isinstance(messages, list):
             raise InvalidInput('must be a list of messages, e.g. [{"role": "user", ...}]', "messages")
+        if len(messages) > self.max_messages:
+            raise InvalidInput(
+                f"holds {len(messages)} messages; a chat may hold at most {self.max_messages} "
+                "(MEMROUTE_MAX_CHAT_MESSAGES)",
+                "messages",
+            )
         ctx = self.context(headers, key)
         route, outgoing = self.prepare(ctx, body, model)
-        return ctx, body, route, outgoing
+        payload = json.dumps({**outgoing, "model": route.model}).encode()
+        return Admitted(key, ctx, body, route, payload)
 
     def prepare(self, ctx: ChatContext, body: dict[str, Any], model: str) -> tuple[Route, dict[str, Any]]:
         """Route the model, then retrieve and inject — one trip to the worker thread.
@@ -198,45 +233,57 @@ class ChatPipeline:
     # -- the request ---------------------------------------------------------------
 
     async def complete(self, request: Request) -> Response:
+        """The chat request: admitted in a worker thread, then forwarded within the limits
+        (a slot held only while the provider answers). A client that disconnects while it
+        waits ends its upstream call."""
         raw = await request.body()  # bounded by the body limit
-        ctx, body, route, outgoing = await anyio.to_thread.run_sync(
+        admitted = await anyio.to_thread.run_sync(
             self.admit, self.client_secret(request), request.headers, raw
         )
-        payload = json.dumps({**outgoing, "model": route.model}).encode()
         debug = header_truthy(request.headers, (DEBUG_HEADER,))
-        self.metrics.inc("memroute_chat_requests_total", memory="on" if ctx.items else "off")
-        if body.get("stream") is True:
-            return await self._stream(ctx, body, route, payload, ctx.headers(debug))
-        return await self._once(ctx, body, route, payload, ctx.headers(debug))
+        self.metrics.inc("memroute_chat_requests_total", memory="on" if admitted.ctx.items else "off")
+        try:
+            if admitted.body.get("stream") is True:
+                return await self._stream(request, admitted, admitted.ctx.headers(debug))
+            return await self._once(request, admitted, admitted.ctx.headers(debug))
+        except ClientGone:
+            return client_gone(admitted.route)
 
-    async def _once(
-        self, ctx: ChatContext, body: dict[str, Any], route: Route, payload: bytes, headers: dict[str, str]
-    ) -> Response:
-        async with open_stream(self.client, "POST", route, "/chat/completions", payload) as upstream:
-            content = await read_body(upstream, route)
+    async def _once(self, request: Request, admitted: Admitted, headers: dict[str, str]) -> Response:
+        ctx, route = admitted.ctx, admitted.route
+        slot = self.limiter.acquire(admitted.key)
+        try:
+            upstream, content = await fetch_once(
+                self.client, route, "/chat/completions", admitted.payload, request.receive, self.bounds
+            )
+        finally:
+            slot.release()
         if upstream.status_code == 200:
-            try:
-                reply = reply_text(json.loads(content))
-            except (ValueError, RecursionError):
-                reply = ""
-            await self.queue_extraction(ctx, body, reply)
-        if upstream.status_code == 200:
+            await self.queue_extraction(ctx, admitted.body, reply_text(await parsed_json(content)))
             self.record_use(ctx)
         return Response(content, status_code=upstream.status_code, headers={**_passed(upstream), **headers})
 
-    async def _stream(
-        self, ctx: ChatContext, body: dict[str, Any], route: Route, payload: bytes, headers: dict[str, str]
-    ) -> Response:
-        stack = open_stream(self.client, "POST", route, "/chat/completions", payload)
-        upstream = await stack.__aenter__()
+    async def _stream(self, request: Request, admitted: Admitted, headers: dict[str, str]) -> Response:
+        ctx, body, route = admitted.ctx, admitted.body, admitted.route
+        slot = self.limiter.acquire(admitted.key)
+        stream = await open_streamed(
+            self.client,
+            route,
+            "/chat/completions",
+            admitted.payload,
+            request.receive,
+            self.bounds,
+            slot.release,
+        )
+        upstream = stream.response
         is_sse = "text/event-stream" in upstream.headers.get("content-type", "")
         if upstream.status_code != 200 or not is_sse:
             try:
-                content = await read_body(upstream, route)
+                content = await stream.read(request.receive)
             finally:
-                await stack.__aexit__(None, None, None)
+                await stream.close()
             if upstream.status_code == 200:
-                await self.queue_extraction(ctx, body, reply_text(_json_or_none(content)))
+                await self.queue_extraction(ctx, body, reply_text(await parsed_json(content)))
             return Response(
                 content, status_code=upstream.status_code, headers={**_passed(upstream), **headers}
             )
@@ -245,7 +292,7 @@ class ChatPipeline:
             assembler = ReplyAssembler()
             queued = False
             try:
-                async for chunk in upstream.aiter_raw():
+                async for chunk in stream.chunks():
                     assembler.feed(chunk)
                     done_at = chunk.find(DONE_EVENT)
                     if done_at >= 0 and not queued:
@@ -268,15 +315,26 @@ class ChatPipeline:
                     type(exc).__name__,
                 )
             finally:
-                with anyio.CancelScope(shield=True):
-                    await stack.__aexit__(None, None, None)
+                await stream.close()
 
-        return StreamingResponse(
+        return RelayResponse(
             relay(),
-            status_code=200,
-            media_type="text/event-stream",
+            stream.close,
             headers={"cache-control": "no-cache", "x-accel-buffering": "no", **headers},
         )
+
+
+def client_gone(route: Route) -> Response:
+    """The answer to a client that has disconnected (it is never sent): nginx's 499."""
+    log.info("gateway.client.disconnected provider=%s: the upstream call was cancelled", route.provider_id)
+    return Response(status_code=499)
+
+
+async def parsed_json(content: bytes) -> Any:
+    """`content` as JSON (None if it is not JSON); a long answer is parsed in a worker thread."""
+    if len(content) > INLINE_PARSE_BYTES:
+        return await anyio.to_thread.run_sync(_json_or_none, content)
+    return _json_or_none(content)
 
 
 def parse_body(raw: bytes) -> dict[str, Any]:

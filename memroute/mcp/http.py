@@ -64,7 +64,7 @@ class BearerGuard:
             principal = await self._principal(token, _address(scope)) if scheme.lower() == "bearer" else None
         except TooManyAttempts as exc:
             log.warning("mcp.http.throttled")
-            await _error(429, exc.message, "rate_limit_error", {"Retry-After": str(exc.retry_after_s or 1)})(
+            await _error(429, exc.message, "rate_limit_error", {"Retry-After": str(exc.retry_after or 1)})(
                 scope, receive, send
             )
             return

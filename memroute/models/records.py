@@ -239,7 +239,9 @@ class ImportReport:
 
 @dataclass(slots=True, frozen=True)
 class ApiKey:
-    """A client key. Only its SHA-256 is stored; the secret is shown once at creation."""
+    """A client key. Only its SHA-256 is stored; the secret is shown once at creation.
+    `max_concurrent` and `requests_per_minute` override the gateway's limits for this key
+    (None: the default; 0 requests a minute: no per-minute limit)."""
 
     __wire__: ClassVar[Wire] = Wire(computed=("active",))
 
@@ -249,6 +251,8 @@ class ApiKey:
     created_at: str
     last_used_at: str | None
     revoked_at: str | None
+    max_concurrent: int | None = None
+    requests_per_minute: int | None = None
 
     @property
     def active(self) -> bool:

@@ -19,6 +19,9 @@ from memroute.store import SqliteStore
 
 SECRET_PREFIX = "mr-"
 MAX_NAME_CHARS = 100
+#: The largest override of a key's limits (upstream calls at once, requests a minute).
+MAX_CONCURRENT_OVERRIDE = 10_000
+MAX_RPM_OVERRIDE = 1_000_000
 # last_used_at is written at most this often per key, so authentication rarely writes.
 TOUCH_INTERVAL = timedelta(seconds=60)
 
@@ -57,6 +60,20 @@ class KeyRing:
         self._store.keys.revoke(key_id, now=to_iso(self._clock()))
         return self.get(key_id)
 
+    def set_limits(
+        self, key_id: str, *, max_concurrent: int | None, requests_per_minute: int | None
+    ) -> ApiKey:
+        """Override the gateway's limits for one key; None gives it the server's default
+        again. `requests_per_minute=0` lifts its per-minute limit. Takes effect with the
+        key's next request."""
+        _check_limit(max_concurrent, 1, MAX_CONCURRENT_OVERRIDE, "maxConcurrent")
+        _check_limit(requests_per_minute, 0, MAX_RPM_OVERRIDE, "requestsPerMinute")
+        self.get(key_id)
+        self._store.keys.set_limits(
+            key_id, max_concurrent=max_concurrent, requests_per_minute=requests_per_minute
+        )
+        return self.get(key_id)
+
     def authenticate(self, secret: str | None) -> ApiKey | None:
         """The active key with this secret, or None (unknown, revoked or empty)."""
         if not secret:
@@ -68,3 +85,10 @@ class KeyRing:
         if key.last_used_at is None or now - parse_time(key.last_used_at) >= TOUCH_INTERVAL:
             self._store.keys.touch(key.id, now=to_iso(now))
         return key
+
+
+def _check_limit(value: int | None, low: int, high: int, field: str) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise InvalidInput(f"must be null (the server's default) or an integer from {low} to {high}", field)

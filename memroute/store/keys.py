@@ -8,7 +8,7 @@ from typing import Any
 from memroute.models.records import ApiKey
 from memroute.store.db import Database
 
-_COLUMNS = "id, name, prefix, created_at, last_used_at, revoked_at"
+_COLUMNS = "id, name, prefix, created_at, last_used_at, revoked_at, max_concurrent, requests_per_minute"
 
 
 def _row(row: Sequence[Any]) -> ApiKey:
@@ -53,3 +53,12 @@ class KeyRepository:
     def touch(self, key_id: str, *, now: str) -> None:
         with self.db.write() as con:
             con.execute("UPDATE api_keys SET last_used_at = ? WHERE id = ?", (now, key_id))
+
+    def set_limits(self, key_id: str, *, max_concurrent: int | None, requests_per_minute: int | None) -> bool:
+        """Store the key's limit overrides (None: the server's default)."""
+        with self.db.write() as con:
+            con.execute(
+                "UPDATE api_keys SET max_concurrent = ?, requests_per_minute = ? WHERE id = ?",
+                (max_concurrent, requests_per_minute, key_id),
+            )
+            return bool(con.changes())

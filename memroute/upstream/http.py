@@ -12,6 +12,7 @@ import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio
 import httpx
 
 from memroute.errors import UpstreamError
@@ -50,21 +51,54 @@ async def open_stream(
     try:
         yield response
     finally:
-        await response.aclose()
+        with anyio.CancelScope(shield=True):  # a cancelled call still closes its connection
+            await response.aclose()
 
 
-async def read_body(response: httpx.Response, route: Route) -> bytes:
-    """The whole body of a provider's answer; a cut-off answer is an UpstreamError."""
+async def read_body(response: httpx.Response, route: Route, limit: int | None = None) -> bytes:
+    """The whole body of a provider's answer, read as it arrives; a cut-off answer, or one
+    of more than `limit` bytes (decoded), is an UpstreamError (502) and is read no further."""
+    declared = response.headers.get("content-length", "")
+    if limit is not None and declared.isdigit() and int(declared) > limit:
+        raise _too_large(route, limit)
+    chunks: list[bytes] = []
+    size = 0
     try:
-        return await response.aread()
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if limit is not None and size > limit:
+                raise _too_large(route, limit)
+            chunks.append(chunk)
     except httpx.HTTPError as exc:
         raise upstream_failure(route, exc) from None
+    return b"".join(chunks)
+
+
+def _too_large(route: Route, limit: int) -> UpstreamError:
+    log.warning(
+        "upstream.answer_too_large provider=%s url=%s limit=%d",
+        route.provider_id,
+        url_for_logs(route.base_url),
+        limit,
+    )
+    return UpstreamError(
+        f"upstream provider '{route.provider_id}' answered with more than {limit} bytes "
+        "(MEMROUTE_MAX_UPSTREAM_BODY_BYTES); nothing of it was passed on"
+    )
 
 
 def upstream_failure(route: Route, exc: httpx.HTTPError) -> UpstreamError:
-    """The error for a failed call to `route`'s provider, logged with its base URL: timed out
-    (504), unreachable (502) or broke off its answer (502)."""
+    """The error for a failed call to `route`'s provider, logged with its base URL: no free
+    connection to providers (503), timed out (504), unreachable (502) or broke off its
+    answer (502)."""
     name = f"upstream provider '{route.provider_id}'"
+    if isinstance(exc, httpx.PoolTimeout):
+        log.warning("upstream.pool_full provider=%s", route.provider_id)
+        return UpstreamError(
+            "all of memroute's connections to upstream providers are busy: retry shortly",
+            status=503,
+            retry_after=1,
+        )
     if isinstance(exc, httpx.TimeoutException):
         what, status = "timed out", 504
     elif isinstance(exc, _NOT_CONNECTED):
@@ -80,10 +114,10 @@ def upstream_failure(route: Route, exc: httpx.HTTPError) -> UpstreamError:
     return UpstreamError(f"{name} {what}", status=status)
 
 
-async def read_json(client: httpx.AsyncClient, route: Route, path: str) -> Any:
-    """GET a JSON document from a provider (for /v1/models)."""
+async def read_json(client: httpx.AsyncClient, route: Route, path: str, limit: int | None = None) -> Any:
+    """GET a JSON document (of at most `limit` bytes) from a provider (for /v1/models)."""
     async with open_stream(client, "GET", route, path) as response:
-        data = await read_body(response, route)
+        data = await read_body(response, route, limit)
         if response.status_code != 200:
             raise UpstreamError(f"upstream provider '{route.provider_id}' answered {response.status_code}")
         return httpx.Response(200, content=data).json()

@@ -11,6 +11,8 @@ from fastapi import FastAPI
 
 from memroute.config import Config
 from memroute.gateway.chat import ChatPipeline
+from memroute.gateway.limits import GatewayLimiter, KeyLimits
+from memroute.gateway.relay import UpstreamBounds
 from memroute.mcp.http import http_endpoint
 from memroute.mcp.server import build_server
 from memroute.service import Memory
@@ -24,6 +26,9 @@ from memroute.web.throttle import AdminTokenThrottle
 
 log = logging.getLogger("memroute.web")
 
+POOL_ACQUIRE_TIMEOUT_S = 1.0
+POOL_SPARE_CONNECTIONS = 16  # beyond MEMROUTE_MAX_CONCURRENT: /v1/models asks every provider
+
 
 def create_app(config: Config, *, memory: Memory | None = None) -> FastAPI:
     """Build the app. The service is opened in the lifespan (unless `memory` is given)
@@ -33,11 +38,18 @@ def create_app(config: Config, *, memory: Memory | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         owned = memory is None
         mem = memory if memory is not None else Memory.open(config=config)
-        timeout = httpx.Timeout(config.upstream_timeout_s, connect=config.upstream_connect_timeout_s)
+        # A free pooled connection is waited for at most this long (a 503 then, never a queue);
+        # the pool holds the gateway's limit of concurrent calls and a few for /v1/models.
+        timeout = httpx.Timeout(
+            config.upstream_timeout_s, connect=config.upstream_connect_timeout_s, pool=POOL_ACQUIRE_TIMEOUT_S
+        )
         # Pooled upstream connections are dropped after 2 s idle: servers built on uvicorn
         # (vLLM, LM Studio's proxy, the scripted test upstream) close theirs after 5 s, and
         # a request sent on a connection the server is closing fails with a ReadError.
-        limits = httpx.Limits(max_connections=200, max_keepalive_connections=100, keepalive_expiry=2.0)
+        pool = config.max_concurrent + POOL_SPARE_CONNECTIONS
+        limits = httpx.Limits(
+            max_connections=pool, max_keepalive_connections=min(pool, 100), keepalive_expiry=2.0
+        )
         async with httpx.AsyncClient(timeout=timeout, limits=limits, follow_redirects=False) as client:
             app.state.memory = mem
             app.state.http = client
@@ -49,6 +61,15 @@ def create_app(config: Config, *, memory: Memory | None = None) -> FastAPI:
                 config.require_api_key,
                 client_secret=bearer_token,
                 is_admin_token=lambda given: same_token(given, app.state.admin_token),
+                limiter=GatewayLimiter(
+                    config.max_concurrent,
+                    KeyLimits(config.key_max_concurrent, config.key_rpm),
+                    on_refusal=lambda reason: app.state.metrics.inc(
+                        "memroute_gateway_refused_total", reason=reason
+                    ),
+                ),
+                bounds=UpstreamBounds(config.upstream_total_timeout_s, config.max_upstream_body_bytes),
+                max_messages=config.max_chat_messages,
             )
             try:
                 async with mcp.session_manager.run():

@@ -99,8 +99,8 @@ def install(app: FastAPI) -> None:
         status = status_of(exc)
         if status >= 500 and not isinstance(exc, UpstreamError):
             log.error("request.failed path=%s error=%s", request.url.path, exc.message)
-        retry = exc.retry_after_s if isinstance(exc, TooManyAttempts) else None
-        headers = {"Retry-After": str(retry)} if retry is not None else None
+        retry_after = getattr(exc, "retry_after", None)
+        headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
         return error_response(request, status, exc.message, exc.kind, headers)
 
     @app.exception_handler(RequestValidationError)

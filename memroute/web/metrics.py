@@ -90,6 +90,7 @@ def standard_metrics(queue_depth: Callable[[], float]) -> Metrics:
     metrics.counter("memroute_memories_injected_total", "Memories injected into chat requests.")
     metrics.counter("memroute_memory_tokens_injected_total", "Estimated tokens of injected memories.")
     metrics.counter("memroute_memory_errors_total", "Memory failures that were degraded around.")
+    metrics.counter("memroute_gateway_refused_total", "Gateway requests refused (429) by the limit reached.")
     metrics.histogram("memroute_retrieval_seconds", "Time spent retrieving memories for chat requests.")
     metrics.gauge("memroute_extraction_queue_depth", "Texts waiting for fact extraction.", queue_depth)
     return metrics

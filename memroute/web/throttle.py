@@ -24,7 +24,7 @@ MAX_ADDRESSES = 4096
 
 
 class AdminTokenThrottle:
-    """Counts wrong admin tokens; `check` raises TooManyAttempts (with `retry_after_s`)
+    """Counts wrong admin tokens; `check` raises TooManyAttempts (with `retry_after`)
     while the caller's address or the whole server is over its limit."""
 
     def __init__(
@@ -51,14 +51,14 @@ class AdminTokenThrottle:
             if mine is not None and _full(mine, self.per_address, now):
                 raise TooManyAttempts(
                     f"too many wrong admin tokens from this address: try again in {_wait(mine, now)} s",
-                    retry_after_s=_wait(mine, now),
+                    retry_after=_wait(mine, now),
                 )
             if _full(self._everyone, self.total, now):
                 raise TooManyAttempts(
                     "too many wrong admin tokens on this server: try again in "
                     f"{_wait(self._everyone, now)} s (on the server's machine, "
                     "`memroute dashboard-link` opens the dashboard without the token)",
-                    retry_after_s=_wait(self._everyone, now),
+                    retry_after=_wait(self._everyone, now),
                 )
 
     def fail(self, address: str) -> None:

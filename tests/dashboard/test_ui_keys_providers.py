@@ -129,6 +129,36 @@ def test_revoking_a_key_stops_it(page: Any, studio: Studio) -> None:
     assert gateway_status(studio, secret) == 401
 
 
+def test_a_keys_limits_are_changed_in_a_dialog_and_a_bad_value_is_refused(page: Any, studio: Studio) -> None:
+    studio.api.post("/api/keys", json={"name": "batch-job"})
+    page.goto("/dashboard/keys")
+    row = page.locator("tbody tr", has_text="batch-job")
+    expect(row.locator(".limits")).to_have_text("default at once · default a minute")
+
+    page.get_by_role("button", name="Limits of key batch-job").click()
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_label("Requests at once").fill("3")
+    dialog.get_by_label("Requests a minute").fill("0")
+    dialog.get_by_role("button", name="Save").click()
+    expect(page.get_by_role("status")).to_contain_text("Limits of “batch-job” saved.")
+    expect(row.locator(".limits")).to_have_text("3 at once · no limit a minute")
+    stored = key_named(studio, "batch-job")
+    assert (stored["maxConcurrent"], stored["requestsPerMinute"]) == (3, 0)
+
+    page.get_by_role("button", name="Limits of key batch-job").click()
+    expect(dialog.get_by_label("Requests at once")).to_have_value("3")
+    dialog.get_by_label("Requests at once").fill("0")  # below 1: the server refuses it
+    dialog.get_by_role("button", name="Save").click()
+    expect(page.get_by_role("status")).to_contain_text("Could not save the limits")
+    assert key_named(studio, "batch-job")["maxConcurrent"] == 3
+
+    page.get_by_role("button", name="Limits of key batch-job").click()
+    dialog.get_by_label("Requests at once").fill("")  # empty: the server's default again
+    dialog.get_by_role("button", name="Save").click()
+    expect(row.locator(".limits")).to_have_text("default at once · no limit a minute")
+    assert key_named(studio, "batch-job")["maxConcurrent"] is None
+
+
 # -- providers -----------------------------------------------------------------------------
 
 

@@ -21,6 +21,7 @@ from memroute.web.schemas.keys import (
     ApiKeyCreate,
     ApiKeyCreated,
     ApiKeyEnvelope,
+    ApiKeyLimitsUpdate,
     ApiKeyList,
     ProviderCreate,
     ProviderEnvelope,
@@ -58,6 +59,22 @@ def create_key(request: Request, body: ApiKeyCreate) -> BaseModel:
     only a hash is stored. The key's `id` is the `apiKeyId` owning its memories."""
     key, secret = memory_of(request).keys.create(body.name)
     return ApiKeyCreated.model_validate({"key": key, "secret": secret})
+
+
+@keys.patch("/{id}", response_model=ApiKeyEnvelope, responses=NOT_FOUND)
+def set_key_limits(request: Request, key_id: KeyId, body: ApiKeyLimitsUpdate) -> BaseModel:
+    """Change a key's own gateway limits (`maxConcurrent`, `requestsPerMinute`); absent
+    fields keep their value, `null` restores the server's default. Applies from the key's
+    next request."""
+    memory = memory_of(request)
+    old = memory.keys.get(key_id)
+    changes = body.model_dump(exclude_unset=True)
+    key = memory.keys.set_limits(
+        key_id,
+        max_concurrent=changes.get("maxConcurrent", old.max_concurrent),
+        requests_per_minute=changes.get("requestsPerMinute", old.requests_per_minute),
+    )
+    return ApiKeyEnvelope.model_validate({"key": key})
 
 
 @keys.delete("/{id}", response_model=ApiKeyEnvelope, responses=NOT_FOUND)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
 
@@ -12,9 +11,9 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from memroute.errors import UpstreamError
-from memroute.gateway.chat import ChatPipeline, parse_body
-from memroute.upstream.http import open_stream, read_body, read_json
-from memroute.upstream.route import Route
+from memroute.gateway.chat import ChatPipeline
+from memroute.gateway.embeddings import embed
+from memroute.upstream.http import read_json
 from memroute.web.auth import bearer_token
 from memroute.web.schemas.gateway import GATEWAY_ERROR_RESPONSES
 
@@ -86,7 +85,7 @@ async def list_models(request: Request) -> JSONResponse:
     data: list[dict[str, Any]] = []
     for route, is_default in routes:
         try:
-            listing = await read_json(pipeline.client, route, "/models")
+            listing = await read_json(pipeline.client, route, "/models", pipeline.bounds.max_body_bytes)
         except UpstreamError as exc:
             log.warning("gateway.models.skipped provider=%s error=%s", route.provider_id, exc.message)
             continue
@@ -101,16 +100,4 @@ async def list_models(request: Request) -> JSONResponse:
 @router.post("/embeddings", openapi_extra=_doc(EmbeddingRequest), responses=PASSED_THROUGH)
 async def embeddings(request: Request) -> Response:
     """Passed through to the provider of `model` (prefix stripped)."""
-    pipeline = _pipeline(request)
-    await anyio.to_thread.run_sync(pipeline.authenticate, bearer_token(request))
-    body = parse_body(await request.body())
-    # Not str(...): a model that is not a non-empty string is a 400, as for chat.
-    route: Route = await anyio.to_thread.run_sync(pipeline.memory.providers.route, body.get("model", ""))
-    payload = json.dumps({**body, "model": route.model}).encode()
-    async with open_stream(pipeline.client, "POST", route, "/embeddings", payload) as upstream:
-        content = await read_body(upstream, route)
-    return Response(
-        content,
-        status_code=upstream.status_code,
-        media_type=upstream.headers.get("content-type", "application/json"),
-    )
+    return await embed(_pipeline(request), request)

@@ -28,6 +28,9 @@ def _whole_number(value: Any) -> Any:
 
 # An integer in a request body: strict (no "5", no true), but 30.0 counts as 30.
 JsonInt = Annotated[int, BeforeValidator(_whole_number)]
+# The same reading for a nullable integer with a range: `Annotated[int, Field(ge=1), WHOLE_NUMBER] | None`
+# (pydantic's schema shows the range only when it comes before the validator).
+WHOLE_NUMBER = BeforeValidator(_whole_number)
 # What `memroute.clock.parse_time` reads: a date or an ISO-8601 timestamp.
 DateOrTimestamp = Annotated[
     str,

@@ -8,7 +8,8 @@ from typing import Annotated
 from pydantic import ConfigDict, Field
 
 from memroute.models import records
-from memroute.web.schemas.common import StrictBody, Timestamp, documented_pattern, optional
+from memroute.service.keys import MAX_CONCURRENT_OVERRIDE, MAX_RPM_OVERRIDE
+from memroute.web.schemas.common import WHOLE_NUMBER, StrictBody, Timestamp, documented_pattern, optional
 from memroute.web.schemas.derive import envelope, list_of, wire_model
 
 ApiKeyOut = wire_model(
@@ -18,6 +19,14 @@ ApiKeyOut = wire_model(
     refine={
         "id": Annotated[str, Field(description="Also the owner id (apiKeyId) of the key's memories")],
         "created_at": Timestamp,
+        "max_concurrent": Annotated[
+            int | None,
+            Field(description="Upstream calls this key may run at once; null: MEMROUTE_KEY_MAX_CONCURRENT"),
+        ],
+        "requests_per_minute": Annotated[
+            int | None,
+            Field(description="Requests this key may send a minute (0: no limit); null: MEMROUTE_KEY_RPM"),
+        ],
     },
 )
 ApiKeyCreated = envelope(
@@ -49,6 +58,14 @@ ProviderList = envelope("ProviderList", providers=list_of(ProviderOut))
 
 class ApiKeyCreate(StrictBody):
     name: str = Field(min_length=1, max_length=100)
+
+
+class ApiKeyLimitsUpdate(StrictBody):
+    """A key's own gateway limits. Absent fields keep their value; `null` gives the key
+    the server's default again."""
+
+    maxConcurrent: Annotated[int, Field(ge=1, le=MAX_CONCURRENT_OVERRIDE), WHOLE_NUMBER] | None = None
+    requestsPerMinute: Annotated[int, Field(ge=0, le=MAX_RPM_OVERRIDE), WHOLE_NUMBER] | None = None
 
 
 # An http(s) URL with a host (the core also checks the port and that httpx can send to it).

@@ -1,7 +1,8 @@
 // The API keys page: list client keys with their ids (the owner id that the CLI's -k,
-// the REST API's apiKeyId and the MCP tools ask for), create one (its secret is shown
-// once, in a dialog, and is gone from the page when the dialog closes), revoke one, and
-// how to point an OpenAI-compatible client at this server.
+// the REST API's apiKeyId and the MCP tools ask for) and their gateway limits, create one
+// (its secret is shown once, in a dialog, and is gone from the page when the dialog
+// closes), change an active key's limits, revoke one, and how to point an
+// OpenAI-compatible client at this server.
 import { api } from "./api.js";
 import { renderTopbar } from "./nav.js";
 import { confirmAction, el, field, formatDate, modal, toast } from "./ui.js";
@@ -70,6 +71,13 @@ function setCreateError(message) {
   }
 }
 
+/** A key's limits as text: its own values, or "default" (the server's settings). */
+function limitsText(key) {
+  const atOnce = key.maxConcurrent ?? "default";
+  const perMinute = key.requestsPerMinute === 0 ? "no limit" : key.requestsPerMinute ?? "default";
+  return `${atOnce} at once · ${perMinute} a minute`;
+}
+
 function keyRow(key) {
   const status = key.active
     ? el("span", { class: "badge ok" }, "active")
@@ -84,16 +92,23 @@ function keyRow(key) {
         "Revoke",
       )
     : null;
+  const limits = key.active
+    ? el(
+        "button",
+        { type: "button", "aria-label": `Limits of key ${key.name}`, onclick: () => editLimits(key) },
+        "Limits",
+      )
+    : null;
   return el(
     "tr",
     { class: key.active ? "" : "revoked", dataset: { keyId: key.id } },
-    el("th", { scope: "row", class: "name" }, key.name),
+    el("th", { scope: "row", class: "name" }, key.name, el("span", { class: "help block limits" }, limitsText(key))),
     el("td", { class: "id" }, el("code", { class: "key-id" }, key.id)),
     el("td", {}, el("code", {}, `${key.prefix}…`)),
     el("td", { class: "nowrap" }, formatDate(key.createdAt)),
     el("td", { class: "nowrap" }, key.lastUsedAt ? formatDate(key.lastUsedAt) : "never"),
     el("td", { class: "status" }, status),
-    el("td", { class: "actions" }, revoke),
+    el("td", { class: "actions" }, limits, revoke),
   );
 }
 
@@ -197,6 +212,42 @@ async function createKey(event) {
   created = null;
   toast(`Key “${name}” created.`);
   nameInput.focus();
+}
+
+/** A number input for one limit; empty means the server's default. */
+function limitInput(id, value, min) {
+  return el("input", { type: "number", id, min, step: 1, inputmode: "numeric", value: value ?? "", placeholder: "default" });
+}
+
+function limitValue(input) {
+  if (input.validity.badInput) throw new Error(`${input.labels[0].textContent}: enter a whole number, or nothing`);
+  const text = input.value.trim();
+  return text === "" ? null : Number(text);
+}
+
+/** The dialog that changes a key's own limits; the server checks the values. */
+async function editLimits(key) {
+  const atOnce = limitInput("limit-concurrent", key.maxConcurrent, 1);
+  const perMinute = limitInput("limit-rpm", key.requestsPerMinute, 0);
+  const body = el(
+    "div",
+    { class: "limits-dialog" },
+    field("Requests at once", atOnce, "Upstream calls this key may run at the same time. Empty: the server's default.").wrap,
+    field("Requests a minute", perMinute, "0: no per-minute limit. Empty: the server's default.").wrap,
+  );
+  const answer = await modal(`Limits of “${key.name}”`, body, [
+    { label: "Cancel", value: "cancel" },
+    { label: "Save", value: "save", class: "primary" },
+  ]);
+  if (answer !== "save") return;
+  try {
+    const limits = { maxConcurrent: limitValue(atOnce), requestsPerMinute: limitValue(perMinute) };
+    await api(`/api/keys/${encodeURIComponent(key.id)}`, { method: "PATCH", body: limits });
+    toast(`Limits of “${key.name}” saved.`);
+  } catch (error) {
+    if (error.status !== 401) toast(`Could not save the limits: ${error.message}`, "error");
+  }
+  await loadKeys();
 }
 
 async function revokeKey(key) {

@@ -1,0 +1,79 @@
+"""An upstream call that ends when its client goes away or its deadline passes.
+
+While the gateway waits for a provider, nothing else reads the client's connection, so
+a client that hangs up would leave the call (and its slot, and its upstream socket)
+running until the provider answers. `guarded` watches the ASGI receive channel for
+`http.disconnect` meanwhile and cancels the call then; the deadline is the request's
+total time (`MEMROUTE_UPSTREAM_TOTAL_TIMEOUT`), however slowly the answer trickles in.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import anyio
+from starlette.types import Receive
+
+from memroute.errors import UpstreamError
+from memroute.upstream.route import Route
+
+log = logging.getLogger("memroute.gateway")
+
+T = TypeVar("T")
+
+
+class ClientGone(Exception):
+    """The client closed its connection before its answer was ready."""
+
+
+async def until_disconnected(receive: Receive) -> None:
+    """Returns when the client has closed its connection (the request body is read already)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+def deadline_error(route: Route, seconds: float) -> UpstreamError:
+    log.warning("gateway.upstream.deadline provider=%s seconds=%g", route.provider_id, seconds)
+    return UpstreamError(
+        f"upstream provider '{route.provider_id}' did not finish its answer within {seconds:g} s "
+        "(MEMROUTE_UPSTREAM_TOTAL_TIMEOUT)",
+        status=504,
+    )
+
+
+async def guarded(
+    receive: Receive, deadline: float, route: Route, seconds: float, work: Callable[[], Awaitable[T]]
+) -> T:
+    """`work()`'s result. Cancelled, with ClientGone, when the client disconnects first;
+    with an UpstreamError (504) when the monotonic `deadline` (`seconds` after the start)
+    passes first. Any error of `work` itself is raised as it is."""
+    gone = False
+    results: list[T] = []
+    failures: list[Exception] = []
+
+    async def watch(scope: anyio.CancelScope) -> None:
+        nonlocal gone
+        await until_disconnected(receive)
+        gone = True
+        scope.cancel()
+
+    with anyio.move_on_after(max(0.0, deadline - time.monotonic())):
+        async with anyio.create_task_group() as group:
+            group.start_soon(watch, group.cancel_scope)
+            try:
+                results.append(await work())
+            except anyio.get_cancelled_exc_class():
+                raise
+            except Exception as exc:  # raised below, outside the task group (not as a group)
+                failures.append(exc)
+            group.cancel_scope.cancel()
+    if failures:
+        raise failures[0]
+    if gone:
+        raise ClientGone
+    if not results:  # the deadline passed
+        raise deadline_error(route, seconds)
+    return results[0]

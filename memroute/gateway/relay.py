@@ -1,0 +1,149 @@
+"""Upstream calls of the gateway, bounded: a total deadline, a cap on a non-streamed
+answer's size, cancelled when the client disconnects, and a streamed answer's upstream
+response closed however its relay ends."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+
+import anyio
+import httpx
+from starlette.responses import StreamingResponse
+from starlette.types import Receive, Scope, Send
+
+from memroute.gateway.guard import guarded
+from memroute.upstream.http import open_stream, read_body
+from memroute.upstream.route import Route
+
+log = logging.getLogger("memroute.gateway")
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamBounds:
+    """A whole answer's time (`MEMROUTE_UPSTREAM_TOTAL_TIMEOUT`) and a non-streamed
+    answer's size (`MEMROUTE_MAX_UPSTREAM_BODY_BYTES`)."""
+
+    total_timeout_s: float
+    max_body_bytes: int
+
+
+async def fetch_once(
+    client: httpx.AsyncClient,
+    route: Route,
+    path: str,
+    payload: bytes,
+    receive: Receive,
+    bounds: UpstreamBounds,
+) -> tuple[httpx.Response, bytes]:
+    """POST `payload` and read the whole answer (see `guarded` for how it can end early)."""
+
+    async def call() -> tuple[httpx.Response, bytes]:
+        async with open_stream(client, "POST", route, path, payload) as upstream:
+            return upstream, await read_body(upstream, route, bounds.max_body_bytes)
+
+    deadline = time.monotonic() + bounds.total_timeout_s
+    return await guarded(receive, deadline, route, bounds.total_timeout_s, call)
+
+
+@dataclass
+class OpenStream:
+    """A streamed answer whose head has arrived. `close` (idempotent) closes the upstream
+    response, then runs `on_close`."""
+
+    response: httpx.Response
+    route: Route
+    bounds: UpstreamBounds
+    deadline: float
+    on_close: Callable[[], None]
+    _stack: contextlib.AsyncExitStack[bool | None] = field(default_factory=contextlib.AsyncExitStack)
+    _closed: bool = False
+
+    async def read(self, receive: Receive) -> bytes:
+        """The whole body (a non-SSE answer), capped and guarded like `fetch_once`."""
+
+        async def body() -> bytes:
+            return await read_body(self.response, self.route, self.bounds.max_body_bytes)
+
+        return await guarded(receive, self.deadline, self.route, self.bounds.total_timeout_s, body)
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        """The raw bytes as they arrive, until the answer ends or the deadline passes (then
+        the stream just ends, and the reason is logged)."""
+        iterator = self.response.aiter_raw()
+        while True:
+            with anyio.move_on_after(max(0.0, self.deadline - time.monotonic())) as timer:
+                try:
+                    chunk = await iterator.__anext__()
+                except StopAsyncIteration:
+                    return
+            if timer.cancelled_caught:
+                log.warning(
+                    "gateway.stream.deadline provider=%s seconds=%g: the stream was ended",
+                    self.route.provider_id,
+                    self.bounds.total_timeout_s,
+                )
+                return
+            yield chunk
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            with anyio.CancelScope(shield=True):
+                await self._stack.aclose()
+        finally:
+            self.on_close()
+
+
+async def open_streamed(
+    client: httpx.AsyncClient,
+    route: Route,
+    path: str,
+    payload: bytes,
+    receive: Receive,
+    bounds: UpstreamBounds,
+    on_close: Callable[[], None],
+) -> OpenStream:
+    """POST `payload` for a streamed answer and wait for its head (guarded like
+    `fetch_once`). On any failure, `on_close` has run when this raises."""
+    deadline = time.monotonic() + bounds.total_timeout_s
+    stack = contextlib.AsyncExitStack()
+
+    async def head() -> httpx.Response:
+        return await stack.enter_async_context(open_stream(client, "POST", route, path, payload))
+
+    try:
+        response = await guarded(receive, deadline, route, bounds.total_timeout_s, head)
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await stack.aclose()
+        on_close()
+        raise
+    return OpenStream(response, route, bounds, deadline, on_close, stack)
+
+
+class RelayResponse(StreamingResponse):
+    """A streamed response that runs `finish` when it ends, however it ends: all sent,
+    the client gone, or its body never started."""
+
+    def __init__(
+        self,
+        content: AsyncIterator[bytes],
+        finish: Callable[[], Awaitable[None]],
+        *,
+        headers: dict[str, str],
+    ) -> None:
+        super().__init__(content, status_code=200, media_type="text/event-stream", headers=headers)
+        self._finish = finish
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._finish()
