@@ -29,7 +29,7 @@ cost).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from memroute.memory.redact_labels import assignment_spans, prose_spans
 from memroute.memory.redact_shapes import (
@@ -70,33 +70,56 @@ _PREFIXED = [
 ]
 _SHORTEST_TOKEN = 15  # characters in the shortest match of _PREFIXED (xoxb- and 10 more)
 _TOKENS = re.compile(_PRIVATE_KEY + "|" + _EDGE + "(?:" + "|".join(_PREFIXED) + ")", re.DOTALL)
-# Each keeps group 1 (what names the secret) and replaces group 2; each runs only when its
-# hint is found in the folded text (shapes.folded: lower case, as the rule's (?i) sees it).
-_KEEP_PREFIX = [
+# scheme://user:pass@host: group 1 is the whole run of scheme characters before "://" (the
+# lookbehind starts it at the run's first character, so a long run is read once, not once
+# per position); the scheme is the part of it from a letter at a word boundary on.
+_URL_HINT = re.compile(r"://[^\s:/@]*:[^\s@/]+@")
+_URL_PASSWORD = re.compile(r"(?i)(?<![a-z0-9+.\-])([a-z0-9+.\-]*)(://[^\s:/@]*:)[^\s@/]+(?=@)")
+_SCHEME_START = re.compile(r"(?i)\b[a-z]")
+
+
+def _keep_group_1(match: re.Match[str]) -> str:
+    return match.group(1) + REDACTED
+
+
+def _url_password(match: re.Match[str]) -> str:
+    has_scheme = _SCHEME_START.search(match.string, match.start(1), match.end(1))
+    return match.group(1) + match.group(2) + REDACTED if has_scheme else match.group()
+
+
+# (hint, rule, replacement): each keeps what names the secret and replaces the secret; each
+# runs only when its hint is in the folded text (shapes.folded: lower case, as `(?i)` reads).
+_KEEP_PREFIX: list[tuple[re.Pattern[str], re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (
         re.compile(r"hooks\.slack\.com/"),
         re.compile(r"(?i)(https?://hooks\.slack\.com/(?:services|workflows|triggers)/)[A-Za-z0-9/_\-]+"),
+        _keep_group_1,
     ),
     (
         re.compile(r"/api/webhooks/"),
         re.compile(r"(?i)(https?://(?:[a-z]+\.)?discord(?:app)?\.com/api/webhooks/)\d+/[A-Za-z0-9_\-]+"),
+        _keep_group_1,
     ),
+    (_URL_HINT, _URL_PASSWORD, _url_password),  # scheme://user:pass@host
     (
-        re.compile(r"://[^\s:/@]*:[^\s@/]+@"),
-        re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s:/@]*:)[^\s@/]+(?=@)"),  # scheme://user:pass@host
+        re.compile(r"bearer|basic"),
+        re.compile(r"(?i)\b((?:bearer|basic)\s+)[A-Za-z0-9._\-~+/]{16,}=*"),
+        _keep_group_1,
     ),
-    (re.compile(r"bearer|basic"), re.compile(r"(?i)\b((?:bearer|basic)\s+)[A-Za-z0-9._\-~+/]{16,}=*")),
     (
         re.compile(r"auth"),
         re.compile(r"""(?i)(\bauth\s*=\s*\(\s*(['"])[^'"\n]*\2\s*,\s*['"])[^'"\n]+"""),  # auth=('u', 'p')
+        _keep_group_1,
     ),
     (
         re.compile(r"<"),
         re.compile(r"(?i)(<(\w*(?:password|passwd|secret|token|api_?key)\w*)>)[^<\n]+(?=</\2>)"),
+        _keep_group_1,
     ),
     (
         re.compile(r"cred"),
         re.compile(r"(?i)(\b(?:credentials|creds)\s+(?:are|is|:)\s*:?\s*[^\s/:,]+\s*[/:]\s*)\S+"),
+        _keep_group_1,
     ),
 ]
 # These two start with a plain character ("-", a digit) before their lookbehind, so the regex
@@ -169,9 +192,9 @@ def _named(text: str) -> str:
     """`text` with the secrets a prefix names replaced (URL passwords, `Bearer …`, `-p …`);
     each rule runs only when its hint is in the text."""
     lowered = folded(text)
-    for hint, pattern in _KEEP_PREFIX:
+    for hint, pattern, replace in _KEEP_PREFIX:
         if hint.search(lowered):
-            replaced = pattern.sub(lambda m: m.group(1) + REDACTED, text)
+            replaced = pattern.sub(replace, text)
             if replaced != text:
                 text, lowered = replaced, folded(replaced)
     return _CLI.sub(_cli, text)

@@ -105,3 +105,9 @@ def test_redaction_can_be_switched_off(tmp_path: Path) -> None:
     with open_memory(config=config) as mem:
         [fact] = mem.remember("k", "I prefer the staging key sk-test-AbCdEfGhIjKlMnOpQrSt.")
         assert "sk-test-AbCdEfGhIjKlMnOpQrSt" in fact.content
+
+
+def test_a_url_password_after_a_long_run_of_scheme_characters_is_redacted() -> None:
+    # 20,000 characters a scheme may hold ("a-a-…") before the URL: each is read once.
+    text = "a-" * 10_000 + " see postgres://app:S3cretPw@db:5432/app"
+    assert redact(text) == "a-" * 10_000 + " see postgres://app:[redacted]@db:5432/app"
