@@ -15,9 +15,9 @@ from types import TracebackType
 import httpx
 
 # The parent: imports what `serve` imports, then forks a child per "start PORT DB" line and
-# SIGKILLs and reaps one per "kill PID" line (and every one left when its input ends);
-# nothing else runs in it (no thread, no database), so each child begins as a fresh server
-# would.
+# SIGKILLs and reaps one per "kill PID" line (and every one left when its input ends).
+# Nothing else runs in it (no thread of its own, no database; the BLAS pool numpy starts on
+# import is re-created after a fork), so each child begins as a fresh server would.
 _PARENT = """
 import os, signal, sys
 import uvicorn, memroute.cli.run, memroute.web.app
