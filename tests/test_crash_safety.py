@@ -1,16 +1,14 @@
-"""Crash safety: the server (`memroute serve`, its own process) takes concurrent REST adds
-and chat turns, and is killed with SIGKILL at a random moment, 20 times over one
-database. After every kill: the file passes `integrity_check`, the FTS index matches the
-table, every write acknowledged before the kill is there, and every chat turn that was
-answered has its facts once the queued extraction jobs run."""
+"""Crash safety: the server (`memroute serve`, its own process, forked from one that has
+imported it: tests/forked_servers.py) takes concurrent REST adds and chat turns, and is
+killed with SIGKILL at a random moment, 20 times over one database. After every kill: the
+file passes `integrity_check`, the FTS index matches the table, every write acknowledged
+before the kill is there, and every chat turn that was answered has its facts once the
+queued extraction jobs run."""
 
 from __future__ import annotations
 
 import os
 import random
-import signal
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -18,6 +16,7 @@ from pathlib import Path
 import httpx
 import openai
 import pytest
+from forked_servers import ServerForks
 from memories import open_memory
 from servers import ADMIN, AUTH, LiveServer, ScriptedUpstream, free_port
 from storage import database
@@ -27,29 +26,13 @@ from memroute.models.results import ExtractionQueue
 CYCLES = 20
 
 
-def _start(db: Path, upstream_url: str, port: int) -> subprocess.Popen[bytes]:
-    env = {
+def _server_env(upstream_url: str) -> dict[str, str]:
+    return {
         **os.environ,
         "MEMROUTE_ADMIN_TOKEN": ADMIN,
         "MEMROUTE_UPSTREAM_BASE_URL": upstream_url + "/v1",
-        "MEMROUTE_PORT": str(port),
         "MEMROUTE_KEY_RPM": "0",  # the chat thread sends as fast as it can, cycle after cycle
     }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "memroute", "--db", str(db), "serve"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                return process
-        except httpx.HTTPError:
-            pass
-        assert process.poll() is None and time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.05)
 
 
 def _rest(base: str, owner: str, prefix: str, stop: threading.Event, added: list[str]) -> None:
@@ -95,10 +78,10 @@ def test_acknowledged_writes_survive_sigkill(tmp_path: Path) -> None:
     learned: list[str] = []  # facts of chat turns that were answered 200
     rng = random.Random(2026)
     upstream = ScriptedUpstream()
-    with LiveServer(upstream.app()) as up:
+    with LiveServer(upstream.app()) as up, ServerForks(_server_env(up.url)) as servers:
         for cycle in range(CYCLES):
             port = free_port()
-            server = _start(db, up.url, port)
+            server = servers.start(db, port)
             base = f"http://127.0.0.1:{port}"
             stop = threading.Event()
 
@@ -112,8 +95,7 @@ def test_acknowledged_writes_survive_sigkill(tmp_path: Path) -> None:
             for thread in threads:
                 thread.start()
             time.sleep(rng.uniform(0.1, 0.6))
-            server.send_signal(signal.SIGKILL)
-            server.wait(10)
+            servers.kill(server)
             stop.set()
             for thread in threads:
                 thread.join(10)

@@ -17,19 +17,34 @@ The rules, in the order they run:
 
 An ordinary number, version, id, hash, UUID, path or URL without credentials is never
 touched; `tests/memory/redaction_corpus.py` holds the sentences that check both sides.
+
+Every memory write runs this, so each rule first looks for what it cannot match without
+and is skipped, or confined to a few words, when that is absent: a known prefix lives in
+a word of 15+ characters, a bare token in one of 20+, a label ends in a word such as
+`key`, `token` or `word`, a URL password needs `://…:…@`. These checks only skip work: the
+result is the same as running every rule over the whole text (docs/benchmarks.md has the
+cost).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from memroute.memory.redact_labels import assignment_spans, prose_spans
-from memroute.memory.redact_shapes import BARE_TOKEN, URL, looks_random, shaped_like_secret
+from memroute.memory.redact_shapes import (
+    BARE_TOKEN,
+    URL,
+    folded,
+    long_words,
+    looks_random,
+    shaped_like_secret,
+)
 
 REDACTED = "[redacted]"
 
 _EDGE = r"(?<![A-Za-z0-9])"  # unlike \b, this also matches after "_" (DB_KEY=sk_live_…)
+_PRIVATE_KEY_START = "-----BEGIN "
 _PRIVATE_KEY = r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)"
 # One lookbehind for every prefix (checked once per position, not once per prefix: ~8x faster).
 _PREFIXED = [
@@ -53,19 +68,65 @@ _PREFIXED = [
     r"ya29\.[A-Za-z0-9_\-]{20,}",  # Google OAuth access token
     r"eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",  # JWT
 ]
+_SHORTEST_TOKEN = 15  # characters in the shortest match of _PREFIXED (xoxb- and 10 more)
 _TOKENS = re.compile(_PRIVATE_KEY + "|" + _EDGE + "(?:" + "|".join(_PREFIXED) + ")", re.DOTALL)
-# Each keeps group 1 (what names the secret) and replaces group 2.
-_KEEP_PREFIX = [
-    re.compile(r"(?i)(https?://hooks\.slack\.com/(?:services|workflows|triggers)/)[A-Za-z0-9/_\-]+"),
-    re.compile(r"(?i)(https?://(?:[a-z]+\.)?discord(?:app)?\.com/api/webhooks/)\d+/[A-Za-z0-9_\-]+"),
-    re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s:/@]*:)[^\s@/]+(?=@)"),  # scheme://user:pass@host
-    re.compile(r"(?i)\b((?:bearer|basic)\s+)[A-Za-z0-9._\-~+/]{16,}=*"),
-    re.compile(r"""(?i)(\bauth\s*=\s*\(\s*(['"])[^'"\n]*\2\s*,\s*['"])[^'"\n]+"""),  # auth=('u', 'p')
-    re.compile(r"(?i)(<(\w*(?:password|passwd|secret|token|api_?key)\w*)>)[^<\n]+(?=</\2>)"),
-    re.compile(r"(?i)(\b(?:credentials|creds)\s+(?:are|is|:)\s*:?\s*[^\s/:,]+\s*[/:]\s*)\S+"),
+# scheme://user:pass@host: group 1 is the whole run of scheme characters before "://" (the
+# lookbehind starts it at the run's first character, so a long run is read once, not once
+# per position); the scheme is the part of it from a letter at a word boundary on.
+_URL_HINT = re.compile(r"://[^\s:/@]*:[^\s@/]+@")
+_URL_PASSWORD = re.compile(r"(?i)(?<![a-z0-9+.\-])([a-z0-9+.\-]*)(://[^\s:/@]*:)[^\s@/]+(?=@)")
+_SCHEME_START = re.compile(r"(?i)\b[a-z]")
+
+
+def _keep_group_1(match: re.Match[str]) -> str:
+    return match.group(1) + REDACTED
+
+
+def _url_password(match: re.Match[str]) -> str:
+    has_scheme = _SCHEME_START.search(match.string, match.start(1), match.end(1))
+    return match.group(1) + match.group(2) + REDACTED if has_scheme else match.group()
+
+
+# (hint, rule, replacement): each keeps what names the secret and replaces the secret; each
+# runs only when its hint is in the folded text (shapes.folded: lower case, as `(?i)` reads).
+_KEEP_PREFIX: list[tuple[re.Pattern[str], re.Pattern[str], Callable[[re.Match[str]], str]]] = [
+    (
+        re.compile(r"hooks\.slack\.com/"),
+        re.compile(r"(?i)(https?://hooks\.slack\.com/(?:services|workflows|triggers)/)[A-Za-z0-9/_\-]+"),
+        _keep_group_1,
+    ),
+    (
+        re.compile(r"/api/webhooks/"),
+        re.compile(r"(?i)(https?://(?:[a-z]+\.)?discord(?:app)?\.com/api/webhooks/)\d+/[A-Za-z0-9_\-]+"),
+        _keep_group_1,
+    ),
+    (_URL_HINT, _URL_PASSWORD, _url_password),  # scheme://user:pass@host
+    (
+        re.compile(r"bearer|basic"),
+        re.compile(r"(?i)\b((?:bearer|basic)\s+)[A-Za-z0-9._\-~+/]{16,}=*"),
+        _keep_group_1,
+    ),
+    (
+        re.compile(r"auth"),
+        re.compile(r"""(?i)(\bauth\s*=\s*\(\s*(['"])[^'"\n]*\2\s*,\s*['"])[^'"\n]+"""),  # auth=('u', 'p')
+        _keep_group_1,
+    ),
+    (
+        re.compile(r"<"),
+        re.compile(r"(?i)(<(\w*(?:password|passwd|secret|token|api_?key)\w*)>)[^<\n]+(?=</\2>)"),
+        _keep_group_1,
+    ),
+    (
+        re.compile(r"cred"),
+        re.compile(r"(?i)(\b(?:credentials|creds)\s+(?:are|is|:)\s*:?\s*[^\s/:,]+\s*[/:]\s*)\S+"),
+        _keep_group_1,
+    ),
 ]
-_CLI = re.compile(r"(?<!\S)(-p(?=[^\s\-])|--password[= ]\s*|-p\s+|(?:-u|--user)\s+[^\s:]+:)(\S+)")
-_CARD = re.compile(r"\b\d(?:[ -]?\d){12,18}\b")
+# These two start with a plain character ("-", a digit) before their lookbehind, so the regex
+# engine skips ahead to the next such character instead of trying every position.
+_CLI = re.compile(r"(-(?<!\S-)(?:p(?=[^\s\-])|-password[= ]\s*|p\s+|(?:u|-user)\s+[^\s:]+:))(\S+)")
+_MIXED = re.compile(r"(?=[^A-Z]*[A-Z])(?=[^a-z]*[a-z])[^0-9]*[0-9]")
+_CARD = re.compile(r"\d(?<!\w\d)(?:[ -]?\d){12,18}\b")  # \d(?<!\w\d) is \b\d
 
 
 def _luhn(digits: str) -> bool:
@@ -100,25 +161,54 @@ def _replace_spans(text: str, spans: Iterable[tuple[int, int]]) -> str:
     return "".join(parts) + text[position:]
 
 
-def _high_entropy(text: str) -> str:
-    urls = [m.span() for m in URL.finditer(text)]
-    spans = [
-        m.span()
-        for m in BARE_TOKEN.finditer(text)
-        if looks_random(m.group()) and not any(a <= m.start() < b for a, b in urls)
-    ]
-    return _replace_spans(text, spans)
+def _high_entropy(text: str, words: Iterable[tuple[int, int]]) -> str:
+    """`text` with each bare random-looking token in `words` (the spans of its words of 20+
+    characters, the only ones that can hold such a token) replaced; a word without an
+    upper-case letter, a lower-case letter and a digit is skipped (looks_random needs all)."""
+    spans: list[tuple[int, int]] = []
+    for start, end in words:
+        if not _MIXED.match(text, start, end):
+            continue
+        urls = [m.span() for m in URL.finditer(text, start, end)]
+        spans += [
+            m.span()
+            for m in BARE_TOKEN.finditer(text, start, end)
+            if not any(a <= m.start() < b for a, b in urls) and looks_random(m.group())
+        ]
+    return _replace_spans(text, spans) if spans else text
+
+
+def _prefixed(text: str, words: Iterable[tuple[int, int]]) -> str:
+    """`text` with private keys and tokens of a known prefix replaced. A prefixed token has no
+    space and 15+ characters, so without a private key only `words` (the spans of the words
+    of 15+ characters) are scanned."""
+    if _PRIVATE_KEY_START in text:
+        return _TOKENS.sub(REDACTED, text)
+    spans = [m.span() for start, end in words for m in _TOKENS.finditer(text, start, end)]
+    return _replace_spans(text, spans) if spans else text
+
+
+def _named(text: str) -> str:
+    """`text` with the secrets a prefix names replaced (URL passwords, `Bearer …`, `-p …`);
+    each rule runs only when its hint is in the text."""
+    lowered = folded(text)
+    for hint, pattern, replace in _KEEP_PREFIX:
+        if hint.search(lowered):
+            replaced = pattern.sub(replace, text)
+            if replaced != text:
+                text, lowered = replaced, folded(replaced)
+    return _CLI.sub(_cli, text)
 
 
 def redact(text: str) -> str:
     """`text` with every secret replaced by `[redacted]`."""
     if not text:
         return text
-    text = _TOKENS.sub(REDACTED, text)
-    for pattern in _KEEP_PREFIX:
-        text = pattern.sub(lambda m: m.group(1) + REDACTED, text)
-    text = _CLI.sub(_cli, text)
-    text = _replace_spans(text, assignment_spans(text))
-    text = _replace_spans(text, prose_spans(text))
-    text = _high_entropy(text)
-    return _CARD.sub(_card, text)
+    words = list(long_words(text, _SHORTEST_TOKEN))
+    cleaned = _named(_prefixed(text, words))
+    cleaned = _replace_spans(cleaned, assignment_spans(cleaned))
+    cleaned = _replace_spans(cleaned, prose_spans(cleaned))
+    if cleaned != text:
+        words = list(long_words(cleaned, _SHORTEST_TOKEN))
+    cleaned = _high_entropy(cleaned, [(a, b) for a, b in words if b - a >= 20])
+    return _CARD.sub(_card, cleaned)

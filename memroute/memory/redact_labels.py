@@ -22,8 +22,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from memroute.memory.redact_shapes import shaped_like_secret
+from memroute.memory.redact_shapes import folded, shaped_like_secret
 
+# Every secret name and prose label ends in one of these; neither rule can match in a text
+# whose folded form (redact_shapes.folded) lacks them, so each looks for its hint first.
+_LABEL_ENDINGS = r"(?:key|token|secret|word|wort|wd|phrase|code|credentials|pass|pw|pin)s?"
+_ASSIGNMENT_HINT = re.compile(_LABEL_ENDINGS + r"""["']?\s*[:=>]""")  # in the text without _ . -
+_PROSE_HINT = re.compile(_LABEL_ENDINGS + r"(?![a-z])")
 _VALUE = re.compile(r""""([^"\n]+)"|'([^'\n]+)'|((?:[^\s,;'"<>)}\]&]|&(?!\w+=))+)""")
 _ASSIGNMENT = re.compile(r"""(?<![A-Za-z0-9_.\-])([A-Za-z][A-Za-z0-9_.\-]*)["']?\s*(?::=|=>|->|[:=])\s*""")
 _STRONG_ENDINGS = tuple(
@@ -101,6 +106,8 @@ def _name_is_secret(name: str) -> tuple[bool, bool]:
 
 def assignment_spans(text: str) -> Iterator[tuple[int, int]]:
     """Spans of values assigned to secret names (`NAME=value`, `"name": "value"`)."""
+    if not _ASSIGNMENT_HINT.search(folded(text).replace("_", "").replace(".", "").replace("-", "")):
+        return
     for match in _ASSIGNMENT.finditer(text):
         secret, weak = _name_is_secret(match.group(1))
         if not secret:
@@ -118,6 +125,8 @@ def assignment_spans(text: str) -> Iterator[tuple[int, int]]:
 
 def prose_spans(text: str) -> Iterator[tuple[int, int]]:
     """Spans of values a secret word in prose names ("the password X", "my API key is X")."""
+    if not _PROSE_HINT.search(folded(text)):
+        return
     for label in _PROSE_LABEL.finditer(text):
         span = _prose_value(text, label.end(), re.sub(r"\s+", " ", label.group(1).lower()))
         if span is not None:

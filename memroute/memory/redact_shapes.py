@@ -23,8 +23,8 @@ URL's password, webhook tokens and labelled query parameters are caught by other
 
 from __future__ import annotations
 
-import itertools
 import re
+from collections.abc import Iterator
 
 BARE_TOKEN = re.compile(r"""(?<![^\s'"`(\[{<,;=:])[^\s'"`<>()\[\]{},;=]{20,}={0,2}""")
 URL = re.compile(r"(?i)\b[a-z][a-z0-9+.\-]*://\S+|\bwww\.\S+")
@@ -32,10 +32,27 @@ _HEX = re.compile(r"[0-9a-fA-F\-]+")
 _OBJECT_ID = re.compile(r"[a-z]{2,8}_[A-Za-z0-9]+")
 _WORD = re.compile(r"[A-Z]?[a-z]{3,}")
 _SYMBOL = re.compile(r"[!@#$%^&*?+=~]")
+_NOT_ALNUM = re.compile(r"[^A-Za-z0-9]+")
+_CLASS_RUN = re.compile(r"[0-9]+|[A-Z]+|[a-z]+")  # one run per change of class, plus one
+# The only characters a case-blind pattern takes for an ASCII letter besides A-Z itself.
+_ASCII_TWINS = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
 
 
-def _kind(char: str) -> int:
-    return 0 if char.isdigit() else 1 if char.isupper() else 2
+def folded(text: str) -> str:
+    """`text` in lower case, with the non-ASCII letters a case-blind pattern reads as ASCII
+    (`İ ı ſ K`) spelled as those letters: a word a `(?i)` pattern would find in `text` is
+    in the folded text as a plain substring, so a membership check can stand in for it."""
+    return (text if text.isascii() else text.translate(_ASCII_TWINS)).lower()
+
+
+def long_words(text: str, length: int = 20) -> Iterator[tuple[int, int]]:
+    """Start and end of each whitespace-separated word of `length` or more characters."""
+    position = 0
+    for word in text.split():
+        if len(word) >= length:
+            position = text.find(word, position)
+            yield position, position + len(word)
+            position += len(word)
 
 
 def looks_random(token: str) -> bool:
@@ -44,16 +61,12 @@ def looks_random(token: str) -> bool:
     token = token.rstrip(".:!?")
     if len(token) < 20 or _HEX.fullmatch(token) or _OBJECT_ID.fullmatch(token):
         return False
-    alnum = [c for c in token if c.isascii() and c.isalnum()]
-    if not (
-        any(c.isupper() for c in alnum)
-        and any(c.islower() for c in alnum)
-        and any(c.isdigit() for c in alnum)
-    ):
-        return False
+    alnum = _NOT_ALNUM.sub("", token)
+    if alnum.lower() == alnum or alnum.upper() == alnum or alnum.isalpha():
+        return False  # no upper-case letter, no lower-case letter or no digit
     if sum(len(w) for w in _WORD.findall(token)) >= 0.4 * len(token):
         return False
-    changes = sum(_kind(a) != _kind(b) for a, b in itertools.pairwise(alnum))
+    changes = len(_CLASS_RUN.findall(alnum)) - 1
     return changes >= 0.3 * (len(alnum) - 1)
 
 

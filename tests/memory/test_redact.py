@@ -54,7 +54,27 @@ ORDINARY = [
 ]
 
 
-@pytest.mark.parametrize(("text", "secret"), SECRETS)
+# Each sits at the edge of a quick check that lets a rule skip a text (memory/redact.py).
+EDGES = [
+    ("PAſSWORD=x9y8z7w6", "x9y8z7w6"),  # a letter a case-blind match reads as "s"
+    ("my paſsword is hunter2", "hunter2"),
+    ("pass_word=Hunter2024", "Hunter2024"),  # the label word split by "_"
+    ("API.TOKEN -> Zx81kPq0LmN3vB7wR2tY", "Zx81kPq0LmN3vB7wR2tY"),
+    ("-pS3cretPass9 is how I log in", "S3cretPass9"),  # the option at the very start
+    ("4111111111111111", "4111111111111111"),  # the whole text is the secret
+    ('"sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8t"', "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8t"),
+    ("KEY:AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE"),  # inside a longer word
+    ("Zx81kPq0LmN3vB7wR2tYaa", "Zx81kPq0LmN3vB7wR2tYaa"),
+    ("sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8t then Qm3nR7vX2kL9pT4wY8zB1cD6", "Qm3nR7vX2kL9pT4wY8zB1cD6"),
+    (
+        "-----BEGIN PRIVATE KEY-----\nMIIEvQ\n-----END PRIVATE KEY-----\n"
+        "and ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8",
+        "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), SECRETS + EDGES)
 def test_every_kind_of_secret_is_replaced(text: str, secret: str) -> None:
     cleaned = redact(text)
     assert secret not in cleaned
@@ -85,3 +105,9 @@ def test_redaction_can_be_switched_off(tmp_path: Path) -> None:
     with open_memory(config=config) as mem:
         [fact] = mem.remember("k", "I prefer the staging key sk-test-AbCdEfGhIjKlMnOpQrSt.")
         assert "sk-test-AbCdEfGhIjKlMnOpQrSt" in fact.content
+
+
+def test_a_url_password_after_a_long_run_of_scheme_characters_is_redacted() -> None:
+    # 20,000 characters a scheme may hold ("a-a-…") before the URL: each is read once.
+    text = "a-" * 10_000 + " see postgres://app:S3cretPw@db:5432/app"
+    assert redact(text) == "a-" * 10_000 + " see postgres://app:[redacted]@db:5432/app"
