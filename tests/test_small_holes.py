@@ -304,6 +304,22 @@ def test_a_chat_turn_with_a_nul_is_answered_and_learned_without_it(holes: Holes)
         holes.side.update_settings(enabled=False)
 
 
+def test_a_chat_turn_with_a_lone_surrogate_is_queued_and_learned_without_it(holes: Holes) -> None:
+    # Valid as a JSON escape, not as UTF-8: once the whole turn failed to queue over it.
+    holes.side.update_settings(enabled=True)
+    try:
+        assert holes.side.enqueue_extractions(
+            holes.key_id, [("I prefer Helix\ud800 as my editor", "user_message")]
+        )
+        assert holes.side.wait_for_extraction(10)
+        learned = [m for m in holes.side.list(holes.key_id, limit=200).items if "Helix" in m.content]
+        assert [m.content for m in learned] == ["prefers Helix as my editor"]
+        for memory in learned:
+            holes.side.delete(memory.id)
+    finally:
+        holes.side.update_settings(enabled=False)
+
+
 # -- 5. an export of any size imports back ---------------------------------------------
 
 
@@ -364,7 +380,9 @@ def test_global_scope_shares_keys_memories_but_never_injects_unowned_ones(holes:
         assert "quarterly reviews" in injected and "quarterly pipeline" in injected
         assert "confidential" not in injected
         ids = answer.headers["x-memroute-memory-ids"].split(",")
-        assert note.id not in ids and own.id in ids
+        assert own.id in ids and note.id not in ids
+        assert shared.id not in ids  # another key's memory is injected, its id never shown
+        assert int(answer.headers["x-memroute-memory-count"]) > len(ids)
         for strategy in ("exact", "semantic", "hybrid"):
             found = holes.side.retrieve(
                 holes.key_id, "quarterly", strategy, scope="global", record_access=False

@@ -76,8 +76,9 @@ class ChatContext:
             "x-memroute-memory-count": str(len(self.items)),
             "x-memroute-memory-tokens": str(sum(i.tokens for i in self.items)),
         }
-        if debug:
-            out["x-memroute-memory-ids"] = ",".join(i.memory.id for i in self.items)
+        if debug:  # only the key's own ids: in `global` scope other keys' memories are injected too
+            own = (i.memory.id for i in self.items if i.memory.api_key_id == self.owner)
+            out["x-memroute-memory-ids"] = ",".join(own)
         return out
 
 

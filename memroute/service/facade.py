@@ -524,7 +524,9 @@ class Memory:
             if source not in SOURCES:
                 raise InvalidInput(f"must be one of {', '.join(SOURCES)}", "source")
         queued = [
-            (self._facts.redact(tail), source)  # a secret is never written, not even to the queue
+            # A secret is never written, not even to the queue; NUL, lone surrogates and
+            # control characters are dropped (a chat never fails on them).
+            (self._facts.redact(validate.without_refused_chars(tail)), source)
             for text, source in texts
             if isinstance(text, str) and may_state_facts(tail := text[-self.config.max_content_bytes :])
         ]
