@@ -1,6 +1,8 @@
-"""uvicorn's h11 protocol with the guards uvicorn lacks: a connection over the cap is
-answered 503 and closed at once, a request head must arrive whole within a deadline, and
-a request body may not pause longer than another (slow clients cannot hold sockets)."""
+"""uvicorn's h11 protocol with the guards uvicorn lacks: at the connection cap a new
+connection takes the place of the longest-waiting one that holds no request (idle between
+requests, or still sending its head), and only when every connection is in a request is it
+answered 503 and closed; a request head must arrive whole within a deadline, and a request
+body may not pause longer than another (slow or idle clients cannot hold the sockets)."""
 
 from __future__ import annotations
 
@@ -49,11 +51,13 @@ class GuardedH11Protocol(H11Protocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.refused = False
+        self.idle_since = 0.0  # when it last started waiting for a request (loop time)
         self.deadline: asyncio.TimerHandle | None = None
         self.waiting_for: str | None = None  # "head" or "body" while a deadline runs
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        if len(self.connections) >= self.guard.max_connections:
+        self.idle_since = self.loop.time()
+        if len(self.connections) >= self.guard.max_connections and not self._make_room():
             self.refused = True
             transport.write(BUSY_RESPONSE)
             transport.close()
@@ -73,7 +77,30 @@ class GuardedH11Protocol(H11Protocol):
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
+        self.idle_since = self.loop.time()
         self._follow()
+
+    def holds_no_request(self) -> bool:
+        """Idle between requests or still sending a request head: closing it loses nothing."""
+        return (
+            not self.transport.is_closing()
+            and self.conn.their_state is h11.IDLE
+            and (self.cycle is None or self.cycle.response_complete)
+        )
+
+    def _make_room(self) -> bool:
+        """At the cap: close the connection that has waited longest without a request (False
+        when every open connection is in a request, or closing ones already leave room)."""
+        open_now = [c for c in self.connections if not c.transport.is_closing()]
+        if len(open_now) < self.guard.max_connections:
+            return True
+        idle = [c for c in open_now if isinstance(c, GuardedH11Protocol) and c.holds_no_request()]
+        if not idle:
+            return False
+        oldest = min(idle, key=lambda c: c.idle_since)
+        log.debug("closed an idle connection from %s to make room for a new one", oldest.client)
+        oldest.transport.close()
+        return True
 
     def _follow(self) -> None:
         """Start, keep or stop the deadline for what the client must send next."""
