@@ -54,6 +54,19 @@ def _fill(mem: Memory, writer: apsw.Connection) -> None:
     raise AssertionError("the database never filled up")
 
 
+def _fill_to_the_last_byte(writer: apsw.Connection) -> None:
+    """Let the file grow no more, then fill every free byte of it with ballast rows."""
+    writer.execute("CREATE TABLE IF NOT EXISTS ballast (b BLOB)")
+    pages = writer.execute("PRAGMA page_count").fetchone()[0]  # type: ignore[index]
+    writer.execute(f"PRAGMA max_page_count = {pages}")
+    size = 4096
+    while size >= 1:
+        try:
+            writer.execute("INSERT INTO ballast VALUES (randomblob(?))", (size,))
+        except apsw.FullError:
+            size //= 2
+
+
 @contextmanager
 def _full(config: Config, *, start_workers: bool = False) -> Iterator[tuple[Memory, apsw.Connection]]:
     mem, parts = open_parts(config, start_workers=start_workers)
@@ -112,6 +125,38 @@ def test_a_fact_queued_while_the_database_is_full_is_stored_once_space_returns(
             assert mem.extraction_queue() == ExtractionQueue(pending=0, failed=0)
             status = httpx.get(server.url + "/api/memory/engine-status", headers=AUTH).json()
             assert status["storage"]["writable"] is True
+    finally:
+        mem.close()
+
+
+def test_a_chat_answered_while_the_database_is_full_is_learned_once_space_returns(
+    tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
+    config = _chat_config(tmp_path / "m.db", upstream)
+    mem, parts = open_parts(config)  # the worker starts once space has returned
+    key, secret = mem.keys.create("k")
+    mem.update_settings(enabled=True)
+    writer = parts.store.db._writer
+    try:
+        with LiveServer(create_app(config, memory=mem)) as server:
+            _fill_to_the_last_byte(writer)
+            client = openai.OpenAI(base_url=server.url + "/v1", api_key=secret, max_retries=0)
+            # A turn longer than a page: queueing it needs pages the file no longer has.
+            said = "I prefer dark mode. " + "Here is the log of what happened today. " * 300
+            reply = client.chat.completions.create(
+                model="echo-1", messages=[{"role": "user", "content": said}]
+            )
+            assert reply.choices[0].message.content == said  # the chat goes on
+            # No room to queue the turn and its reply: they are held, and counted as pending.
+            assert rows(mem, "SELECT count(*) FROM extraction_jobs") == [(0,)]
+            assert mem.extraction_queue() == ExtractionQueue(pending=2, failed=0)
+            status = httpx.get(server.url + "/api/memory/engine-status", headers=AUTH).json()
+            assert status["extractionQueue"] == {"pending": 2, "failed": 0}
+            writer.execute(f"PRAGMA max_page_count = {UNLIMITED}")  # space returns
+            parts.extraction.start()
+            parts.extraction.notify()
+            _until(lambda: [m.content for m in mem.list(key.id).items] == ["prefers dark mode"])
+            assert mem.extraction_queue() == ExtractionQueue(pending=0, failed=0)
     finally:
         mem.close()
 

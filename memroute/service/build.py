@@ -20,6 +20,7 @@ from memroute.memory.decay import DecayPolicy
 from memroute.memory.settings import MemorySettings
 from memroute.memory.settings import normalize as normalize_memory_settings
 from memroute.service.facts import FactWriter
+from memroute.service.held_turns import HeldTurn, HeldTurns
 from memroute.service.keys import KeyRing
 from memroute.service.providers import ProviderRegistry
 from memroute.service.qdrant import QdrantService
@@ -56,6 +57,7 @@ class Parts:
     facts: FactWriter
     cap: MemoryCap
     decay_policy: DecayPolicy
+    held: HeldTurns  # chat turns waiting for room while the database is full
     extraction: ExtractionWorker
     access: AccessRecorder
     decay_sweep: PeriodicTask
@@ -130,6 +132,13 @@ def _assemble(store: SqliteStore, config: Config, clock: Clock) -> Parts:
         maintenance.sweep_decayed(store, policy, owner=None, now=clock(), dry_run=False)
         qdrant.notify()
 
+    def queue_held(turns: list[HeldTurn]) -> None:
+        with store.db.write():
+            for turn in turns:
+                store.jobs.enqueue(turn.owner, turn.session, turn.source, turn.text, now=turn.queued_at)
+
+    held = HeldTurns(queue_held)
+
     return Parts(
         config=config,
         clock=clock,
@@ -146,8 +155,10 @@ def _assemble(store: SqliteStore, config: Config, clock: Clock) -> Parts:
         facts=facts,
         cap=cap,
         decay_policy=policy,
+        held=held,
         extraction=ExtractionWorker(
             fetch=lambda n: store.jobs.next_batch(max_attempts=config.extraction_max_attempts, limit=n),
+            before=held.write_back,
             process=facts.process_jobs,
             fail=lambda job, exc: store.jobs.fail(job.id, f"{type(exc).__name__}: {exc}"),
         ),

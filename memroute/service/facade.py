@@ -19,7 +19,7 @@ from typing import Any
 
 from memroute.clock import Clock, days_ago, parse_time, to_iso, utc_now
 from memroute.config import Config
-from memroute.errors import InvalidInput, NotFound
+from memroute.errors import InvalidInput, NotFound, StorageFull
 from memroute.memory import injection, maintenance, validate
 from memroute.memory.extraction import extract_facts_from_text, may_state_facts
 from memroute.memory.portability import import_records
@@ -40,6 +40,7 @@ from memroute.models.results import DecayReport, ExtractionQueue, ReindexReport,
 from memroute.models.status import EmbeddingProvider, EngineStatus, MemoryLimits, StorageStatus
 from memroute.models.wire import to_wire
 from memroute.service.build import Parts, build
+from memroute.service.held_turns import HeldTurn
 from memroute.store import NewMemory
 
 log = logging.getLogger("memroute.memory")
@@ -67,6 +68,7 @@ class Memory:
         self._facts = parts.facts
         self._cap = parts.cap
         self._extraction = parts.extraction
+        self._held = parts.held
         self._access = parts.access
         self._decay_sweep = parts.decay_sweep
         self._semantic = parts.semantic
@@ -517,7 +519,9 @@ class Memory:
         """Queue several (text, source) pairs in one transaction (a chat turn's user
         message and reply). Texts that cannot state a fact (empty, or without any
         statement lead such as "I prefer" or "my …") are skipped: most chat turns
-        are questions, and they then cost no write and no worker time."""
+        are questions, and they then cost no write and no worker time. While the
+        database is full the texts are held in this process and queued by the worker
+        once there is room (no ids are returned then)."""
         owner = validate.owner(api_key_id)
         session = validate.session(session_id)
         for _, source in texts:
@@ -534,9 +538,14 @@ class Memory:
             return []
         now = self._now()
         job_ids = []
-        with self._store.db.write():
-            for tail, source in queued:
-                job_ids.append(self._store.jobs.enqueue(owner, session, source, tail, now=now))
+        try:
+            with self._store.db.write():
+                for tail, source in queued:
+                    job_ids.append(self._store.jobs.enqueue(owner, session, source, tail, now=now))
+        except StorageFull:  # held in this process, queued by the worker once there is room
+            self._held.hold([HeldTurn(owner, session, source, tail, now) for tail, source in queued])
+            self._extraction.notify()
+            return []
         if job_ids:
             self._extraction.notify()
         return job_ids
@@ -586,8 +595,10 @@ class Memory:
         )
 
     def extraction_queue(self) -> ExtractionQueue:
+        """Texts waiting for extraction (those held while the database is full included)
+        and jobs that failed for good."""
         pending, failed = self._store.jobs.counts(max_attempts=self.config.extraction_max_attempts)
-        return ExtractionQueue(pending=pending, failed=failed)
+        return ExtractionQueue(pending=pending + len(self._held), failed=failed)
 
     # -- settings ---------------------------------------------------------------
 

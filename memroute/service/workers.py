@@ -40,7 +40,11 @@ class ExtractionWorker:
         fetch: Callable[[int], list[ExtractionJob]],
         process: Callable[[list[ExtractionJob]], None],
         fail: Callable[[ExtractionJob, Exception], None],
+        before: Callable[[], object] = lambda: None,
     ) -> None:
+        """`before` runs at the start of every pass (the chat turns held while the database
+        was full are written to the queue then); it may raise StorageFull like `process`."""
+        self._before = before
         self._fetch = fetch
         self._process = process
         self._fail = fail
@@ -67,6 +71,7 @@ class ExtractionWorker:
         """Process every job that is due now, in this thread; returns how many were handled.
         Raises `StorageFull` (leaving the jobs queued, attempts untouched) when the
         database has no room for their facts."""
+        self._before()
         handled = 0
         while True:
             jobs = self._fetch(BATCH)
@@ -168,8 +173,12 @@ class AccessRecorder:
     def flush(self) -> None:
         with self._lock:
             pending, self._pending = self._pending, {}
-        if pending:
+        if not pending:
+            return
+        try:
             self._flush(pending)
+        except StorageFull:  # statistics: dropped rather than held while the database is full
+            log.warning("memory.access.storage_full dropped=%d", len(pending))
 
     def stop(self) -> None:
         self._task.stop()
