@@ -249,6 +249,28 @@ def test_a_key_gets_a_request_back_every_sixty_over_n_seconds() -> None:
     limiter.acquire(key).release()
 
 
+def test_a_flood_from_one_key_is_refused_before_it_queues_for_admission() -> None:
+    """Requests still waiting for a worker thread count against their key (by the secret they
+    present) and against the gateway's total, so a flood never queues in front of others."""
+    limiter = GatewayLimiter(6, KeyLimits(max_concurrent=2, requests_per_minute=0))
+    key = ApiKey("k", "agent", "mr-abcde", "2026-01-01T00:00:00.000Z", None, None, max_concurrent=3)
+    first = limiter.arrive("mr-flood")
+    limiter.arrive("mr-flood")
+    with pytest.raises(TooManyAttempts, match="already has 2 requests running"):
+        limiter.arrive("mr-flood")  # the default limit until its key is known
+    first.admitted(key)  # looked up: its own limit of 3 applies from now on
+    slot = limiter.acquire(key)
+    limiter.arrive("mr-flood")
+    with pytest.raises(TooManyAttempts, match="already has 3 requests running"):
+        limiter.arrive("mr-flood")  # one running and two waiting
+    slot.release()
+    others = [limiter.arrive(f"mr-other-{n}") for n in range(4)]  # other keys are not held up
+    with pytest.raises(TooManyAttempts, match="for all keys"):
+        limiter.arrive("mr-late")  # six wait to be admitted: the gateway's total
+    others[0].admitted(None)
+    limiter.arrive("mr-late")
+
+
 def test_a_key_override_from_the_keys_api_takes_effect_at_once(gw: Gateway) -> None:
     with httpx.Client(base_url=gw.url, headers=AUTH, timeout=10) as api:
         changed = api.patch(f"/api/keys/{gw.ids['a']}", json={"requestsPerMinute": 1})

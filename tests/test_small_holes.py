@@ -380,9 +380,7 @@ def test_global_scope_shares_keys_memories_but_never_injects_unowned_ones(holes:
         assert "quarterly reviews" in injected and "quarterly pipeline" in injected
         assert "confidential" not in injected
         ids = answer.headers["x-memroute-memory-ids"].split(",")
-        assert own.id in ids and note.id not in ids
-        assert shared.id not in ids  # another key's memory is injected, its id never shown
-        assert int(answer.headers["x-memroute-memory-count"]) > len(ids)
+        assert note.id not in ids and {own.id, shared.id} <= set(ids)
         for strategy in ("exact", "semantic", "hybrid"):
             found = holes.side.retrieve(
                 holes.key_id, "quarterly", strategy, scope="global", record_access=False

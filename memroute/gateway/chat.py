@@ -76,9 +76,8 @@ class ChatContext:
             "x-memroute-memory-count": str(len(self.items)),
             "x-memroute-memory-tokens": str(sum(i.tokens for i in self.items)),
         }
-        if debug:  # only the key's own ids: in `global` scope other keys' memories are injected too
-            own = (i.memory.id for i in self.items if i.memory.api_key_id == self.owner)
-            out["x-memroute-memory-ids"] = ",".join(own)
+        if debug:
+            out["x-memroute-memory-ids"] = ",".join(i.memory.id for i in self.items)
         return out
 
 
@@ -238,9 +237,14 @@ class ChatPipeline:
         (a slot held only while the provider answers). A client that disconnects while it
         waits ends its upstream call."""
         raw = await request.body()  # bounded by the body limit
-        admitted = await anyio.to_thread.run_sync(
-            self.admit, self.client_secret(request), request.headers, raw
-        )
+        secret = self.client_secret(request)
+        arrival = self.limiter.arrive(secret)
+        try:
+            admitted = await anyio.to_thread.run_sync(self.admit, secret, request.headers, raw)
+        except BaseException:
+            arrival.admitted(None)
+            raise
+        arrival.admitted(admitted.key)
         debug = header_truthy(request.headers, (DEBUG_HEADER,))
         self.metrics.inc("memroute_chat_requests_total", memory="on" if admitted.ctx.items else "off")
         try:

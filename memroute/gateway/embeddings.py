@@ -30,9 +30,14 @@ def admit_embedding(
 
 async def embed(pipeline: ChatPipeline, request: Request) -> Response:
     raw = await request.body()
-    key, route, payload = await anyio.to_thread.run_sync(
-        admit_embedding, pipeline, pipeline.client_secret(request), raw
-    )
+    secret = pipeline.client_secret(request)
+    arrival = pipeline.limiter.arrive(secret)
+    try:
+        key, route, payload = await anyio.to_thread.run_sync(admit_embedding, pipeline, secret, raw)
+    except BaseException:
+        arrival.admitted(None)
+        raise
+    arrival.admitted(key)
     slot = pipeline.limiter.acquire(key)
     try:
         upstream, content = await fetch_once(

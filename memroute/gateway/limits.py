@@ -8,13 +8,21 @@ however the call ends. Requests a minute are a token bucket per key: a key may s
 `requests_per_minute` requests in a burst, then one every `60 / requests_per_minute`
 seconds; a changed limit starts a full bucket. Every method is thread-safe (the
 worker thread checks early, the event loop takes and gives back).
+
+Before a request even reaches a worker thread (where its key is looked up), `arrive`
+counts it on the event loop by a digest of the secret it presents: a key that already
+has as many requests in progress as its limit allows (being admitted or running) is
+refused there, and at most `max_concurrent` requests of all keys wait to be admitted, so
+a flood from one key never queues in front of the others' requests.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NoReturn
@@ -26,6 +34,8 @@ from memroute.models.records import ApiKey
 SLOT_RETRY_AFTER_S = 1
 #: The limits' bucket of requests sent without a client key (`MEMROUTE_REQUIRE_API_KEY=false`).
 NO_KEY = ""
+#: Secrets whose key (and its limits) `arrive` remembers, the least recently seen forgotten first.
+KNOWN_SECRETS = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +67,21 @@ class Slot:
             self._limiter._give_back(self._owner)
 
 
+class Arrival:
+    """One request counted by `arrive`; `admitted` ends its admission (once)."""
+
+    def __init__(self, limiter: GatewayLimiter, digest: bytes) -> None:
+        self._limiter = limiter
+        self._digest = digest
+        self._open = True
+
+    def admitted(self, key: ApiKey | None) -> None:
+        """The request's key was looked up (None: no key, or it failed before)."""
+        if self._open:
+            self._open = False
+            self._limiter._end_admission(self._digest, key)
+
+
 class GatewayLimiter:
     """The gateway's limits: `max_concurrent` calls in total, and each key's own limits
     (the defaults, or the key's stored overrides)."""
@@ -78,6 +103,45 @@ class GatewayLimiter:
         self._running = 0
         self._running_by_key: dict[str, int] = {}
         self._buckets: dict[str, _Bucket] = {}
+        self._admitting: dict[bytes, int] = {}  # by secret digest
+        self._admitting_total = 0
+        self._known: OrderedDict[bytes, ApiKey] = OrderedDict()  # secret digest -> its key
+
+    def arrive(self, secret: str | None) -> Arrival:
+        """Count a request as it arrives (on the event loop, before its key is looked up);
+        TooManyAttempts when its key already has its limit of requests in progress, or
+        when `max_concurrent` requests already wait to be admitted."""
+        digest = hashlib.sha256((secret or "").encode("utf-8", "surrogatepass")).digest()
+        with self._lock:
+            known = self._known.get(digest)
+            limit = self.limits_of(known).max_concurrent
+            running = self._running_by_key.get(known.id, 0) if known is not None else 0
+            waiting = self._admitting.get(digest, 0)
+            if running + waiting >= limit:
+                refusal = ("key_concurrent", _key_busy(limit))
+            elif self._admitting_total >= self.max_concurrent:
+                refusal = ("total_concurrent", _gateway_busy(self.max_concurrent))
+            else:
+                refusal = None
+                self._admitting[digest] = waiting + 1
+                self._admitting_total += 1
+        if refusal is not None:
+            self._refuse(*refusal)
+        return Arrival(self, digest)
+
+    def _end_admission(self, digest: bytes, key: ApiKey | None) -> None:
+        with self._lock:
+            self._admitting_total -= 1
+            left = self._admitting.get(digest, 1) - 1
+            if left:
+                self._admitting[digest] = left
+            else:
+                self._admitting.pop(digest, None)
+            if key is not None:
+                self._known[digest] = key
+                self._known.move_to_end(digest)
+                while len(self._known) > KNOWN_SECRETS:
+                    self._known.popitem(last=False)
 
     def limits_of(self, key: ApiKey | None) -> KeyLimits:
         if key is None:
@@ -119,17 +183,9 @@ class GatewayLimiter:
         owner = NO_KEY if key is None else key.id
         limits = self.limits_of(key)
         if self._running_by_key.get(owner, 0) >= limits.max_concurrent:
-            return "key_concurrent", TooManyAttempts(
-                f"this API key already has {limits.max_concurrent} requests running (its limit): "
-                "retry when one has finished",
-                retry_after=SLOT_RETRY_AFTER_S,
-            )
+            return "key_concurrent", _key_busy(limits.max_concurrent)
         if self._running >= self.max_concurrent:
-            return "total_concurrent", TooManyAttempts(
-                f"the gateway is running {self.max_concurrent} requests for all keys (its limit): "
-                "retry shortly",
-                retry_after=SLOT_RETRY_AFTER_S,
-            )
+            return "total_concurrent", _gateway_busy(self.max_concurrent)
         if limits.requests_per_minute:
             wait = self._take_token(owner, limits.requests_per_minute, take=take)
             if wait:
@@ -164,3 +220,17 @@ class GatewayLimiter:
                 self._running_by_key[owner] = left
             else:
                 self._running_by_key.pop(owner, None)
+
+
+def _key_busy(limit: int) -> TooManyAttempts:
+    return TooManyAttempts(
+        f"this API key already has {limit} requests running (its limit): retry when one has finished",
+        retry_after=SLOT_RETRY_AFTER_S,
+    )
+
+
+def _gateway_busy(limit: int) -> TooManyAttempts:
+    return TooManyAttempts(
+        f"the gateway is running {limit} requests for all keys (its limit): retry shortly",
+        retry_after=SLOT_RETRY_AFTER_S,
+    )
