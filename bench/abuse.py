@@ -121,11 +121,27 @@ class Keys:
 # -- databases ---------------------------------------------------------------------------
 
 
+def _refusals(url: str) -> dict[str, float]:
+    """The gateway's limit refusals by reason, from `/metrics` (empty if it cannot be read)."""
+    try:
+        text = httpx.get(url + "/metrics", timeout=5).text
+    except httpx.HTTPError:
+        return {}
+    found = {}
+    for line in text.splitlines():
+        if line.startswith("memroute_gateway_refused_total{"):
+            labels, _, value = line.rpartition(" ")
+            found[labels.split('"')[1]] = float(value)
+    return found
+
+
 def prepare(db: Path) -> Keys:
     """Memory and extraction on; the well-behaved key with 50 memories, the attacker with none."""
     with Memory.open(db, start_workers=False) as setup:
         setup.update_settings(enabled=True, extraction_enabled=True)
         good, good_secret = setup.keys.create("well-behaved")
+        # Its steady chat every 50 ms is 1,200 a minute, over the default 600: within its limits.
+        setup.keys.set_limits(good.id, max_concurrent=None, requests_per_minute=0)
         bad, bad_secret = setup.keys.create("attacker")
         for i in range(50):
             setup.add(good.id, f"has item {i} on the list for project {i % 7}")
@@ -249,6 +265,7 @@ def run_one(attack: Attack, sizes: Sizes, base: Path, keys: Keys, directory: Pat
         }
         if attack.verify is not None:
             after.update(_verify(attack.verify, target))
+        after["refused"] = _refusals(server.url)
         log_text = server.log.read_text(encoding="utf-8", errors="replace")
         log(f"{attack.name}: stopping the servers")
     return {
