@@ -1,4 +1,5 @@
-"""Shared fixtures: real SQLite files under tmp_path, a clock tests can move."""
+"""Shared fixtures: real SQLite files under tmp_path, a clock tests can move, the scripted
+upstream provider."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 import pytest
 from clocks import ManualClock
 from memories import open_memory
+from servers import LiveServer, ScriptedUpstream
 
 from memroute import Memory
 
@@ -34,3 +36,12 @@ def mem(db_path: Path, clock: ManualClock) -> Iterator[Memory]:
     memory = open_memory(db_path, clock=clock, workers=True)
     yield memory
     memory.close()
+
+
+@pytest.fixture
+def upstream() -> Iterator[ScriptedUpstream]:
+    """The scripted upstream provider, served on a free port (its `url`)."""
+    scripted = ScriptedUpstream()
+    with LiveServer(scripted.app()) as server:
+        scripted.url = server.url  # type: ignore[attr-defined]
+        yield scripted

@@ -50,14 +50,6 @@ class Gateway:
         return self.memory.list(api_key_id=owner or self.key_id, limit=200).items
 
 
-@pytest.fixture
-def upstream() -> Iterator[ScriptedUpstream]:
-    scripted = ScriptedUpstream()
-    with LiveServer(scripted.app()) as server:
-        scripted.url = server.url  # type: ignore[attr-defined]
-        yield scripted
-
-
 def _config(db: Path, upstream_url: str, **extra: str) -> Config:
     env = {"MEMROUTE_UPSTREAM_BASE_URL": upstream_url + "/v1", "MEMROUTE_ADMIN_TOKEN": ADMIN, **extra}
     return Config.for_path(db, environ=env)

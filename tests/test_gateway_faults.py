@@ -13,7 +13,7 @@ import pytest
 from memories import open_memory
 from servers import LiveServer, RawUpstream, free_port
 from storage import open_parts, rows
-from test_gateway_chat import ADMIN, Gateway, _config, gateway, upstream  # noqa: F401  (fixtures)
+from test_gateway_chat import ADMIN, Gateway, _config, gateway  # noqa: F401  (a fixture)
 
 from memroute.models.results import ExtractionQueue
 from memroute.web.app import create_app
@@ -38,7 +38,7 @@ def test_a_broken_memory_store_does_not_break_the_chat(gateway: Gateway, tmp_pat
     con.close()
 
 
-def test_shutdown_drains_queued_extraction_and_restart_keeps_memories(tmp_path: Path, upstream) -> None:  # noqa: F811
+def test_shutdown_drains_queued_extraction_and_restart_keeps_memories(tmp_path: Path, upstream) -> None:
     db = tmp_path / "m.db"
     with open_memory(db) as side:
         key, secret = side.keys.create("k")
@@ -57,7 +57,7 @@ def test_shutdown_drains_queued_extraction_and_restart_keeps_memories(tmp_path: 
         }
 
 
-def test_jobs_left_in_the_queue_are_processed_after_a_restart(tmp_path: Path, upstream) -> None:  # noqa: F811
+def test_jobs_left_in_the_queue_are_processed_after_a_restart(tmp_path: Path, upstream) -> None:
     db = tmp_path / "m.db"
     with open_memory(db) as side:
         key, _ = side.keys.create("k")
@@ -122,7 +122,7 @@ def test_admin_token_is_not_a_client_key(gateway: Gateway) -> None:  # noqa: F81
     assert gateway.upstream.requests == []
 
 
-def test_a_full_database_keeps_the_chat_working_and_loses_nothing(tmp_path: Path, upstream) -> None:  # noqa: F811
+def test_a_full_database_keeps_the_chat_working_and_loses_nothing(tmp_path: Path, upstream) -> None:
     db = tmp_path / "full.db"
     config = _config(db, upstream.url)  # type: ignore[attr-defined]
     mem, parts = open_parts(config, start_workers=True)

@@ -34,14 +34,6 @@ from memroute.web.app import create_app
 UNLIMITED = 1073741823
 
 
-@pytest.fixture
-def upstream() -> Iterator[ScriptedUpstream]:
-    scripted = ScriptedUpstream()
-    with LiveServer(scripted.app()) as server:
-        scripted.url = server.url  # type: ignore[attr-defined]
-        yield scripted
-
-
 def _fill(mem: Memory, writer: apsw.Connection) -> None:
     """Let the file grow no more, then add small memories until not one more fits."""
     pages = writer.execute("PRAGMA page_count").fetchone()[0]  # type: ignore[index]
