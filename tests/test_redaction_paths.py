@@ -1,20 +1,26 @@
 """Secrets are masked on every way content enters: `Memory.add` and `update` (the library),
-POST /api/memory (REST), an import, and the MCP `memory_add` tool; `MEMROUTE_REDACT=false`
-keeps every one of them verbatim."""
+POST /api/memory (REST), an import, and the MCP `memory_add` tool; no secret of the
+corpus said in a chat or added through REST is stored, queued or logged;
+`MEMROUTE_REDACT=false` keeps every one of them verbatim."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
+import pytest
 from mcp import Client
 from memories import open_memory
-from servers import management_api
-from storage import rows
+from memory.redaction_corpus import SECRETS as CORPUS
+from servers import ADMIN, LiveServer, ScriptedUpstream, management_api
+from storage import rows, scalar
 
 from memroute.config import Config
 from memroute.mcp.server import build_server
+from memroute.web.app import create_app
 
 TEXT = "the staging database uses DB_PASSWORD=CorrectHorse9 and sk_live_51HcXyZAbCdEfGhIjKlMnOpQr"
 SECRETS = ("CorrectHorse9", "sk_live_51HcXyZAbCdEfGhIjKlMnOpQr")
@@ -86,3 +92,36 @@ def test_redaction_off_keeps_every_path_verbatim(tmp_path: Path) -> None:
             api.post("/api/memory", json={"apiKeyId": "k", "content": TEXT}).json()["memory"]["content"]
             == TEXT
         )
+
+
+@pytest.mark.slow  # 175 chats and their extraction: ~10 s, started first
+def test_no_secret_of_the_corpus_said_in_a_chat_is_stored_queued_or_logged(
+    tmp_path: Path, upstream: ScriptedUpstream, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="memroute")
+    db = tmp_path / "m.db"
+    env = {"MEMROUTE_ADMIN_TOKEN": ADMIN, "MEMROUTE_UPSTREAM_BASE_URL": upstream.url + "/v1"}  # type: ignore[attr-defined]
+    config = Config.for_path(db, environ={**env, "MEMROUTE_KEY_RPM": "0"})
+    with open_memory(config=config, workers=True) as mem:
+        key, secret = mem.keys.create("talker")
+        mem.update_settings(enabled=True)
+        with (
+            LiveServer(create_app(config, memory=mem)) as server,
+            httpx.Client(base_url=server.url, timeout=30) as http,
+        ):
+            for text, _ in CORPUS:  # said as a statement, so the turn and the echoed reply are queued
+                said = [{"role": "user", "content": f"I always use {text}"}]
+                chat = http.post(
+                    "/v1/chat/completions",
+                    json={"model": "echo-1", "messages": said},
+                    headers={"Authorization": f"Bearer {secret}"},
+                )
+                assert chat.status_code == 200, chat.text
+            queued = "\n".join(str(r) for r in rows(mem, "SELECT text, last_error FROM extraction_jobs"))
+            assert mem.wait_for_extraction(timeout=60)
+        learned = scalar(mem, "SELECT count(*) FROM memories WHERE api_key_id = ?", key.id)
+        assert learned > len(CORPUS) // 2  # most of what was said was learned, its secret masked
+    stored = _stored(db) + "\n".join(str(r) for r in rows(db, "SELECT metadata FROM memories"))
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    leaked = [s for _, s in CORPUS if s in stored or s in queued or s in logged]
+    assert leaked == []

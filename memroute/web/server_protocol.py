@@ -1,8 +1,9 @@
 """uvicorn's h11 protocol with the guards uvicorn lacks: at the connection cap a new
 connection takes the place of the longest-waiting one that holds no request (idle between
-requests, or still sending its head), and only when every connection is in a request is it
-answered 503 and closed; a request head must arrive whole within a deadline, and a request
-body may not pause longer than another (slow or idle clients cannot hold the sockets)."""
+requests, or still sending its head, for half a second at least), and only when every
+connection is in a request is it answered 503 and closed; a request head must arrive whole
+within a deadline, and a request body may not pause longer than another (slow or idle
+clients cannot hold the sockets)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,10 @@ BUSY_RESPONSE = (
     b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\n"
     b"connection: close\r\ncontent-length: " + str(len(_BUSY)).encode() + b"\r\n\r\n" + _BUSY
 )
+
+
+#: How long a connection must have waited without a request before a new one may take its place.
+EVICTABLE_AFTER_S = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,12 +85,15 @@ class GuardedH11Protocol(H11Protocol):
         self.idle_since = self.loop.time()
         self._follow()
 
-    def holds_no_request(self) -> bool:
-        """Idle between requests or still sending a request head: closing it loses nothing."""
+    def holds_no_request(self, now: float) -> bool:
+        """Idle between requests, or still sending a request head, for `EVICTABLE_AFTER_S`
+        at least: closing it loses nothing (a client about to reuse its kept-alive
+        connection a moment after its last answer is left alone)."""
         return (
             not self.transport.is_closing()
             and self.conn.their_state is h11.IDLE
             and (self.cycle is None or self.cycle.response_complete)
+            and now - self.idle_since >= EVICTABLE_AFTER_S
         )
 
     def _make_room(self) -> bool:
@@ -94,7 +102,8 @@ class GuardedH11Protocol(H11Protocol):
         open_now = [c for c in self.connections if not c.transport.is_closing()]
         if len(open_now) < self.guard.max_connections:
             return True
-        idle = [c for c in open_now if isinstance(c, GuardedH11Protocol) and c.holds_no_request()]
+        now = self.loop.time()
+        idle = [c for c in open_now if isinstance(c, GuardedH11Protocol) and c.holds_no_request(now)]
         if not idle:
             return False
         oldest = min(idle, key=lambda c: c.idle_since)
