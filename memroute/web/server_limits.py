@@ -10,7 +10,7 @@ from memroute.config import Config
 
 log = logging.getLogger("memroute.server")
 
-DEFAULT_MAX_CONNECTIONS = 1000
+DEFAULT_MAX_CONNECTIONS = 4096  # idle ones cost little, and the open-files limit is raised at start
 RESERVED_FILES = 128  # the database, its WAL, read connections, logs, the listening socket …
 
 
@@ -41,7 +41,7 @@ class ServerLimits:
         return cls.of(config) if isinstance(config, Config) else cls()
 
     def connection_cap(self, open_files: int | None) -> int:
-        """The configured cap, else 1000 or, under a low open-files limit, what leaves room
+        """The configured cap, else 4096 or, under a low open-files limit, what leaves room
         for one upstream socket per client and the files the server itself needs."""
         if self.max_connections is not None:
             if open_files is not None and self.max_connections > open_files - RESERVED_FILES:
