@@ -19,7 +19,7 @@ import pytest
 from clocks import ManualClock
 from error_shape import assert_error
 from memories import open_memory
-from servers import ADMIN, AUTH, LiveServer, ScriptedUpstream, management_api
+from servers import ADMIN, AUTH, JSON_LINES, LiveServer, ScriptedUpstream, management_api
 from storage import open_parts, rows
 
 from memroute import Memory
@@ -303,6 +303,16 @@ def test_a_key_at_its_cap_refuses_adds_and_makes_room_for_learned_facts(tmp_path
         assert mem.engine_status().storage.limits.evicted == len(evicted)
         drink = mem.get_by_key("key-a", "preference:drink")
         assert drink is not None and drink.content == "prefers coffee"
+
+
+def test_an_import_over_a_keys_cap_stores_up_to_the_cap_and_reports_the_rest(tmp_path: Path) -> None:
+    with management_api(tmp_path / "m.db", MEMROUTE_MAX_MEMORIES_PER_KEY="3") as api:
+        lines = "".join(json.dumps({"apiKeyId": "key-a", "content": f"note {n}"}) + "\n" for n in range(5))
+        report = api.post("/api/memory/import", headers=JSON_LINES, content=lines).json()
+        assert report["imported"] == 3
+        assert [e["line"] for e in report["errors"]] == [4, 5]
+        assert all("MEMROUTE_MAX_MEMORIES_PER_KEY" in e["error"] for e in report["errors"])
+        assert api.get("/api/memory", params={"apiKeyId": "key-a"}).json()["total"] == 3
 
 
 def test_the_limits_are_settings(tmp_path: Path) -> None:

@@ -77,9 +77,11 @@ def import_records(
     actor: str,
     api_key_id: str | None,
     content: Callable[[object], str],
+    admit: Callable[[str, str], None] = lambda owner, key: None,
 ) -> ImportReport:
     """Upsert `records`; `content(value)` turns a record's content into what is stored
-    (validated, secrets masked), as `Memory.add` stores it. Records are parsed outside
+    (validated, secrets masked), as `Memory.add` stores it, and `admit(owner, key)` may
+    refuse (Conflict) a new memory, as the per-key cap does. Records are parsed outside
     the write lock and written `BATCH_RECORDS` at a time, each batch in one transaction."""
     report = ImportReport()
     batch: list[tuple[int, NewMemory]] = []
@@ -91,15 +93,20 @@ def import_records(
         except InvalidInput as exc:
             report.errors.append(ImportFailure(number, exc.message))
         if len(batch) >= BATCH_RECORDS:
-            _write_batch(store, batch, now(), actor, report)
+            _write_batch(store, batch, now(), actor, report, admit)
             batch = []
-    _write_batch(store, batch, now(), actor, report)
+    _write_batch(store, batch, now(), actor, report, admit)
     report.errors.sort(key=lambda failure: failure.line)
     return report
 
 
 def _write_batch(
-    store: SqliteStore, batch: list[tuple[int, NewMemory]], now: str, actor: str, report: ImportReport
+    store: SqliteStore,
+    batch: list[tuple[int, NewMemory]],
+    now: str,
+    actor: str,
+    report: ImportReport,
+    admit: Callable[[str, str], None],
 ) -> None:
     """Upsert a batch of parsed records in one transaction; a record that conflicts is
     reported and leaves nothing behind (each write is a savepoint of its own)."""
@@ -108,7 +115,7 @@ def _write_batch(
     with store.db.write():
         for number, new in batch:
             try:
-                outcome = _import_one(store, new, now, actor)
+                outcome = _import_one(store, new, now, actor, admit)
             except (InvalidInput, Conflict) as exc:
                 report.errors.append(ImportFailure(number, exc.message))
                 continue
@@ -118,7 +125,9 @@ def _write_batch(
                 report.imported += 1
 
 
-def _import_one(store: SqliteStore, new: NewMemory, now: str, actor: str) -> str:
+def _import_one(
+    store: SqliteStore, new: NewMemory, now: str, actor: str, admit: Callable[[str, str], None]
+) -> str:
     """Upsert one imported memory; "skipped" when an identical one is already there."""
     repo = store.memories
     by_id = repo.get(new.id) if new.id else None
@@ -132,6 +141,7 @@ def _import_one(store: SqliteStore, new: NewMemory, now: str, actor: str) -> str
     ):
         return "skipped"
     if by_id is None:
+        admit(new.api_key_id, new.key)
         repo.upsert(new, now=now, actor=actor)
         return "imported"
     changes = {

@@ -685,7 +685,8 @@ class Memory:
         api_key_id: str | None = None,
     ) -> ImportReport:
         """Upsert memories from JSONL lines or dicts. A bad record is reported with its
-        line number and skipped; every good record is kept. `api_key_id` overrides owners."""
+        line number and skipped; every good record is kept. `api_key_id` overrides owners.
+        A new memory for a key at its cap is refused like a REST add (reported, skipped)."""
         report = import_records(
             self._store,
             records,
@@ -693,6 +694,7 @@ class Memory:
             actor=actor,
             api_key_id=api_key_id,
             content=self._content,
+            admit=self._cap.admit,
         )
         self._semantic.notify()
         return report
