@@ -65,14 +65,18 @@ def _counts(counter: collections.Counter[str]) -> dict[str, int]:
     return dict(counter.most_common())
 
 
-async def hanging_upstream(t: Target) -> dict[str, Any]:
-    """Concurrent chats to a model whose upstream never answers; the clients go away at the end."""
-    n = t.sizes.hanging_clients
+async def _one_chat_each(t: Target, model: str, n: int) -> dict[str, Any]:
+    """`n` concurrent clients, each sending one chat to `model`; they go away at the end."""
     async with attacker_client(n + 8, t.seconds + 10) as http:
         counts = await flood(
-            n, lambda: chat(http, t.url, t.secret, chat_body("hang-1")), t.seconds, repeat=False
+            n, lambda: chat(http, t.url, t.secret, chat_body(model)), t.seconds, repeat=False
         )
     return {"attacker": _counts(counts), "clients": n}
+
+
+async def hanging_upstream(t: Target) -> dict[str, Any]:
+    """Concurrent chats to a model whose upstream never answers; the clients go away at the end."""
+    return await _one_chat_each(t, "hang-1", t.sizes.hanging_clients)
 
 
 async def many_streams(t: Target) -> dict[str, Any]:
@@ -86,12 +90,7 @@ async def many_streams(t: Target) -> dict[str, Any]:
 
 async def dripping_upstream(t: Target) -> dict[str, Any]:
     """Chats to a model whose upstream sends one byte a second and never finishes."""
-    n = t.sizes.drips
-    async with attacker_client(n + 8, t.seconds + 10) as http:
-        counts = await flood(
-            n, lambda: chat(http, t.url, t.secret, chat_body("drip-1")), t.seconds, repeat=False
-        )
-    return {"attacker": _counts(counts), "clients": n}
+    return await _one_chat_each(t, "drip-1", t.sizes.drips)
 
 
 async def slow_header_clients(t: Target) -> dict[str, Any]:
