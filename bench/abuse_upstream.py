@@ -26,6 +26,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from memroute.gateway.echo import word_event
+
 BIG_BODY = 1 << 20
 
 
@@ -143,15 +145,7 @@ async def _stream(model: str, text: str, delay: float) -> AsyncIterator[bytes]:
     if delay:
         words = (words * 20)[:20]
     for index, word in enumerate(words):
-        delta = {"content": word if index == 0 else " " + word}
-        chunk = {
-            "id": "chatcmpl-abuse",
-            "object": "chat.completion.chunk",
-            "created": 0,
-            "model": model,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
-        }
-        yield f"data: {json.dumps(chunk)}\n\n".encode()
+        yield word_event(model, word if index == 0 else " " + word, "chatcmpl-abuse")
         if delay:
             await asyncio.sleep(delay)
     yield b"data: [DONE]\n\n"

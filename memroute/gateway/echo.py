@@ -50,15 +50,7 @@ class EchoUpstream:
     @staticmethod
     async def _stream(model: str, text: str) -> AsyncIterator[bytes]:
         for index, word in enumerate(text.split(" ")):
-            delta = {"content": word if index == 0 else " " + word}
-            chunk = {
-                "id": "chatcmpl-echo",
-                "object": "chat.completion.chunk",
-                "created": 0,
-                "model": model,
-                "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
-            }
-            yield f"data: {json.dumps(chunk)}\n\n".encode()
+            yield word_event(model, word if index == 0 else " " + word, "chatcmpl-echo")
         yield b"data: [DONE]\n\n"
 
     async def models(self, request: Request) -> Response:
@@ -76,3 +68,15 @@ class EchoUpstream:
                 Route("/v1/models", self.models, methods=["GET"]),
             ]
         )
+
+
+def word_event(model: str, content: str, chunk_id: str) -> bytes:
+    """One SSE event of a streamed chat completion carrying `content`."""
+    chunk = {
+        "id": chunk_id,
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": model,
+        "choices": [{"index": 0, "delta": {"content": content}, "finish_reason": None}],
+    }
+    return f"data: {json.dumps(chunk)}\n\n".encode()

@@ -13,7 +13,6 @@ which answers 429 while it is closed. Each session belongs to the caller that op
 
 from __future__ import annotations
 
-import hmac
 import logging
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -39,11 +38,9 @@ ADMIN_PRINCIPAL = "admin"
 class WrongTokenThrottle(Protocol):
     """The web app's throttle of wrong admin tokens (memroute/web/throttle.py)."""
 
-    def check(self, address: str) -> None:
-        """Raise TooManyAttempts while `address` or the server is over its limit."""
-
-    def fail(self, address: str) -> None:
-        """Count one wrong token from `address`."""
+    def verify(self, address: str, given: str, expected: str) -> bool:
+        """Whether `given` is `expected`; TooManyAttempts while `address` or the server is
+        over its limit, and a wrong token counted."""
 
 
 class BearerGuard:
@@ -87,11 +84,7 @@ class BearerGuard:
         key = await anyio.to_thread.run_sync(self.memory().keys.authenticate, token)
         if key is not None:
             return f"key:{key.id}"
-        self.throttle.check(address)
-        if hmac.compare_digest(token.encode(), self.admin_token.encode()):
-            return ADMIN_PRINCIPAL
-        self.throttle.fail(address)
-        return None
+        return ADMIN_PRINCIPAL if self.throttle.verify(address, token, self.admin_token) else None
 
 
 def _address(scope: Scope) -> str:

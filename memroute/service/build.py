@@ -57,7 +57,7 @@ class Parts:
     facts: FactWriter
     cap: MemoryCap
     decay_policy: DecayPolicy
-    held: HeldTurns  # chat turns waiting for room while the database is full
+    held: HeldTurns  # writes chat turns to the queue, holding them while the database is full
     extraction: ExtractionWorker
     access: AccessRecorder
     decay_sweep: PeriodicTask
@@ -132,12 +132,11 @@ def _assemble(store: SqliteStore, config: Config, clock: Clock) -> Parts:
         maintenance.sweep_decayed(store, policy, owner=None, now=clock(), dry_run=False)
         qdrant.notify()
 
-    def queue_held(turns: list[HeldTurn]) -> None:
+    def queue_turns(turns: list[HeldTurn]) -> list[int]:
         with store.db.write():
-            for turn in turns:
-                store.jobs.enqueue(turn.owner, turn.session, turn.source, turn.text, now=turn.queued_at)
+            return [store.jobs.enqueue(t.owner, t.session, t.source, t.text, now=t.queued_at) for t in turns]
 
-    held = HeldTurns(queue_held)
+    held = HeldTurns(queue_turns)
 
     return Parts(
         config=config,

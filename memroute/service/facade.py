@@ -19,7 +19,7 @@ from typing import Any
 
 from memroute.clock import Clock, days_ago, parse_time, to_iso, utc_now
 from memroute.config import Config
-from memroute.errors import InvalidInput, NotFound, StorageFull
+from memroute.errors import InvalidInput, NotFound
 from memroute.memory import injection, maintenance, validate
 from memroute.memory.extraction import extract_facts_from_text, may_state_facts
 from memroute.memory.portability import import_records
@@ -537,17 +537,9 @@ class Memory:
         if not queued:
             return []
         now = self._now()
-        job_ids = []
-        try:
-            with self._store.db.write():
-                for tail, source in queued:
-                    job_ids.append(self._store.jobs.enqueue(owner, session, source, tail, now=now))
-        except StorageFull:  # held in this process, queued by the worker once there is room
-            self._held.hold([HeldTurn(owner, session, source, tail, now) for tail, source in queued])
-            self._extraction.notify()
-            return []
-        if job_ids:
-            self._extraction.notify()
+        # In one transaction; on a full database held in this process, queued by the worker.
+        job_ids = self._held.queue([HeldTurn(owner, session, source, tail, now) for tail, source in queued])
+        self._extraction.notify()
         return job_ids
 
     def wait_for_extraction(self, timeout: float = 30.0) -> bool:

@@ -35,10 +35,12 @@ class HeldTurn:
 
 
 class HeldTurns:
-    """The turns waiting for room; `write` stores a batch of them in the queue (one
-    transaction, raising StorageFull while the database is still full)."""
+    """Chat turns on their way to the queue; `write` stores a batch of them there (one
+    transaction, returning their job ids, raising StorageFull while the database is full)."""
 
-    def __init__(self, write: Callable[[list[HeldTurn]], None], max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    def __init__(
+        self, write: Callable[[list[HeldTurn]], list[int]], max_bytes: int = DEFAULT_MAX_BYTES
+    ) -> None:
         self._write = write
         self._max_bytes = max_bytes
         self._turns: deque[HeldTurn] = deque()
@@ -48,6 +50,15 @@ class HeldTurns:
 
     def __len__(self) -> int:
         return len(self._turns)
+
+    def queue(self, turns: list[HeldTurn]) -> list[int]:
+        """Write `turns` to the queue; their job ids, or none when the database is full
+        (they are held then, until `write_back` finds room)."""
+        try:
+            return self._write(turns)
+        except StorageFull:
+            self.hold(turns)
+            return []
 
     def hold(self, turns: Sequence[HeldTurn]) -> None:
         """Keep `turns` until there is room; past the budget the oldest are dropped."""

@@ -75,13 +75,7 @@ def admin_throttle(request: Request) -> AdminTokenThrottle:
 def check_admin_token(request: Request, given: str) -> bool:
     """Whether `given` is the admin token, through the throttle: 429 while this address
     or the server is over its limit of wrong tokens; a wrong token is counted."""
-    throttle = admin_throttle(request)
-    address = client_address(request)
-    throttle.check(address)
-    if admin_token_matches(request, given):
-        return True
-    throttle.fail(address)
-    return False
+    return admin_throttle(request).verify(client_address(request), given, request.app.state.admin_token)
 
 
 def bearer_token(request: Request) -> str | None:
@@ -108,10 +102,6 @@ def has_session(request: Request) -> bool:
 def same_token(given: str, expected: str) -> bool:
     """Whether two tokens are equal, compared in constant time."""
     return hmac.compare_digest(given.encode(), expected.encode())
-
-
-def admin_token_matches(request: Request, given: str) -> bool:
-    return same_token(given, request.app.state.admin_token)
 
 
 def require_admin(request: Request) -> None:

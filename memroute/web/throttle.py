@@ -11,6 +11,7 @@ guesser when it is right). The console path that never depends on this throttle 
 
 from __future__ import annotations
 
+import hmac
 import math
 import threading
 import time
@@ -60,6 +61,15 @@ class AdminTokenThrottle:
                     "`memroute dashboard-link` opens the dashboard without the token)",
                     retry_after=_wait(self._everyone, now),
                 )
+
+    def verify(self, address: str, given: str, expected: str) -> bool:
+        """Whether `given` is the `expected` token (compared in constant time): refused
+        (429) first while over a limit, and counted when wrong."""
+        self.check(address)
+        if hmac.compare_digest(given.encode(), expected.encode()):
+            return True
+        self.fail(address)
+        return False
 
     def fail(self, address: str) -> None:
         """Count one wrong admin token from `address`."""
