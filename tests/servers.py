@@ -31,6 +31,17 @@ if TYPE_CHECKING:
 ADMIN = "admin-test-token-for-memroute-tests"
 AUTH = {"Authorization": f"Bearer {ADMIN}"}
 JSON_LINES = {"Content-Type": "application/x-ndjson"}  # the import route's body type
+# The first message of a raw MCP client over streamable HTTP (JSON-RPC).
+MCP_INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    },
+}
 
 
 def app_server(db: Path, *, memory: Memory | None = None, **env: str) -> LiveServer:

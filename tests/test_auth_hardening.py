@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from error_shape import assert_error
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from servers import ADMIN, AUTH, LiveServer, ScriptedUpstream, app_server
+from servers import ADMIN, AUTH, MCP_INITIALIZE, LiveServer, ScriptedUpstream, app_server
 
 from memroute.cli import main
 from memroute.config import Config
@@ -28,16 +28,6 @@ from memroute.web.throttle import WINDOW_S, AdminTokenThrottle
 
 TIGHT = {"MEMROUTE_ADMIN_FAILURES_PER_ADDRESS": "3"}
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "1"},
-    },
-}
 TOOLS_LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 
 
@@ -88,15 +78,15 @@ def test_wrong_tokens_on_mcp_and_the_login_fill_one_throttle_that_spares_client_
     with app_server(tmp_path / "m.db", **TIGHT) as server:
         _, secret = _new_key(server.url, "tenant")
         for _ in range(2):
-            refused = _mcp_post(server.url, "guess" * 8, INITIALIZE)
+            refused = _mcp_post(server.url, "guess" * 8, MCP_INITIALIZE)
             assert refused.status_code == 401 and refused.json()["error"]["type"] == "authentication_error"
         assert _login(server.url, "guess" * 8).status_code == 401
-        locked = _mcp_post(server.url, ADMIN, INITIALIZE)
+        locked = _mcp_post(server.url, ADMIN, MCP_INITIALIZE)
         assert locked.status_code == 429 and 1 <= int(locked.headers["retry-after"]) <= WINDOW_S
         assert locked.json()["error"]["type"] == "rate_limit_error"
         assert_error(httpx.get(f"{server.url}/api/keys", headers=AUTH), 429)
         # A client key is random and never throttled: tenants keep their tools.
-        opened = _mcp_post(server.url, secret, INITIALIZE)
+        opened = _mcp_post(server.url, secret, MCP_INITIALIZE)
         assert opened.status_code == 200 and opened.headers["mcp-session-id"]
 
 

@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 from error_shape import assert_error, assert_no_trace
 from memories import open_memory
-from servers import ADMIN, JSON_LINES, LiveServer, ScriptedUpstream, management_api
+from servers import ADMIN, JSON_LINES, MCP_INITIALIZE, LiveServer, ScriptedUpstream, management_api
 from storage import database, scalar
 
 from memroute import Memory
@@ -602,17 +602,7 @@ def mcp_call(target: Target, tool: str, **arguments: Any) -> dict[str, Any]:
     """One tool call over streamable HTTP (initialize, then tools/call), raw JSON-RPC."""
     headers = {"Authorization": f"Bearer {ADMIN}", "accept": MCP_ACCEPT, "content-type": "application/json"}
     with httpx.Client(base_url=target.url, headers=headers, timeout=30) as http:
-        init = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        }
-        opened = http.post("/mcp", json=init)
+        opened = http.post("/mcp", json=MCP_INITIALIZE)
         assert opened.status_code == 200, opened.text
         session = (
             {"mcp-session-id": opened.headers["mcp-session-id"]} if "mcp-session-id" in opened.headers else {}
