@@ -28,7 +28,7 @@ def set_session_cookie(response: Response, request: Request, secret: str) -> Non
     )
 
 
-@router.post("", response_model=SessionOut)
+@router.post("", response_model=SessionOut, responses={429: ERROR_RESPONSES[400]})
 def login(request: Request, response: Response, body: LoginRequest) -> SessionOut:
     """Open a dashboard session with the admin token (cookie `memroute_session`, HttpOnly,
     SameSite=Strict, 12 h). A wrong token is a 401; past the limit of wrong admin tokens

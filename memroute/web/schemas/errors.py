@@ -20,12 +20,6 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorResponse, "description": "Invalid input (nothing was written)"},
     401: {"model": ErrorResponse, "description": "Missing or wrong admin token"},
     413: {"model": ErrorResponse, "description": "Request body over MEMROUTE_MAX_BODY_BYTES"},
-    415: {"model": ErrorResponse, "description": "A body not declared as JSON (Content-Type)"},
-    429: {
-        "model": ErrorResponse,
-        "description": "Too many wrong admin tokens from this address or over all (see Retry-After)",
-        "headers": {"Retry-After": {"description": "seconds to wait", "schema": {"type": "integer"}}},
-    },
     # Every error has this shape; declaring it also keeps FastAPI from documenting a 422,
     # which memroute never sends (validation errors are 400).
     "default": {"model": ErrorResponse, "description": "Any other error, same shape"},

@@ -31,7 +31,6 @@ GATEWAY_ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     },
     401: {"model": OpenAIErrorResponse, "description": "Missing, unknown or revoked memroute API key"},
     413: {"model": OpenAIErrorResponse, "description": "Request body over MEMROUTE_MAX_CHAT_BODY_BYTES"},
-    415: {"model": OpenAIErrorResponse, "description": "A body not declared as JSON (Content-Type)"},
     429: {
         "model": OpenAIErrorResponse,
         "description": "Over the key's or the gateway's concurrent calls, or the key's requests a minute",
