@@ -237,15 +237,9 @@ def _assert_clean(case: Case, response: schemathesis.Response) -> None:
         assert set(error) == ({"message", "type", "param", "code"} if openai else {"message", "type"}), text
 
 
-@pytest.mark.parametrize("label", OPERATIONS[0::2])
+@pytest.mark.parametrize("label", OPERATIONS)
 @pytest.mark.slow
-def test_operations_survive_the_fuzzer(label: str, fuzz_target: FuzzTarget) -> None:
-    """Every other operation; tests/test_fuzz_api_others.py runs the rest in another worker."""
-    run_fuzzer(label, fuzz_target)
-
-
-def run_fuzzer(label: str, fuzz_target: FuzzTarget) -> None:
-    """Schemathesis' own test of one operation against the live server."""
+def test_every_operation_survives_the_fuzzer(label: str, fuzz_target: FuzzTarget) -> None:
     operation = fuzz_target.schema.find_operation_by_label(label)
     assert operation is not None, label
     run = build_operation_test(
