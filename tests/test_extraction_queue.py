@@ -52,6 +52,9 @@ def test_queued_text_becomes_memories_with_metadata(mem: Memory, clock: Any) -> 
         "polarity": "positive",
         "source": "user_message",
         "extractedAt": to_iso(clock()),
+        "role": "user",
+        "sessionId": "sess-1",
+        "learnedAt": to_iso(clock()),
     }
     pg = memories["decision:postgres_for_this_project"]
     assert pg.content == "will use Postgres for this project"
@@ -60,12 +63,13 @@ def test_queued_text_becomes_memories_with_metadata(mem: Memory, clock: Any) -> 
     assert mem.extraction_queue() == ExtractionQueue(pending=0, failed=0)
 
 
-def test_source_is_recorded_as_given(mem: Memory) -> None:
-    mem.enqueue_extraction("k", "I usually write tests first.", source="llm_response")
+def test_a_reply_never_teaches_facts_about_the_user(mem: Memory) -> None:
+    assert mem.enqueue_extraction("k", "I usually write tests first.", source="llm_response") is None
+    assert mem.remember("k", "I prefer Python for quick scripts.", source="llm_response") == []
     mem.enqueue_extraction("k", "I like green tea.", source="user_message")
     assert mem.wait_for_extraction(10)
     memories = _by_key(mem, "k")
-    assert memories["pattern:write_tests_first"].metadata["source"] == "llm_response"
+    assert list(memories) == ["preference:green_tea"]
     assert memories["preference:green_tea"].metadata["source"] == "user_message"
 
 
@@ -89,8 +93,8 @@ def test_text_without_facts_stores_nothing_and_empties_the_queue(mem: Memory) ->
 def test_a_chat_turn_without_any_statement_lead_is_not_queued(mem: Memory) -> None:
     turn = [("Which database should I use?", "user_message"), ("Use SQLite for a start.", "llm_response")]
     assert mem.enqueue_extractions("k", turn) == []
-    mixed = [("Which database should I use?", "user_message"), ("I prefer SQLite here.", "llm_response")]
-    assert len(mem.enqueue_extractions("k", mixed)) == 1
+    mixed = [("I prefer SQLite here.", "user_message"), ("I prefer Postgres here.", "llm_response")]
+    assert len(mem.enqueue_extractions("k", mixed)) == 1  # the reply states nothing about the user
     assert mem.wait_for_extraction(10)
     assert [m.content for m in mem.list("k").items] == ["prefers SQLite here"]
 
@@ -141,7 +145,7 @@ def test_keys_stay_apart_in_the_queue(mem: Memory) -> None:
 def test_jobs_survive_a_restart(db_path: Path, clock: Any) -> None:
     offline = open_memory(db_path, clock=clock)
     offline.enqueue_extraction("k", "I prefer TypeScript.", "s1", source="user_message")
-    offline.enqueue_extraction("k", "I always commit before pushing.", source="llm_response")
+    offline.enqueue_extraction("k", "I always commit before pushing.", "s2")
     assert offline.extraction_queue() == ExtractionQueue(pending=2, failed=0)
     offline.close()
 
@@ -151,7 +155,7 @@ def test_jobs_survive_a_restart(db_path: Path, clock: Any) -> None:
         memories = _by_key(online, "k")
         assert set(memories) == {"preference:typescript", "pattern:commit_before_pushing"}
         assert memories["preference:typescript"].session_id == "s1"
-        assert memories["pattern:commit_before_pushing"].metadata["source"] == "llm_response"
+        assert memories["pattern:commit_before_pushing"].session_id == "s2"
         assert online.extraction_queue() == ExtractionQueue(pending=0, failed=0)
     finally:
         online.close()

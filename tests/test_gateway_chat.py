@@ -95,16 +95,19 @@ def test_stored_memories_are_injected_as_a_system_message(gateway: Gateway) -> N
     gateway.wait_for(lambda: gateway.memory.get(stored.id).access_count == 1)
 
 
-def test_facts_in_the_user_message_and_the_reply_are_learned(gateway: Gateway) -> None:
+def test_facts_come_from_the_user_message_and_never_from_the_reply(gateway: Gateway) -> None:
     gateway.upstream.reply("I prefer concise answers. I usually answer in bullet points.")
     gateway.client(**{"x-memroute-session-id": "session-extract"}).chat.completions.create(
         model="echo-1", messages=[{"role": "user", "content": "I prefer TypeScript. Hello!"}]
     )
-    gateway.wait_for(lambda: len(gateway.memories()) >= 3)
+    gateway.wait_for(lambda: len(gateway.memories()) >= 2)
+    assert gateway.memory.wait_for_extraction(10)
     by_key = {m.key: m for m in gateway.memories()}
-    assert by_key["preference:typescript"].metadata["source"] == "user_message"
-    assert by_key["preference:concise_answers"].metadata["source"] == "llm_response"
-    assert by_key["pattern:answer_in_bullet_points"].content == "usually answer in bullet points"
+    facts = {k: m for k, m in by_key.items() if not k.startswith("turn:")}
+    assert [m.content for m in facts.values()] == ["prefers TypeScript"]  # nothing of the reply
+    assert facts["preference:typescript"].metadata["source"] == "user_message"
+    episodes = [m for k, m in by_key.items() if k.startswith("turn:")]
+    assert [m.content for m in episodes] == ["I prefer TypeScript. Hello!"]
     assert {m.session_id for m in by_key.values()} == {"session-extract"}
 
 
@@ -114,7 +117,9 @@ def _jobs_ever_queued(gateway: Gateway) -> int:
 
 
 def test_a_turn_that_states_nothing_queues_no_extraction_work(gateway: Gateway) -> None:
-    # Most chat turns are questions: they cost no write and no worker time.
+    # With turn capture off, questions cost no write and no worker time; with it on, only
+    # turns that say nothing ("ok", "thanks!") are skipped.
+    gateway.memory.update_settings(captureTurns="off")
     gateway.upstream.reply("Use SQLite to start; move to Postgres when you need replicas.")
     gateway.client().chat.completions.create(
         model="echo-1", messages=[{"role": "user", "content": "Which database should we use?"}]
@@ -131,9 +136,14 @@ def test_a_turn_that_states_nothing_queues_no_extraction_work(gateway: Gateway) 
     )
     assert _jobs_ever_queued(gateway) == 1  # the statement, not the factless reply
     gateway.wait_for(lambda: [m.content for m in gateway.memories()] == ["prefers Postgres"])
+    gateway.memory.update_settings(captureTurns="user")
+    for said in ("ok", "thanks!", "lol", "\U0001f44d"):
+        gateway.client().chat.completions.create(model="echo-1", messages=[{"role": "user", "content": said}])
+    assert _jobs_ever_queued(gateway) == 1
 
 
-def test_streaming_relays_chunks_in_order_and_learns_the_full_reply(gateway: Gateway) -> None:
+def test_streaming_relays_chunks_in_order_and_keeps_the_full_reply(gateway: Gateway) -> None:
+    gateway.memory.update_settings(captureTurns="all")
     text = "Noted. I will use Postgres for the billing service and I never deploy on Fridays."
     gateway.upstream.reply(text, chunk_delay=0.01)
     with gateway.client().chat.completions.create(
@@ -142,12 +152,11 @@ def test_streaming_relays_chunks_in_order_and_learns_the_full_reply(gateway: Gat
         pieces = [chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices]
     assert "".join(pieces) == text
     assert len(pieces) >= len(text.split(" "))
-    gateway.wait_for(
-        lambda: (
-            {m.key for m in gateway.memories()}
-            >= {"decision:postgres_for_the_billing_service", "pattern:deploy_on_fridays"}
-        )
-    )
+    gateway.wait_for(lambda: len(gateway.memories()) == 2)
+    by_role = {m.metadata["role"]: m for m in gateway.memories()}
+    assert by_role["assistant"].content == text  # assembled from every chunk
+    assert by_role["user"].content == "Plan the service"
+    assert all(m.type == "episodic" and m.key.startswith("turn:") for m in by_role.values())
 
 
 def test_no_memory_header_turns_off_retrieval_injection_and_extraction(gateway: Gateway) -> None:
@@ -198,8 +207,11 @@ def test_two_keys_never_see_each_others_memories(gateway: Gateway) -> None:
         model="echo-1", messages=[{"role": "user", "content": "I like black tea. What tea do I like?"}]
     )
     assert all("green tea" not in str(m) for m in gateway.upstream.last["body"]["messages"])
-    gateway.wait_for(lambda: len(gateway.memories(other.id)) == 1)
-    assert [m.content for m in gateway.memories(other.id)] == ["likes black tea"]
+    gateway.wait_for(lambda: len(gateway.memories(other.id)) == 2)
+    assert {m.content for m in gateway.memories(other.id)} == {
+        "likes black tea",
+        "I like black tea. What tea do I like?",
+    }
     assert [m.content for m in gateway.memories()] == ["likes green tea"]
 
 

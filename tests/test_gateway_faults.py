@@ -52,9 +52,13 @@ def test_shutdown_drains_queued_extraction_and_restart_keeps_memories(tmp_path: 
             )
     with open_memory(db) as after:
         assert after.extraction_queue() == ExtractionQueue(pending=0, failed=0)
-        assert {m.key for m in after.list(api_key_id=key.id).items} == {
+        learned = after.list(api_key_id=key.id).items
+        assert {m.key for m in learned if not m.key.startswith("turn:")} == {
             f"preference:tool{n}" for n in range(5)
         }
+        assert sorted(m.content for m in learned if m.key.startswith("turn:")) == [
+            f"I like tool{n}." for n in range(5)
+        ]
 
 
 def test_jobs_left_in_the_queue_are_processed_after_a_restart(tmp_path: Path, upstream) -> None:
@@ -159,7 +163,7 @@ def test_a_full_database_keeps_the_chat_working_and_loses_nothing(tmp_path: Path
             assert raw.parse().choices[0].message.content == statement  # the chat goes on
             assert raw.headers["x-memroute-memory-count"] == "1"  # and still reads its memories
             metrics = httpx.get(server.url + "/metrics").text
-            assert "memroute_extraction_queue_depth 2" in metrics  # the turn and its reply are held
+            assert "memroute_extraction_queue_depth 1" in metrics  # the turn is held
             assert 'memroute_memory_errors_total{stage="extraction"}' not in metrics
             assert api.get(f"/api/memory/{kept.id}").json()["memory"]["content"] == "prefers dark mode"
             writer.execute("PRAGMA max_page_count = 1073741823")  # space again: writes work again
@@ -176,6 +180,8 @@ def test_a_full_database_keeps_the_chat_working_and_loses_nothing(tmp_path: Path
         learned = {m.key: m.content for m in check.list(key.id).items}
         assert {"preference:dark_mode", "big"} <= set(learned)
         assert "likes long messages" in learned.values()  # said while the disk was full, kept
+        kept_turn = [c for k, c in learned.items() if k.startswith("turn:")]
+        assert kept_turn and all(c in statement for c in kept_turn)  # and the turn itself
 
 
 def test_garbage_sse_from_the_provider_is_relayed_untouched_and_breaks_nothing(
@@ -183,7 +189,8 @@ def test_garbage_sse_from_the_provider_is_relayed_untouched_and_breaks_nothing(
 ) -> None:
     # A provider that streams broken JSON, binary noise, an event without data, and stops
     # without [DONE]: the client gets exactly those bytes (memroute relays, it does not
-    # judge), the parts that are valid still teach memroute, and the server goes on.
+    # judge), the parts that are valid are still kept as the reply, and the server goes on.
+    gateway.memory.update_settings(captureTurns="all")
     good = {"choices": [{"index": 0, "delta": {"content": "I prefer tabs."}}]}
     chunks = [
         b"data: {not json at all\n\n",
@@ -205,7 +212,8 @@ def test_garbage_sse_from_the_provider_is_relayed_untouched_and_breaks_nothing(
         received = b"".join(response.iter_bytes())
     assert received == b"".join(chunks)
     learned = lambda: {m.content for m in gateway.memory.list(gateway.key_id).items}  # noqa: E731
-    gateway.wait_for(lambda: learned() >= {"prefers dark mode", "prefers tabs"})  # the reply's one good event
+    # The user's fact and turn, and the reply made of its one good event (no fact from it).
+    gateway.wait_for(lambda: learned() == {"prefers dark mode", "I prefer dark mode.", "I prefer tabs."})
     after = gateway.client().chat.completions.create(
         model="echo-1", messages=[{"role": "user", "content": "still there?"}]
     )

@@ -5,7 +5,8 @@ sessions and all three scopes, through every path:
 - the library `Memory` API: add/upsert, update, delete, clear, remember, import with an
   owner override, retrieve, recall, retrieve_preview, list/stats, export with a key filter;
 - the gateway: real chat requests (streaming and not) with the official `openai` SDK
-  against a scripted upstream, checking the memory context the upstream received;
+  against a scripted upstream, checking the memory context the upstream received and
+  what each turn teaches: its facts, and the turn itself kept verbatim for its key;
 - the MCP tools through the official MCP client: in process (the stdio caller, who names
   the key) and over streamable HTTP at `/mcp` with each client key (which may only reach
   its own memories).
@@ -65,6 +66,7 @@ from memroute.errors import Conflict, InvalidInput, NotFound
 from memroute.mcp.server import build_server
 from memroute.memory.injection import MEMORY_PREFIX
 from memroute.memory.redact import redact
+from memroute.memory.turns import chunks, said_in
 from memroute.models.records import MEMORY_TYPES, MemoryFilter, MemoryRecord
 from memroute.models.wire import to_wire
 from memroute.service.build import Parts
@@ -88,6 +90,7 @@ STATEMENTS = (
     "I will use Postgres for billing.",
 )
 TOKEN = re.compile(r"\bzq\d+x\b")  # every content written by this suite carries one unique token
+TURN_LINE = re.compile(r"^\[\d{4}-\d{2}-\d{2}\] [^:]+: ")
 EXPIRIES = (None, None, None, 30, 240, -60)  # minutes from now (negative: already expired)
 SEED_TOPICS = (("apple", "river"), ("chess", "rust"), ("java", "garden"))
 TOPICS: tuple[tuple[str, ...], ...] = (
@@ -896,7 +899,8 @@ class IsolationMachine(RuleBasedStateMachine):
         """A real chat turn: the upstream must see only memories the key's scope admits, exactly
         the ones the gateway reports; facts stated are learned for this key and session."""
         client = self.h.tenants[tenant]
-        text = " ".join(p for p in (self.query(words, lure), statement) if p) or "hello there"
+        # The turn is kept verbatim: its own token tells it apart from every other memory.
+        text = " ".join(p for p in (self.query(words, lure), statement, f"turn zq{next(_tokens)}x") if p)
         prefix = "x-omniroute-" if stream else "x-memroute-"
         headers = {"x-memroute-debug": "true"}
         if session:
@@ -906,7 +910,13 @@ class IsolationMachine(RuleBasedStateMachine):
         messages: list[Any] = [{"role": "user", "content": text}]
         # What the library recalls for this turn: the gateway must inject exactly those memories
         # (so a gateway that silently lost its memory could not pass for an isolated one).
-        recalled = [] if no_memory else self.mem.recall(client.id, text, session, record_access=False)
+        # (less what the request itself already holds: a kept turn repeated in it is not injected)
+        said = said_in({"messages": messages})
+        recalled = (
+            []
+            if no_memory
+            else self.mem.recall(client.id, text, session, record_access=False, already_said=said)
+        )
         sent = len(self.h.upstream.requests)
         completions = client.chat.chat.completions.with_raw_response
         response: Any
@@ -936,7 +946,7 @@ class IsolationMachine(RuleBasedStateMachine):
             assert len(upstream_messages) == len(messages) + 1 and upstream_messages[1:] == messages
             self.check_context(path, upstream_messages[0], [self.live[i] for i in ids])
         if not no_memory:
-            self.learn(client.id, session, [(text, "user"), (reply, "reply")], path)
+            self.learn(client.id, session, text, path)
         assert self.count("SELECT COUNT(*) FROM extraction_jobs") == 0
         self.tick()
 
@@ -946,26 +956,36 @@ class IsolationMachine(RuleBasedStateMachine):
         assert message.get("role") == "system" and isinstance(content, str) and MEMORY_PREFIX in content
         context = content[content.index(MEMORY_PREFIX) + len(MEMORY_PREFIX) :]
         known = {r.content for r in itertools.chain(self.live.values(), self.deleted.values())}
-        lines = [line.strip() for line in context.split("\n") if line.strip() in known]
+        # A kept turn is injected behind its date and speaker: "[2026-05-08] User: …".
+        stripped = (TURN_LINE.sub("", line.strip(), count=1) for line in context.split("\n"))
+        lines = [line for line in stripped if line in known]
         assert lines == [r.content for r in rows], f"{path}: injected {lines}, reported {rows}"
         allowed_tokens = {t for r in rows for t in TOKEN.findall(r.content)}
         leaked = set(TOKEN.findall(context)) - allowed_tokens
         assert not leaked, f"ISOLATION: {path} injected foreign memory tokens {leaked}: {context!r}"
 
-    def learn(self, owner: str, session: str, texts: list[tuple[str, str]], path: str) -> None:
-        """Run the extraction queue, and check it stored the facts of `texts` for `owner`."""
+    def learn(self, owner: str, session: str, text: str, path: str) -> None:
+        """Run the extraction queue, and check it stored for `owner` the facts of the user's
+        `text` and the text itself as episodes (a chunk the owner already has is kept as is);
+        the reply teaches nothing."""
         expected: dict[str, tuple[str | None, str]] = {}  # key -> (id to keep, final content)
-        for text, _source in texts:  # the user's message first, then the reply
-            for key, content, _ in self.facts(text):
-                row = self.by_key(owner, key)
-                kept = expected[key][0] if key in expected else (row.id if row else None)
-                expected[key] = (kept, content)
+        for key, content, _ in self.facts(text):
+            row = self.by_key(owner, key)
+            expected[key] = (row.id if row else None, content)
+        cleaned = redact(text) if self.mem.config.redact else text
+        kept_turns = [(c.key, c.text) for c in chunks(cleaned) if self.by_key(owner, c.key) is None]
         self.mem.wait_for_extraction()
         for key, (kept, content) in expected.items():
             record = self.mem.get_by_key(owner, key)
             assert record is not None, f"{path}: fact {key!r} was not learned for {owner!r}"
             self.check_written(record, owner, session, content, path)
             self.stored(record, kept, path)
+        for key, content in kept_turns:
+            record = self.mem.get_by_key(owner, key)
+            assert record is not None, f"{path}: the turn {content!r} was not kept for {owner!r}"
+            self.check_written(record, owner, session, content, path)
+            assert record.type == "episodic" and record.metadata["role"] == "user", (path, record)
+            self.stored(record, None, path)
 
     # -- MCP -------------------------------------------------------------------------------------
 

@@ -90,7 +90,7 @@ def test_a_fact_queued_while_the_database_is_full_is_stored_once_space_returns(
     config = _chat_config(tmp_path / "m.db", upstream, MEMROUTE_EXTRACTION_MAX_ATTEMPTS="1")
     mem, parts = open_parts(config)  # the worker starts once the database is full
     key, secret = mem.keys.create("k")
-    mem.update_settings(enabled=True)
+    mem.update_settings(enabled=True, captureTurns="all")  # the reply is queued too
     writer = parts.store.db._writer
     try:
         with LiveServer(create_app(config, memory=mem)) as server:
@@ -113,7 +113,11 @@ def test_a_fact_queued_while_the_database_is_full_is_stored_once_space_returns(
 
             writer.execute(f"PRAGMA max_page_count = {UNLIMITED}")  # space returns
             assert mem.wait_for_extraction(timeout=10) is True
-            assert [m.content for m in mem.list(key.id).items] == ["prefers light mode"]
+            # The fact and the turn; the echoed reply has the turn's words and is kept once.
+            assert {m.content for m in mem.list(key.id).items} == {
+                "prefers light mode",
+                "I prefer light mode.",
+            }
             assert mem.extraction_queue() == ExtractionQueue(pending=0, failed=0)
             status = httpx.get(server.url + "/api/memory/engine-status", headers=AUTH).json()
             assert status["storage"]["writable"] is True
@@ -127,7 +131,7 @@ def test_a_chat_answered_while_the_database_is_full_is_learned_once_space_return
     config = _chat_config(tmp_path / "m.db", upstream)
     mem, parts = open_parts(config)  # the worker starts once space has returned
     key, secret = mem.keys.create("k")
-    mem.update_settings(enabled=True)
+    mem.update_settings(enabled=True, captureTurns="all")  # the reply is queued too
     writer = parts.store.db._writer
     try:
         with LiveServer(create_app(config, memory=mem)) as server:
@@ -147,7 +151,18 @@ def test_a_chat_answered_while_the_database_is_full_is_learned_once_space_return
             writer.execute(f"PRAGMA max_page_count = {UNLIMITED}")  # space returns
             parts.extraction.start()
             parts.extraction.notify()
-            _until(lambda: [m.content for m in mem.list(key.id).items] == ["prefers dark mode"])
+            _until(lambda: mem.get_by_key(key.id, "preference:dark_mode") is not None)
+            assert mem.wait_for_extraction(10)
+            assert mem.extraction_queue() == ExtractionQueue(pending=0, failed=0)
+            learned = mem.list(key.id, limit=100).items
+            assert [m.content for m in learned if not m.key.startswith("turn:")] == ["prefers dark mode"]
+            chunks = sorted(
+                (m for m in learned if m.key.startswith("turn:")), key=lambda m: m.metadata["chunk"]
+            )
+            # The turn in chunks (its repeated sentences kept once).
+            assert chunks[0].content.startswith("I prefer dark mode.") and all(
+                m.content in said for m in chunks
+            )
             assert mem.extraction_queue() == ExtractionQueue(pending=0, failed=0)
     finally:
         mem.close()

@@ -1,9 +1,11 @@
 """The chat pipeline:
 
 authenticate → owner (none with the no-memory header) → settings gate → query =
-last user text → retrieve → inject → forward → relay the answer as it arrives →
-queue the user's last message and the assistant's reply for extraction (before
-the response completes) → count the use of the injected memories (after it).
+last user text → retrieve (leaving out what the request already holds) → inject →
+forward → relay the answer as it arrives → queue the user's last message (and, with
+`captureTurns` all, the reply) for learning, before the response completes → count
+the use of the injected memories (after it). Every answer carries the request's id
+(`x-request-id`: the client's, else a new one), which is what learned memories cite.
 
 Memory never breaks a chat: any memory failure is logged and the request goes
 on without memory.
@@ -14,7 +16,9 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import re
 import time
+import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -31,9 +35,12 @@ from memroute.gateway.relay import RelayResponse, UpstreamBounds, fetch_once, op
 from memroute.gateway.sse import DONE_EVENT, ReplyAssembler, reply_text
 from memroute.masking import url_for_logs
 from memroute.memory.extraction import may_state_facts
-from memroute.memory.injection import last_user_text, should_inject
+from memroute.memory.injection import should_inject
+from memroute.memory.settings import MemorySettings
+from memroute.memory.turns import last_user_turn, said_in, says_something
 from memroute.models.records import ApiKey, RetrievedItem
 from memroute.service import Memory
+from memroute.service.turn_queue import ChatTurn
 from memroute.upstream.route import Route
 
 log = logging.getLogger("memroute.gateway")
@@ -41,17 +48,27 @@ log = logging.getLogger("memroute.gateway")
 NO_MEMORY_HEADERS = ("x-memroute-no-memory", "x-omniroute-no-memory")
 SESSION_HEADERS = ("x-memroute-session-id", "x-omniroute-session-id")
 DEBUG_HEADER = "x-memroute-debug"
+REQUEST_ID_HEADER = "x-request-id"
+# A client's request id is kept when it is short and plain; otherwise memroute makes one.
+_CLIENT_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 ADMIN_TOKEN_IS_NO_CLIENT_KEY = (
     "this is the admin token, which opens the dashboard and /api/*, not the gateway: send a client key "
     "(create one with `memroute keys create NAME` or on the dashboard's API keys page)"
 )
 INLINE_CHECK_CHARS = 4096  # texts up to this long are checked for statements on the event loop
 INLINE_PARSE_BYTES = 64 * 1024  # answers up to this long are parsed on the event loop
-_PASSED_RESPONSE_HEADERS = ("content-type", "x-request-id", "openai-processing-ms", "retry-after")
+_PASSED_RESPONSE_HEADERS = ("content-type", "openai-processing-ms", "retry-after")
+UPSTREAM_REQUEST_ID_HEADER = "x-upstream-request-id"  # the provider's own x-request-id
 
 
 def header_truthy(headers: Mapping[str, str], names: tuple[str, ...]) -> bool:
     return any(headers.get(name, "").strip().lower() in ("true", "1", "yes") for name in names)
+
+
+def request_id(headers: Mapping[str, str]) -> str:
+    """The client's `x-request-id` when it is ≤ 128 characters of [A-Za-z0-9._:-], else a new id."""
+    given = headers.get(REQUEST_ID_HEADER, "").strip()
+    return given if _CLIENT_REQUEST_ID.fullmatch(given) else f"req_{uuid.uuid4().hex}"
 
 
 def first_header(headers: Mapping[str, str], names: tuple[str, ...]) -> str:
@@ -68,16 +85,23 @@ class ChatContext:
 
     owner: str | None
     session_id: str
-    extracts: bool = False
+    request_id: str = ""
+    settings: MemorySettings | None = None  # read once, when memory is on for the request
     items: list[RetrievedItem] = field(default_factory=list)
 
     def headers(self, debug: bool) -> dict[str, str]:
+        """The memory headers of the answer; with `debug`, which memories were injected,
+        and each one's tier and score."""
         out = {
+            REQUEST_ID_HEADER: self.request_id,
             "x-memroute-memory-count": str(len(self.items)),
             "x-memroute-memory-tokens": str(sum(i.tokens for i in self.items)),
         }
         if debug:
             out["x-memroute-memory-ids"] = ",".join(i.memory.id for i in self.items)
+            out["x-memroute-memory-details"] = ",".join(
+                f"{i.memory.id};tier={i.tier};score={i.score:.4g}" for i in self.items
+            )
         return out
 
 
@@ -149,7 +173,9 @@ class ChatPipeline:
     @staticmethod
     def context(headers: Mapping[str, str], key: ApiKey | None) -> ChatContext:
         owner = None if key is None or header_truthy(headers, NO_MEMORY_HEADERS) else key.id
-        return ChatContext(owner=owner, session_id=first_header(headers, SESSION_HEADERS))
+        return ChatContext(
+            owner=owner, session_id=first_header(headers, SESSION_HEADERS), request_id=request_id(headers)
+        )
 
     def admit(self, secret: str | None, headers: Mapping[str, str], raw: bytes) -> Admitted:
         """Everything before forwarding, in one trip to a worker thread: authenticate (first,
@@ -183,17 +209,17 @@ class ChatPipeline:
         if ctx.owner is None:
             return route, body
         try:
-            settings = self.memory.settings()
-            ctx.extracts = settings.extracts
+            ctx.settings = settings = self.memory.settings()
             if not settings.injects or not should_inject(body):
                 return route, body
             started = time.perf_counter()
             ctx.items = self.memory.recall(
                 ctx.owner,
-                last_user_text(body) or None,
+                last_user_turn(body)[0] or None,
                 ctx.session_id,
                 settings=settings,
                 record_access=False,
+                already_said=said_in(body),
             )
             self.metrics.observe("memroute_retrieval_seconds", time.perf_counter() - started)
             return route, self.memory.inject(body, ctx.items, route.provider_id, route.model)
@@ -204,15 +230,19 @@ class ChatPipeline:
             return route, body
 
     async def queue_extraction(self, ctx: ChatContext, body: dict[str, Any], reply: str) -> None:
-        if ctx.owner is None or not ctx.extracts:
+        """Queue the exchange for learning (see `Memory.enqueue_turn`)."""
+        settings = ctx.settings
+        if ctx.owner is None or settings is None or not settings.extracts:
             return
-        texts = [(last_user_text(body), "user_message"), (reply, "llm_response")]
-        # Most turns state no fact: skip the thread trip then. Long texts are checked in the
-        # thread (enqueue_extractions checks every text), so the event loop never scans them.
-        texts = [(t, source) for t, source in texts if len(t) > INLINE_CHECK_CHARS or may_state_facts(t)]
-        if not texts:
-            return
-        enqueue = functools.partial(self.memory.enqueue_extractions, ctx.owner, texts, ctx.session_id)
+        text, speaker = last_user_turn(body)
+        # Most short turns that say nothing ("ok", "thanks") skip the thread trip. Long texts
+        # are checked in the thread, so the event loop never scans them.
+        if settings.capture_turns != "all" and len(text) <= INLINE_CHECK_CHARS:
+            keep = settings.capture_turns == "user" and says_something(text)
+            if not keep and not may_state_facts(text):
+                return
+        turn = ChatTurn(text, reply, speaker, ctx.request_id, ctx.session_id)
+        enqueue = functools.partial(self.memory.enqueue_turn, ctx.owner, turn, settings=settings)
         try:
             await anyio.to_thread.run_sync(enqueue)
         except Exception as exc:
@@ -355,7 +385,12 @@ def parse_body(raw: bytes) -> dict[str, Any]:
 
 
 def _passed(upstream: httpx.Response) -> dict[str, str]:
-    return {name: upstream.headers[name] for name in _PASSED_RESPONSE_HEADERS if name in upstream.headers}
+    """The provider's headers the client gets; its own request id under another name, since
+    `x-request-id` is memroute's."""
+    out = {name: upstream.headers[name] for name in _PASSED_RESPONSE_HEADERS if name in upstream.headers}
+    if REQUEST_ID_HEADER in upstream.headers:
+        out[UPSTREAM_REQUEST_ID_HEADER] = upstream.headers[REQUEST_ID_HEADER]
+    return out
 
 
 def _json_or_none(content: bytes) -> Any:

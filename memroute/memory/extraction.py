@@ -201,7 +201,7 @@ def extract_facts_from_text(text: object) -> list[Fact]:
     return extract_at_most(text, None)[0]
 
 
-def extract_at_most(text: object, limit: int | None) -> tuple[list[Fact], int]:
+def extract_at_most(text: object, limit: int | None, *, speaker: str | None = None) -> tuple[list[Fact], int]:
     """The facts of `extract_facts_from_text`, only the `limit` stated last (the newest
     text matters most) in the same order, and how many were left out."""
     if not isinstance(text, str) or not text.strip():

@@ -20,6 +20,8 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from memroute.memory.lines import injected_line
+
 log = logging.getLogger("memroute.memory.injection")
 
 MEMORY_PREFIX = "Memory context: "
@@ -140,7 +142,7 @@ def should_inject(request: Mapping[str, Any], enabled: bool = True) -> bool:
     return isinstance(messages, list) and len(messages) > 0
 
 
-def _parts_text(parts: Sequence[Any]) -> str:
+def parts_text(parts: Sequence[Any]) -> str:
     texts: list[str] = []
     for part in parts:
         if isinstance(part, str):
@@ -157,7 +159,7 @@ def _parts_text(parts: Sequence[Any]) -> str:
     return " ".join(t for t in texts if t)
 
 
-def _item_user_text(item: Any) -> str:
+def user_item_text(item: Any) -> str:
     """Text of one message/input item if it is from the user, else ``""``."""
     if isinstance(item, str):
         return item.strip()
@@ -173,7 +175,7 @@ def _item_user_text(item: Any) -> str:
         if isinstance(value, str):
             return value.strip()
         if isinstance(value, list):
-            return _parts_text(value).strip()
+            return parts_text(value).strip()
     return ""
 
 
@@ -183,7 +185,7 @@ def _last_user_text_in(items: Any) -> str:
     if not isinstance(items, list):
         return ""
     for item in reversed(items):
-        text = _item_user_text(item)
+        text = user_item_text(item)
         if text:
             return text
     return ""
@@ -198,18 +200,22 @@ def last_user_text(request: Mapping[str, Any]) -> str:
     return _last_user_text_in(request.get("messages")) or _last_user_text_in(request.get("input"))
 
 
-def _memory_content(item: object) -> str:
+def _memory_line(item: object) -> str:
+    """The injected line of one memory: a kept turn with its date and speaker, else its content."""
     if isinstance(item, str):
         return item
+    metadata: Any = None
     if isinstance(item, Mapping):
-        value = item.get("content")
+        value, metadata = item.get("content"), item.get("metadata")
     else:
-        value = getattr(item, "content", None)
-        if value is None:  # RetrievedItem wraps the record in `.memory`
-            value = getattr(getattr(item, "memory", None), "content", None)
+        record = getattr(item, "memory", item)  # RetrievedItem wraps the record in `.memory`
+        value = getattr(record, "content", None)
+        if value is None:
+            value = getattr(item, "content", None)
+        metadata = getattr(record, "metadata", None)
     if not isinstance(value, str):
         raise TypeError(f"memory item of type {type(item).__name__} has no string content")
-    return value
+    return injected_line(value, metadata if isinstance(metadata, Mapping) else None)
 
 
 def _merge_into_system(first: Mapping[str, Any], memory_text: str) -> dict[str, Any]:
@@ -274,7 +280,7 @@ def inject(
     if not memories:
         log.debug("memory.injection.skipped reason=no_memories model=%s", model)
         return _unchanged(request)
-    contents = [c.strip() for c in map(_memory_content, memories) if c.strip()]
+    contents = [c.strip() for c in map(_memory_line, memories) if c.strip()]
     memory_text = format_memory_context(contents, framed=framed)
     if not memory_text:
         log.debug("memory.injection.skipped reason=empty_context model=%s", model)

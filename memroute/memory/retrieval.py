@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from memroute.errors import MemrouteError
+from memroute.memory.lines import LineDeduper, injected_line, is_turn, normalised
 from memroute.models.records import (
     MemoryFilter,
     MemoryRecord,
@@ -72,6 +73,7 @@ class RetrieveParams:
     min_score: float | None = None
     rrf_k: int = 60
     vector_k: int = KEYWORD_CANDIDATES  # nearest neighbours asked of the vector tier
+    already_said: str = ""  # the request's own messages, normalised: never injected again
 
 
 @dataclass(slots=True)
@@ -104,34 +106,48 @@ def clamp_budget(max_tokens: int) -> int:
     return min(max(max_tokens, 1), MAX_BUDGET_TOKENS)
 
 
-def pack(candidates: Iterable[_Candidate], max_tokens: int, limit: int) -> list[RetrievedItem]:
+def pack(
+    candidates: Iterable[_Candidate], max_tokens: int, limit: int, already_said: str = ""
+) -> list[RetrievedItem]:
     """Walk the ranking and take every memory that still fits the budget.
 
-    Smaller memories further down fill the space a large one left. The budget is
-    never exceeded: a best memory larger than the whole budget is cut to fit and
-    marked truncated. The walk stops at `limit`, at a full budget, or after
-    `MAX_MISFITS` memories in a row that did not fit (the budget is as good as
-    full; reading further only costs time).
+    Smaller memories further down fill the space a large one left. The budget counts
+    each memory as it is injected (a kept turn with its date and speaker) and is never
+    exceeded: a best memory larger than the whole budget is cut to fit and marked
+    truncated. A memory whose text `already_said` holds (the request's own messages,
+    normalised) is skipped, and so is a near duplicate of a memory already taken. The
+    walk stops at `limit`, at a full budget, or after `MAX_MISFITS` memories in a row
+    that did not fit (the budget is as good as full; reading further only costs time).
     """
     out: list[RetrievedItem] = []
     used = 0
     misfits = 0
     seen: set[str] = set()
+    lines = LineDeduper()
     for cand in candidates:
-        if cand.memory.id in seen:
+        memory = cand.memory
+        if memory.id in seen:
             continue
-        seen.add(cand.memory.id)
-        tokens = estimate_tokens(cand.memory.content)
+        seen.add(memory.id)
+        if already_said and normalised(memory.content) in already_said:
+            continue
+        tokens = estimate_tokens(injected_line(memory.content, memory.metadata))
         if not out and tokens > max_tokens:
-            cut = replace(cand.memory, content=cand.memory.content[: max_tokens * 4])
-            out.append(_item(cand, cut, estimate_tokens(cut.content), truncated=True))
+            if lines.repeats(memory.content):
+                continue
+            room = max(1, max_tokens * 4 - len(injected_line("", memory.metadata)))
+            cut = replace(memory, content=memory.content[:room])
+            line_tokens = estimate_tokens(injected_line(cut.content, memory.metadata))
+            out.append(_item(cand, cut, min(max_tokens, line_tokens), truncated=True))
             break
         if used + tokens > max_tokens:
             misfits += 1
             if misfits >= MAX_MISFITS:
                 break
             continue
-        out.append(_item(cand, cand.memory, tokens))
+        if lines.repeats(memory.content):
+            continue
+        out.append(_item(cand, memory, tokens))
         used += tokens
         misfits = 0
         if len(out) >= limit or used >= max_tokens:
@@ -264,7 +280,7 @@ def retrieve(
         outcome.reason = vector_unavailable_reason if params.query else "no query — newest memories"
     if not outcome.answered:
         _without_vectors(reader, flt, params, outcome)
-    items = pack(outcome.ranked, clamp_budget(params.max_tokens), params.limit)
+    items = pack(outcome.ranked, clamp_budget(params.max_tokens), params.limit, params.already_said)
     log.debug(
         "memory.retrieval.complete apiKeyId=%s count=%d strategy=%s",
         flt.api_key_id,
@@ -321,7 +337,7 @@ def _without_vectors(
     reader: MemoryReader, flt: MemoryFilter, params: RetrieveParams, outcome: _Outcome
 ) -> None:
     """The SQL-only ranking: the newest (exact), keyword matches else the newest (semantic),
-    or keyword matches followed by the newest to fill the rest of the budget (hybrid)."""
+    or keyword matches followed by the newest facts to fill the rest of the budget (hybrid)."""
     if params.strategy == "exact":
         outcome.ranked = _recent(reader, flt)
     elif params.strategy == "semantic":
@@ -333,7 +349,10 @@ def _without_vectors(
             if params.query:
                 outcome.note("no keyword match — newest memories instead")
     else:
-        outcome.ranked = _chain(_keyword(reader, flt, params.query), _recent(reader, flt))
+        # The newest memories fill what the matches leave of the budget, but not kept turns:
+        # they are the conversation itself, worth injecting only when they match.
+        fill = (c for c in _recent(reader, flt) if not is_turn(c.memory.metadata))
+        outcome.ranked = _chain(_keyword(reader, flt, params.query), fill)
 
 
 RERANK_CANDIDATES = 100

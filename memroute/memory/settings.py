@@ -1,6 +1,7 @@
-"""Memory settings: the 12 fields the dashboard and API share, plus scope and the separate
-extraction/injection switches. Stored values are read leniently (out of range →
-clamped, unknown → default); updates are validated strictly."""
+"""Memory settings: the 12 fields the dashboard and API share, plus scope, the separate
+extraction/injection switches and which chat messages are kept verbatim (`captureTurns`).
+Stored values are read leniently (out of range → clamped, unknown → default); updates
+are validated strictly."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ class MemorySettings:
     scope: str = "apiKey"
     extraction_enabled: bool = True
     injection_enabled: bool = True
+    capture_turns: str = "user"  # off | user | all: which chat messages are kept verbatim
 
     @property
     def retrieval_strategy(self) -> str:
@@ -76,6 +78,7 @@ FIELDS: dict[str, _Field] = {
     "scope": _Field("memoryScope", "choice", choices=("apiKey", "session", "global")),
     "extraction_enabled": _Field("memoryExtractionEnabled", "bool"),
     "injection_enabled": _Field("memoryInjectionEnabled", "bool"),
+    "capture_turns": _Field("memoryCaptureTurns", "choice", choices=("off", "user", "all")),
 }
 DEFAULTS = MemorySettings()
 

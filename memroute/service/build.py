@@ -22,12 +22,14 @@ from memroute.memory.settings import normalize as normalize_memory_settings
 from memroute.service.facts import FactWriter
 from memroute.service.held_turns import HeldTurn, HeldTurns
 from memroute.service.keys import KeyRing
+from memroute.service.learner import TurnLearner
 from memroute.service.providers import ProviderRegistry
 from memroute.service.qdrant import QdrantService
 from memroute.service.quota import MemoryCap
 from memroute.service.reindex import Reindexer, ReindexWorker
 from memroute.service.semantic import SemanticEngine
 from memroute.service.sessions import SessionBook
+from memroute.service.turn_queue import TurnQueue
 from memroute.service.workers import AccessRecorder, ExtractionWorker
 from memroute.store import SqliteStore
 from memroute.upstream.http import LazyClient
@@ -55,9 +57,11 @@ class Parts:
     qdrant: QdrantService
     semantic: SemanticEngine
     facts: FactWriter
+    learner: TurnLearner  # what the extraction worker does with each queued turn
     cap: MemoryCap
     decay_policy: DecayPolicy
     held: HeldTurns  # writes chat turns to the queue, holding them while the database is full
+    turn_queue: TurnQueue  # what of a chat turn goes on the queue
     extraction: ExtractionWorker
     access: AccessRecorder
     decay_sweep: PeriodicTask
@@ -122,6 +126,7 @@ def _assemble(store: SqliteStore, config: Config, clock: Clock) -> Parts:
         now=now,
         on_stored=semantic.notify,
     )
+    learner = TurnLearner(store, facts, cap=cap, on_stored=semantic.notify)
     policy = DecayPolicy(
         enabled=config.decay_enabled,
         episodic_days=config.decay_episodic_days,
@@ -134,9 +139,31 @@ def _assemble(store: SqliteStore, config: Config, clock: Clock) -> Parts:
 
     def queue_turns(turns: list[HeldTurn]) -> list[int]:
         with store.db.write():
-            return [store.jobs.enqueue(t.owner, t.session, t.source, t.text, now=t.queued_at) for t in turns]
+            return [
+                store.jobs.enqueue(
+                    t.owner,
+                    t.session,
+                    t.source,
+                    t.text,
+                    now=t.queued_at,
+                    request_id=t.request_id,
+                    speaker=t.speaker,
+                    capture=t.capture,
+                    facts=t.facts,
+                )
+                for t in turns
+            ]
 
     held = HeldTurns(queue_turns)
+    extraction = ExtractionWorker(
+        fetch=lambda n: store.jobs.next_batch(max_attempts=config.extraction_max_attempts, limit=n),
+        before=held.write_back,
+        process=learner.process_jobs,
+        fail=lambda job, exc: store.jobs.fail(job.id, f"{type(exc).__name__}: {exc}"),
+    )
+    turn_queue = TurnQueue(
+        held, redact=facts.redact, max_bytes=config.max_content_bytes, now=now, notify=extraction.notify
+    )
 
     return Parts(
         config=config,
@@ -152,15 +179,12 @@ def _assemble(store: SqliteStore, config: Config, clock: Clock) -> Parts:
         qdrant=qdrant,
         semantic=semantic,
         facts=facts,
+        learner=learner,
         cap=cap,
         decay_policy=policy,
         held=held,
-        extraction=ExtractionWorker(
-            fetch=lambda n: store.jobs.next_batch(max_attempts=config.extraction_max_attempts, limit=n),
-            before=held.write_back,
-            process=facts.process_jobs,
-            fail=lambda job, exc: store.jobs.fail(job.id, f"{type(exc).__name__}: {exc}"),
-        ),
+        turn_queue=turn_queue,
+        extraction=extraction,
         access=AccessRecorder(lambda counts: store.memories.record_access_counts(counts, now=now())),
         decay_sweep=PeriodicTask(
             "decay", config.decay_sweep_interval_s if config.decay_enabled else 0, sweep_decayed

@@ -21,7 +21,7 @@ from memroute.clock import Clock, days_ago, parse_time, to_iso, utc_now
 from memroute.config import Config
 from memroute.errors import InvalidInput, NotFound
 from memroute.memory import injection, maintenance, validate
-from memroute.memory.extraction import extract_facts_from_text, may_state_facts
+from memroute.memory.extraction import extract_facts_from_text
 from memroute.memory.portability import import_records
 from memroute.memory.retrieval import NO_VECTOR_REASON, RetrieveParams, join_reasons, retrieve
 from memroute.memory.settings import MemorySettings, validate_update
@@ -40,7 +40,7 @@ from memroute.models.results import DecayReport, ExtractionQueue, ReindexReport,
 from memroute.models.status import EmbeddingProvider, EngineStatus, MemoryLimits, StorageStatus
 from memroute.models.wire import to_wire
 from memroute.service.build import Parts, build
-from memroute.service.held_turns import HeldTurn
+from memroute.service.turn_queue import ChatTurn
 from memroute.store import NewMemory
 
 log = logging.getLogger("memroute.memory")
@@ -66,6 +66,7 @@ class Memory:
         self._read_settings = parts.settings
         self._decay_policy = parts.decay_policy
         self._facts = parts.facts
+        self._turns = parts.turn_queue
         self._cap = parts.cap
         self._extraction = parts.extraction
         self._held = parts.held
@@ -330,12 +331,14 @@ class Memory:
         record_access: bool = True,
         settings: MemorySettings | None = None,
         memory_type: str | None = None,
+        already_said: str = "",
     ) -> builtins.list[RetrievedItem]:
         """The memories to inject for `query`, best first, within `max_tokens`.
 
         Unset strategy, budget and retention come from the settings (pass them if already
-        read), as does the embedding source. Every memory returned has its access count
-        bumped (unless `record_access=False`)."""
+        read), as does the embedding source. A memory whose text `already_said` holds (a
+        request's own messages, see `memroute.memory.turns.said_in`) is left out. Every
+        memory returned has its access count bumped (unless `record_access=False`)."""
         settings = settings or self.settings()
         if not strategy or max_tokens is None or retention_days is None:
             strategy = strategy or settings.retrieval_strategy
@@ -355,6 +358,7 @@ class Memory:
             limit=validate.integer(limit, "limit", minimum=1, maximum=1000),
             settings=settings,
             memory_type=memory_type,
+            already_said=already_said,
         )
         if record_access and result.items:
             self.record_access(i.memory.id for i in result.items)
@@ -409,6 +413,7 @@ class Memory:
         limit: int,
         settings: MemorySettings | None = None,
         memory_type: str | None = None,
+        already_said: str = "",
     ) -> Retrieval:
         if query is not None and not isinstance(query, str):
             raise InvalidInput("must be a string", "query")
@@ -421,6 +426,7 @@ class Memory:
             min_score=self.config.min_score,
             rrf_k=self.config.rrf_k,
             vector_k=max(limit, self.config.vec_top_k),
+            already_said=already_said,
         )
         if strategy == "exact" or params.query is None:
             return retrieve(self._store.memories, flt, params)
@@ -453,9 +459,11 @@ class Memory:
         *,
         settings: MemorySettings | None = None,
         record_access: bool = True,
+        already_said: str = "",
     ) -> builtins.list[RetrievedItem]:
         """What the gateway injects: retrieval as the settings say (pass them if already
-        read), or nothing when memory or injection is off."""
+        read), leaving out what the request already holds (`already_said`), or nothing when
+        memory or injection is off."""
         settings = settings or self.settings()
         if not settings.injects:
             return []
@@ -469,6 +477,7 @@ class Memory:
             retention_days=settings.retention_days,
             record_access=record_access,
             settings=settings,
+            already_said=already_said,
         )
 
     def inject(
@@ -497,13 +506,16 @@ class Memory:
         *,
         actor: str = "extraction",
     ) -> builtins.list[MemoryRecord]:
-        """Extract facts from `text` and store them now; returns the stored memories."""
+        """Extract facts from `text` and store them now; returns the stored memories. A reply
+        (`source="llm_response"`) teaches no facts: the assistant's sentences are not the user's."""
         owner = validate.owner(api_key_id)
         session = validate.session(session_id)
         if source not in SOURCES:
             raise InvalidInput(f"must be one of {', '.join(SOURCES)}", "source")
         if not isinstance(text, str):
             raise InvalidInput("must be a string", "text")
+        if source != "user_message":
+            return []
         return self._facts.store(owner, session, source, self._facts.extract(text), actor=actor)
 
     def enqueue_extraction(
@@ -516,31 +528,30 @@ class Memory:
     def enqueue_extractions(
         self, api_key_id: str, texts: Sequence[tuple[str, str]], session_id: str = ""
     ) -> builtins.list[int]:
-        """Queue several (text, source) pairs in one transaction (a chat turn's user
-        message and reply). Texts that cannot state a fact (empty, or without any
-        statement lead such as "I prefer" or "my …") are skipped: most chat turns
-        are questions, and they then cost no write and no worker time. While the
-        database is full the texts are held in this process and queued by the worker
-        once there is room (no ids are returned then)."""
+        """Queue several (text, source) pairs for fact extraction in one transaction. Only
+        user messages that can state a fact (with a statement lead such as "I prefer" or
+        "my …") are queued: a reply never states facts about the user, and most turns are
+        questions. While the database is full the texts are held in this process and
+        queued by the worker once there is room (no ids are returned then)."""
         owner = validate.owner(api_key_id)
         session = validate.session(session_id)
         for _, source in texts:
             if source not in SOURCES:
                 raise InvalidInput(f"must be one of {', '.join(SOURCES)}", "source")
-        queued = [
-            # A secret is never written, not even to the queue; NUL, lone surrogates and
-            # control characters are dropped (a chat never fails on them).
-            (self._facts.redact(validate.without_refused_chars(tail)), source)
-            for text, source in texts
-            if isinstance(text, str) and may_state_facts(tail := text[-self.config.max_content_bytes :])
-        ]
-        if not queued:
+        return self._turns.queue_texts(owner, texts, session)
+
+    def enqueue_turn(
+        self, api_key_id: str, turn: ChatTurn, *, settings: MemorySettings | None = None
+    ) -> builtins.list[int]:
+        """Queue one chat exchange for learning, as the settings say: the user's message kept
+        as an episode (`captureTurns` user or all) and read for facts, the reply kept as the
+        assistant's episode (`captureTurns` all). Nothing when memory or learning is off."""
+        settings = settings or self.settings()
+        if not settings.extracts:
             return []
-        now = self._now()
-        # In one transaction; on a full database held in this process, queued by the worker.
-        job_ids = self._held.queue([HeldTurn(owner, session, source, tail, now) for tail, source in queued])
-        self._extraction.notify()
-        return job_ids
+        owner = validate.owner(api_key_id)
+        turn = replace(turn, session_id=validate.session(turn.session_id))
+        return self._turns.queue_turn(owner, turn, capture=settings.capture_turns, facts=True)
 
     def wait_for_extraction(self, timeout: float = 30.0) -> bool:
         """Block until everything queued so far has been processed (useful in tests and scripts)."""

@@ -1,6 +1,7 @@
 """Writing extracted facts: redaction first, at most `max_facts` facts per message (the
 last ones stated), then one memory per fact (a fact with a key replaces the key's earlier
-memory; a key at its memory cap makes room), for `remember` and the extraction queue."""
+memory and keeps a short list of where it was learned; a key at its memory cap makes
+room), for `remember` and the extraction queue."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ from collections.abc import Callable, Sequence
 
 from memroute.memory import validate
 from memroute.memory.extraction import extract_at_most
+from memroute.memory.origin import Origin, with_source
 from memroute.memory.redact import redact
 from memroute.models.records import Fact, MemoryRecord
 from memroute.service.quota import MemoryCap
-from memroute.store import ExtractionJob, NewMemory, SqliteStore
+from memroute.store import NewMemory, SqliteStore
 
 log = logging.getLogger("memroute.memory")
 
@@ -41,31 +43,46 @@ class FactWriter:
         """`text` with secrets masked (unless redaction is off)."""
         return redact(text) if self._redact_secrets else text
 
-    def extract(self, text: str) -> list[Fact]:
-        """The facts of one message to store: redacted, at most `max_facts` (the last stated)."""
-        facts, dropped = extract_at_most(self.redact(text), self.max_facts)
+    def extract(self, text: str, speaker: str = "") -> list[Fact]:
+        """The facts of one message to store: redacted, at most `max_facts` (the last stated),
+        each told of `speaker` when the message names one."""
+        facts, dropped = extract_at_most(self.redact(text), self.max_facts, speaker=speaker or None)
         if dropped:
             self.facts_dropped += dropped
             log.info("memory.extraction.capped kept=%d dropped=%d", len(facts), dropped)
         return facts
 
     def store(
-        self, owner: str, session: str, source: str, facts: Sequence[Fact], *, actor: str
+        self,
+        owner: str,
+        session: str,
+        source: str,
+        facts: Sequence[Fact],
+        *,
+        actor: str,
+        origin: Origin | None = None,
     ) -> list[MemoryRecord]:
-        """Store `facts` as `owner`'s memories in one transaction; returns them."""
+        """Store `facts` as `owner`'s memories in one transaction; returns them. `origin`
+        (the chat message they came from) is recorded on each, and on a fact learned again
+        added to its list of sources."""
         facts = validate.clean_facts(facts)  # a chat's NUL or control character is dropped, not refused
         now = self._now()
         stored: list[MemoryRecord] = []
         with self._store.db.write():
-            incoming = sum(1 for f in facts if self._store.memories.get_by_key(owner, f.key) is None)
-            self._cap.make_room(owner, incoming, now=now)
+            earlier = self._store.memories.by_keys(owner, [f.key for f in facts])
+            self._cap.make_room(owner, sum(1 for f in facts if f.key not in earlier), now=now)
             for fact in facts:
-                metadata = {
+                metadata: dict[str, object] = {
                     "category": fact.category,
                     "polarity": fact.polarity,
                     "source": source,
                     "extractedAt": now,
                 }
+                if origin is not None:
+                    metadata.update(origin.fields())
+                    previous = earlier.get(fact.key)
+                    if previous is not None:
+                        metadata["sources"] = with_source(previous.metadata, origin)
                 new = NewMemory(
                     api_key_id=owner,
                     content=fact.content,
@@ -79,12 +96,3 @@ class FactWriter:
         if stored:
             self._on_stored()
         return stored
-
-    def process_jobs(self, jobs: Sequence[ExtractionJob]) -> None:
-        """Store the facts of queued `jobs` and delete the jobs, all in one transaction."""
-        # Extract outside the write lock: API writes never wait on regexes.
-        found = [(job, self.extract(job.text)) for job in jobs]
-        with self._store.db.write():
-            for job, facts in found:
-                self.store(job.api_key_id, job.session_id, job.source, facts, actor="extraction")
-                self._store.jobs.finish(job.id)

@@ -25,13 +25,18 @@ DEFAULT_MAX_BYTES = 8 * 1024 * 1024
 
 @dataclass(frozen=True, slots=True)
 class HeldTurn:
-    """One text waiting for the queue: whose, from which session and source, and when it came."""
+    """One text waiting for the queue: whose, from which session, source, request and
+    speaker, when it came, and whether it is kept as an episode and/or read for facts."""
 
     owner: str
     session: str
     source: str
     text: str
     queued_at: str
+    request_id: str = ""
+    speaker: str = ""
+    capture: bool = False
+    facts: bool = True
 
 
 class HeldTurns:

@@ -17,21 +17,58 @@ class ExtractionJob:
     created_at: str
     attempts: int
     last_error: str | None
+    request_id: str = ""
+    speaker: str = ""
+    capture: bool = False  # keep the text itself as the speaker's episodes
+    facts: bool = True  # extract facts from it
 
 
-_COLUMNS = "id, api_key_id, session_id, source, text, created_at, attempts, last_error"
+_COLUMNS = (
+    "id, api_key_id, session_id, source, text, created_at, attempts, last_error,"
+    " request_id, speaker, capture, facts"
+)
+
+
+def _job(row: tuple[object, ...]) -> ExtractionJob:
+    (job_id, owner, session, source, text, created, attempts, error, request, speaker, capture, facts) = row
+    return ExtractionJob(
+        int(job_id),  # type: ignore[call-overload]
+        str(owner),
+        str(session),
+        str(source),
+        str(text),
+        str(created),
+        int(attempts),  # type: ignore[call-overload]
+        None if error is None else str(error),
+        request_id=str(request),
+        speaker=str(speaker),
+        capture=bool(capture),
+        facts=bool(facts),
+    )
 
 
 class JobRepository:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    def enqueue(self, api_key_id: str, session_id: str, source: str, text: str, *, now: str) -> int:
+    def enqueue(
+        self,
+        api_key_id: str,
+        session_id: str,
+        source: str,
+        text: str,
+        *,
+        now: str,
+        request_id: str = "",
+        speaker: str = "",
+        capture: bool = False,
+        facts: bool = True,
+    ) -> int:
         with self.db.write() as con:
             con.execute(
-                "INSERT INTO extraction_jobs (api_key_id, session_id, source, text, created_at)"
-                " VALUES (?, ?, ?, ?, ?)",
-                (api_key_id, session_id, source, text, now),
+                "INSERT INTO extraction_jobs (api_key_id, session_id, source, text, created_at,"
+                " request_id, speaker, capture, facts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (api_key_id, session_id, source, text, now, request_id, speaker, int(capture), int(facts)),
             )
             return int(con.last_insert_rowid())
 
@@ -45,7 +82,7 @@ class JobRepository:
             )
             .fetchall()
         )
-        return [ExtractionJob(*row) for row in rows]  # type: ignore[arg-type]
+        return [_job(row) for row in rows]
 
     def finish(self, job_id: int) -> None:
         """Remove a processed job; called inside the transaction that stored its facts."""

@@ -327,6 +327,20 @@ class MemoryRepository:
             self.cache.set(memory_id, tuple(row), if_version=version)
         return row_to_memory(row)
 
+    def by_keys(self, api_key_id: str, keys: Sequence[str]) -> dict[str, MemoryRecord]:
+        """The owner's memories with any of `keys`, by key. Read on the writing connection,
+        so inside a write transaction it sees what that transaction has written."""
+        wanted = [k for k in dict.fromkeys(keys) if k]
+        if not wanted:
+            return {}
+        with self.db.write() as con:
+            marks = ",".join("?" * len(wanted))
+            rows = con.execute(
+                f"SELECT {COLUMNS} FROM memories WHERE api_key_id = ? AND key IN ({marks})",
+                (api_key_id, *wanted),
+            ).fetchall()
+        return {m.key: m for m in map(row_to_memory, rows)}
+
     def get_by_key(self, api_key_id: str, key: str) -> MemoryRecord | None:
         return self._one(
             self.db.read(),

@@ -33,7 +33,12 @@ REF_FIELDS = {
     "rerankProviderModel": None,
     "vectorStore": "auto",
 }
-ADDED_FIELDS = {"scope": "apiKey", "extractionEnabled": True, "injectionEnabled": True}
+ADDED_FIELDS = {
+    "scope": "apiKey",
+    "extractionEnabled": True,
+    "injectionEnabled": True,
+    "captureTurns": "user",
+}
 
 
 def _write_raw(db_path: Path, values: dict[str, Any], *, raw_text: dict[str, str] | None = None) -> None:
@@ -79,6 +84,15 @@ def test_defaults(mem: Memory) -> None:
     assert s.scope == "apiKey"
     assert s.extraction_enabled is True
     assert s.injection_enabled is True
+    assert s.capture_turns == "user"  # the user's own words are kept verbatim
+
+
+def test_capture_turns_takes_off_user_or_all_and_refuses_anything_else(mem: Memory) -> None:
+    assert mem.update_settings(captureTurns="all").capture_turns == "all"
+    assert mem.update_settings(capture_turns="off").capture_turns == "off"
+    with pytest.raises(InvalidInput, match="captureTurns"):
+        mem.update_settings(captureTurns="everything")
+    assert mem.settings().capture_turns == "off"
 
 
 def test_the_wire_object_has_the_twelve_ref_fields_and_the_added_ones(mem: Memory) -> None:

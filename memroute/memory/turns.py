@@ -1,0 +1,167 @@
+"""What of a chat turn is kept verbatim: the text people wrote, in bounded chunks.
+
+A turn's text loses what is not conversation before it is kept: fenced code blocks,
+base64 blobs and `data:` URLs become short placeholders (`[code]`, `[data]`). A turn
+that says nothing ("ok", "thanks!", "lol", a lone emoji) is skipped. A long turn is
+split at paragraph, then sentence, then word boundaries into chunks of at most
+`MAX_CHUNK_CHARS`. Each chunk has a key from its normalised text, so the same text
+said twice by one owner is kept once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from memroute.memory.injection import last_user_text, parts_text, user_item_text
+from memroute.memory.lines import normalised
+
+MAX_CHUNK_CHARS = 1200
+MAX_TURN_CHARS = 64 * 1024  # the newest part of a longer text is kept
+MAX_CHUNKS = 64
+MAX_SPEAKER_CHARS = 64
+TURN_KEY_PREFIX = "turn:"
+
+_FENCED_CODE = re.compile(r"(?:```|~~~)[^\n]*\n.*?(?:```|~~~|\Z)", re.DOTALL)
+_DATA_URL = re.compile(r"data:[\w.+-]+/[\w.+-]+;base64,[A-Za-z0-9+/=\s]*")
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{120,}={0,2}")
+_PLACEHOLDER_RUN = re.compile(r"(\[(?:code|data)\])(?:\s*\1)+")
+_WORD = re.compile(r"[^\W_]+")
+_PARAGRAPH = re.compile(r"\n\s*\n")
+_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
+
+# Words that carry nothing on their own: a turn made only of these is skipped.
+_FILLER = frozenset(
+    """
+    ok okay okey k kk thanks thank thx ty tysm you u so much very lot a lol lmao lmfao rofl
+    haha hahaha hehe hah yes yeah yep yup ya no nope nah sure cool nice great good awesome
+    hi hello hey hiya bye cya later morning night gm gn wow omg hmm hm ah oh uh um right
+    alright np welcome yw agreed indeed true same fine ikr idk brb ttyl xd
+    """.split()  # noqa: SIM905 - a word list reads better as text
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One piece of a turn to keep: its text, key, and place among the turn's chunks."""
+
+    text: str
+    key: str
+    index: int
+    count: int
+
+
+def without_media(text: str) -> str:
+    """`text` with code blocks, `data:` URLs and base64 runs replaced by placeholders."""
+    text = _FENCED_CODE.sub(" [code] ", text)
+    text = _DATA_URL.sub(" [data] ", text)
+    text = _BASE64_RUN.sub(" [data] ", text)
+    return _PLACEHOLDER_RUN.sub(r"\1", text)
+
+
+def says_something(text: str) -> bool:
+    """False for a turn of only filler words, placeholders, punctuation or emoji."""
+    words = [w for w in _WORD.findall(text.casefold()) if w not in ("code", "data")]
+    return any(w not in _FILLER for w in words)
+
+
+def turn_key(text: str) -> str:
+    """The memory key of a kept text: the same for the same words, whatever their spacing or case."""
+    digest = hashlib.sha256(normalised(text).encode("utf-8", "surrogatepass")).hexdigest()
+    return TURN_KEY_PREFIX + digest[:16]
+
+
+def is_turn_key(key: str) -> bool:
+    return key.startswith(TURN_KEY_PREFIX)
+
+
+def _pieces(text: str, limit: int) -> list[str]:
+    """`text` cut at paragraphs, then sentences, then words, into pieces ≤ `limit` chars."""
+    if len(text) <= limit:
+        return [text]
+    for splitter in (_PARAGRAPH, _SENTENCE_END):
+        parts = [p.strip() for p in splitter.split(text) if p.strip()]
+        if len(parts) > 1:
+            return [piece for part in parts for piece in _pieces(part, limit)]
+    words, pieces, current = text.split(), [], ""
+    for word in words:
+        while len(word) > limit:  # one unbroken run longer than a chunk
+            if current:
+                pieces.append(current)
+                current = ""
+            pieces.append(word[:limit])
+            word = word[limit:]
+        if current and len(current) + 1 + len(word) > limit:
+            pieces.append(current)
+            current = word
+        else:
+            current = f"{current} {word}" if current else word
+    if current:
+        pieces.append(current)
+    return pieces
+
+
+def _packed(pieces: list[str], limit: int) -> list[str]:
+    """Neighbouring pieces joined back while they fit one chunk (fewer, fuller chunks)."""
+    out: list[str] = []
+    for piece in pieces:
+        if out and len(out[-1]) + 2 + len(piece) <= limit:
+            out[-1] = f"{out[-1]}\n\n{piece}" if "\n" in piece or "\n" in out[-1] else f"{out[-1]} {piece}"
+        else:
+            out.append(piece)
+    return out
+
+
+def chunks(text: str, limit: int = MAX_CHUNK_CHARS) -> list[Chunk]:
+    """The chunks of `text` worth keeping (none for a turn that says nothing); at most
+    `MAX_CHUNKS`, the last ones (the end of a long text is its newest part)."""
+    if not isinstance(text, str):
+        return []
+    text = without_media(text[-MAX_TURN_CHARS:]).strip()
+    if not text or not says_something(text):
+        return []
+    pieces = [p for p in _packed(_pieces(text, limit), limit) if says_something(p)]
+    pieces = pieces[-MAX_CHUNKS:]
+    return [Chunk(piece, turn_key(piece), i, len(pieces)) for i, piece in enumerate(pieces)]
+
+
+def speaker_of(message: Mapping[str, Any]) -> str:
+    """The speaker a message names (the OpenAI `name` field), trimmed and bounded; "" if none."""
+    name = message.get("name")
+    if not isinstance(name, str):
+        return ""
+    name = "".join(ch for ch in name if ch.isprintable()).strip()
+    return name[:MAX_SPEAKER_CHARS]
+
+
+def last_user_turn(request: Mapping[str, Any]) -> tuple[str, str]:
+    """The text of the request's last user message that has text, and its speaker ("" if
+    the message names none): what the gateway keeps of a chat request."""
+    messages = request.get("messages")
+    if isinstance(messages, list):
+        for message in reversed(messages):
+            if isinstance(message, Mapping) and message.get("role") == "user":
+                text = user_item_text(message)
+                if text:
+                    return text, speaker_of(message)
+    return last_user_text(request), ""
+
+
+def said_in(request: Mapping[str, Any]) -> str:
+    """Every message text of the request, normalised and joined: what it already holds, so
+    a memory found inside it is not injected again."""
+    messages = request.get("messages")
+    if not isinstance(messages, list):
+        return ""
+    texts = []
+    for message in messages:
+        if isinstance(message, Mapping):
+            content = message.get("content")
+            if isinstance(content, str):
+                texts.append(content)
+            elif isinstance(content, list):
+                texts.append(parts_text(content))
+    return normalised("\n".join(texts))

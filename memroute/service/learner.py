@@ -1,0 +1,115 @@
+"""Learning from queued chat turns: what the extraction worker does with each job.
+
+A job is one message of a chat (the user's last message, or the assistant's reply). When
+the job captures, its text is kept as the speaker's episodes: verbatim, in bounded
+chunks, each at most once per owner (`memroute.memory.turns`). When the job reads facts,
+the facts it states become facts of the speaker; only user messages are read for facts,
+so nothing the assistant says is ever stored as a fact about the user. Everything learned
+records where it came from (`memroute.memory.origin`). A batch of jobs is stored, and the
+jobs deleted, in one transaction.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+
+from memroute.memory import turns, validate
+from memroute.memory.lines import TURN_CATEGORY
+from memroute.memory.origin import Origin
+from memroute.models.records import Fact, MemoryRecord
+from memroute.service.facts import FactWriter
+from memroute.service.quota import MemoryCap
+from memroute.store import ExtractionJob, NewMemory, SqliteStore
+
+log = logging.getLogger("memroute.memory")
+
+ROLES = {"user_message": "user", "llm_response": "assistant"}
+
+
+def origin_of(job: ExtractionJob) -> Origin:
+    """Where what `job` teaches came from: its request, session, role, speaker and time."""
+    return Origin(
+        request_id=job.request_id,
+        session_id=job.session_id,
+        role=ROLES.get(job.source, "user"),
+        speaker=job.speaker,
+        learned_at=job.created_at,
+    )
+
+
+class TurnLearner:
+    """Stores the episodes and facts of queued jobs (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: SqliteStore,
+        facts: FactWriter,
+        *,
+        cap: MemoryCap,
+        on_stored: Callable[[], None],
+    ) -> None:
+        """`on_stored()` is called after new episodes were written (they wait for vectors)."""
+        self._store = store
+        self._facts = facts
+        self._cap = cap
+        self._on_stored = on_stored
+        self.turns_captured = 0  # episodes stored since start
+        self.turns_repeated = 0  # chunks not stored again: the owner already had their text
+
+    def process_jobs(self, jobs: Sequence[ExtractionJob]) -> None:
+        """Store what `jobs` teach and delete the jobs, all in one transaction."""
+        # Chunk and extract outside the write lock: API writes never wait on regexes.
+        found = [(job, *self._read(job)) for job in jobs]
+        stored = 0
+        with self._store.db.write():
+            for job, chunks, facts in found:
+                origin = origin_of(job)
+                stored += len(self.store_episodes(job.api_key_id, chunks, origin))
+                if facts:
+                    self._facts.store(
+                        job.api_key_id, job.session_id, job.source, facts, actor="extraction", origin=origin
+                    )
+                self._store.jobs.finish(job.id)
+        if stored:
+            self._on_stored()
+
+    def _read(self, job: ExtractionJob) -> tuple[list[turns.Chunk], list[Fact]]:
+        text = self._facts.redact(job.text)  # queued redacted already; a changed rule applies too
+        chunks = turns.chunks(text) if job.capture else []
+        facts = self._facts.extract(text, job.speaker) if job.facts and job.source == "user_message" else []
+        return chunks, facts
+
+    def store_episodes(self, owner: str, chunks: Sequence[turns.Chunk], origin: Origin) -> list[MemoryRecord]:
+        """Store `chunks` as `owner`'s episodes (in the caller's transaction); a chunk whose
+        text the owner already has is not stored again."""
+        held = self._store.memories.by_keys(owner, [c.key for c in chunks])
+        fresh = list({c.key: c for c in chunks if c.key not in held}.values())
+        self.turns_repeated += len(chunks) - len(fresh)
+        if not fresh:
+            return []
+        self._cap.make_room(owner, len(fresh), now=origin.learned_at)
+        stored = []
+        for chunk in fresh:
+            content = validate.without_refused_chars(chunk.text).strip()
+            if not content:
+                continue
+            metadata: dict[str, object] = {
+                "category": TURN_CATEGORY,
+                "source": "user_message" if origin.role == "user" else "llm_response",
+                **origin.fields(),
+            }
+            if chunk.count > 1:
+                metadata["chunk"] = [chunk.index, chunk.count]
+            new = NewMemory(
+                api_key_id=owner,
+                content=content,
+                key=chunk.key,
+                type="episodic",
+                session_id=origin.session_id,
+                metadata=metadata,
+            )
+            stored.append(self._store.memories.upsert(new, now=origin.learned_at, actor="capture")[0])
+        self.turns_captured += len(stored)
+        log.debug("memory.capture.complete apiKeyId=%s chunks=%d", owner, len(stored))
+        return stored
