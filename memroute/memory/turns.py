@@ -26,7 +26,8 @@ MAX_SPEAKER_CHARS = 64
 TURN_KEY_PREFIX = "turn:"
 
 _FENCED_CODE = re.compile(r"(?:```|~~~)[^\n]*\n.*?(?:```|~~~|\Z)", re.DOTALL)
-_DATA_URL = re.compile(r"data:[\w.+-]+/[\w.+-]+;base64,[A-Za-z0-9+/=\s]*")
+# A blob the redactor masked already ("[redacted]") is still a blob.
+_DATA_URL = re.compile(r"data:[\w.+-]+/[\w.+-]+;base64,(?:\[redacted\]|[A-Za-z0-9+/=\s])*")
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{120,}={0,2}")
 _PLACEHOLDER_RUN = re.compile(r"(\[(?:code|data)\])(?:\s*\1)+")
 _WORD = re.compile(r"[^\W_]+")
@@ -120,7 +121,11 @@ def chunks(text: str, limit: int = MAX_CHUNK_CHARS) -> list[Chunk]:
     `MAX_CHUNKS`, the last ones (the end of a long text is its newest part)."""
     if not isinstance(text, str):
         return []
-    text = without_media(text[-MAX_TURN_CHARS:]).strip()
+    if len(text) > MAX_TURN_CHARS:  # the newest part, from its first whole sentence
+        text = text[-MAX_TURN_CHARS:]
+        start = _SENTENCE_END.search(text, 0, 1000)
+        text = text[start.end() :] if start else text
+    text = without_media(text).strip()
     if not text or not says_something(text):
         return []
     pieces = [p for p in _packed(_pieces(text, limit), limit) if says_something(p)]
