@@ -2,9 +2,8 @@
 
 A kept chat turn carries its date and speaker, so the model can answer "when" and
 "who" questions: `[2026-05-08] Caroline: I adopted a dog last week.` (the role, "User"
-or "Assistant", when the message named no speaker). A fact reads as stored. Two lines
-are near duplicates when they share nearly all their words (at least 80 % of the words
-of both together); only the first is injected.
+or "Assistant", when the message named no speaker). A fact reads as stored. Of two lines
+that say the same words (see `LineDeduper`) only the first is injected.
 """
 
 from __future__ import annotations
@@ -15,8 +14,15 @@ from collections.abc import Mapping
 from typing import Any
 
 TURN_CATEGORY = "turn"  # metadata.category of a kept chat turn
+TURN_KEY_PREFIX = "turn:"  # the key of a kept chat turn starts so
 
-NEAR_DUPLICATE_SHARE = 0.8  # shared words over the words of both lines
+_SMALL_WORDS = frozenset(
+    """
+    a an the i i'm im me my we our us you your it its is are was were be been am do does did
+    to of in on at for and or but so just really very too also then that this these those oh
+    ok okay well yeah yes no not
+    """.split()  # noqa: SIM905 - a word list reads better as text
+)
 _WORD = re.compile(r"[^\W_]+")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _SPACES = re.compile(r"\s+")
@@ -25,6 +31,10 @@ _SPACES = re.compile(r"\s+")
 def normalised(text: str) -> str:
     """Case-folded NFC text with runs of white space as one space (what repeats compare)."""
     return _SPACES.sub(" ", unicodedata.normalize("NFC", text).casefold()).strip()
+
+
+def is_turn_key(key: str) -> bool:
+    return key.startswith(TURN_KEY_PREFIX)
 
 
 def is_turn(metadata: Mapping[str, Any] | None) -> bool:
@@ -45,18 +55,27 @@ def injected_line(content: str, metadata: Mapping[str, Any] | None) -> str:
 
 
 class LineDeduper:
-    """Remembers the lines taken so far and tells whether a new one repeats one of them."""
+    """Remembers the lines taken so far and tells whether a new one repeats one of them.
+
+    Two lines repeat each other when they have the same content words: case, spacing,
+    punctuation, word order, a plural "s" and the small words ("I", "the", "so", …) aside.
+    One set lookup per line, whatever the number of lines."""
 
     def __init__(self) -> None:
-        self._taken: list[frozenset[str]] = []
+        self._taken: set[frozenset[str]] = set()
 
     def repeats(self, content: str) -> bool:
-        """True when `content` is a near duplicate of a line already taken; else takes it."""
-        words = frozenset(_WORD.findall(normalised(content)))
+        """True when `content` repeats a line already taken; else takes it."""
+        words = content_words(content)
         if not words:
             return False
-        for other in self._taken:
-            if len(words & other) >= NEAR_DUPLICATE_SHARE * len(words | other):
-                return True
-        self._taken.append(words)
+        if words in self._taken:
+            return True
+        self._taken.add(words)
         return False
+
+
+def content_words(text: str) -> frozenset[str]:
+    """The words of `text` that carry its meaning, case-folded, a final "s" dropped."""
+    words = (w[:-1] if len(w) > 3 and w.endswith("s") else w for w in _WORD.findall(text.casefold()))
+    return frozenset(w for w in words if w not in _SMALL_WORDS)

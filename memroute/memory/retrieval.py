@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from memroute.errors import MemrouteError
-from memroute.memory.lines import LineDeduper, injected_line, is_turn, normalised
+from memroute.memory.lines import LineDeduper, injected_line, is_turn_key, normalised
 from memroute.models.records import (
     MemoryFilter,
     MemoryRecord,
@@ -131,13 +131,13 @@ def pack(
         seen.add(memory.id)
         if already_said and normalised(memory.content) in already_said:
             continue
-        tokens = estimate_tokens(injected_line(memory.content, memory.metadata))
+        tokens = estimate_tokens(_line(memory))
         if not out and tokens > max_tokens:
             if lines.repeats(memory.content):
                 continue
-            room = max(1, max_tokens * 4 - len(injected_line("", memory.metadata)))
+            room = max(1, max_tokens * 4 - (len(_line(memory)) - len(memory.content)))
             cut = replace(memory, content=memory.content[:room])
-            line_tokens = estimate_tokens(injected_line(cut.content, memory.metadata))
+            line_tokens = estimate_tokens(_line(cut))
             out.append(_item(cand, cut, min(max_tokens, line_tokens), truncated=True))
             break
         if used + tokens > max_tokens:
@@ -153,6 +153,11 @@ def pack(
         if len(out) >= limit or used >= max_tokens:
             break
     return out
+
+
+def _line(memory: MemoryRecord) -> str:
+    """The memory as injected (only a kept turn's metadata is read: decoding it costs)."""
+    return injected_line(memory.content, memory.metadata) if is_turn_key(memory.key) else memory.content
 
 
 def _item(cand: _Candidate, memory: MemoryRecord, tokens: int, truncated: bool = False) -> RetrievedItem:
@@ -351,7 +356,7 @@ def _without_vectors(
     else:
         # The newest memories fill what the matches leave of the budget, but not kept turns:
         # they are the conversation itself, worth injecting only when they match.
-        fill = (c for c in _recent(reader, flt) if not is_turn(c.memory.metadata))
+        fill = (c for c in _recent(reader, flt) if not is_turn_key(c.memory.key))
         outcome.ranked = _chain(_keyword(reader, flt, params.query), fill)
 
 

@@ -17,13 +17,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from memroute.memory.injection import last_user_text, parts_text, user_item_text
-from memroute.memory.lines import normalised
+from memroute.memory.lines import TURN_KEY_PREFIX, normalised
 
 MAX_CHUNK_CHARS = 1200
 MAX_TURN_CHARS = 64 * 1024  # the newest part of a longer text is kept
 MAX_CHUNKS = 64
 MAX_SPEAKER_CHARS = 64
-TURN_KEY_PREFIX = "turn:"
 
 _FENCED_CODE = re.compile(r"(?:```|~~~)[^\n]*\n.*?(?:```|~~~|\Z)", re.DOTALL)
 # A blob the redactor masked already ("[redacted]") is still a blob.
@@ -73,10 +72,6 @@ def turn_key(text: str) -> str:
     """The memory key of a kept text: the same for the same words, whatever their spacing or case."""
     digest = hashlib.sha256(normalised(text).encode("utf-8", "surrogatepass")).hexdigest()
     return TURN_KEY_PREFIX + digest[:16]
-
-
-def is_turn_key(key: str) -> bool:
-    return key.startswith(TURN_KEY_PREFIX)
 
 
 def _pieces(text: str, limit: int) -> list[str]:

@@ -75,7 +75,7 @@ class TurnLearner:
             self._on_stored()
 
     def _read(self, job: ExtractionJob) -> tuple[list[turns.Chunk], list[Fact]]:
-        text = self._facts.redact(job.text)  # queued redacted already; a changed rule applies too
+        text = job.text  # redacted before it was queued
         chunks = turns.chunks(text) if job.capture else []
         facts = self._facts.extract(text, job.speaker) if job.facts and job.source == "user_message" else []
         return chunks, facts
@@ -94,11 +94,7 @@ class TurnLearner:
             content = validate.without_refused_chars(chunk.text).strip()
             if not content:
                 continue
-            metadata: dict[str, object] = {
-                "category": TURN_CATEGORY,
-                "source": "user_message" if origin.role == "user" else "llm_response",
-                **origin.fields(),
-            }
+            metadata: dict[str, object] = {"category": TURN_CATEGORY, **origin.fields()}
             if chunk.count > 1:
                 metadata["chunk"] = [chunk.index, chunk.count]
             new = NewMemory(
@@ -109,7 +105,11 @@ class TurnLearner:
                 session_id=origin.session_id,
                 metadata=metadata,
             )
-            stored.append(self._store.memories.upsert(new, now=origin.learned_at, actor="capture")[0])
+            # The turn's text is in the memory itself: its ADD history entry leaves it out.
+            memory = self._store.memories.insert(
+                new, now=origin.learned_at, actor="capture", text_in_history=False
+            )
+            stored.append(memory)
         self.turns_captured += len(stored)
         log.debug("memory.capture.complete apiKeyId=%s chunks=%d", owner, len(stored))
         return stored

@@ -124,7 +124,16 @@ class MemoryRepository:
                 return self._insert(con, new, now=now, actor=actor), True
             return self._overwrite(con, old, new, now=now, actor=actor), False
 
-    def _insert(self, con: apsw.Connection, new: NewMemory, *, now: str, actor: str) -> MemoryRecord:
+    def insert(self, new: NewMemory, *, now: str, actor: str, text_in_history: bool = True) -> MemoryRecord:
+        """Insert a memory whose key the owner does not use yet (the caller checked).
+        `text_in_history=False`: its ADD history entry leaves the text out (it is the
+        memory's own; a later change or delete records the text it replaced)."""
+        with self.db.write() as con:
+            return self._insert(con, new, now=now, actor=actor, text_in_history=text_in_history)
+
+    def _insert(
+        self, con: apsw.Connection, new: NewMemory, *, now: str, actor: str, text_in_history: bool = True
+    ) -> MemoryRecord:
         memory_id = new.id or str(uuid.uuid4())
         created = new.created_at or now
         updated = new.updated_at or created
@@ -144,7 +153,8 @@ class MemoryRepository:
                 new.expires_at,
             ),
         )
-        self._history(con, memory_id, new.api_key_id, "ADD", None, new.content, None, new.key, now, actor)
+        added = new.content if text_in_history else None
+        self._history(con, memory_id, new.api_key_id, "ADD", None, added, None, new.key, now, actor)
         return MemoryRecord(
             id=memory_id,
             api_key_id=new.api_key_id,
@@ -328,17 +338,20 @@ class MemoryRepository:
         return row_to_memory(row)
 
     def by_keys(self, api_key_id: str, keys: Sequence[str]) -> dict[str, MemoryRecord]:
-        """The owner's memories with any of `keys`, by key. Read on the writing connection,
-        so inside a write transaction it sees what that transaction has written."""
+        """The owner's memories with any of `keys`, by key (inside a write transaction, with
+        what it has written)."""
         wanted = [k for k in dict.fromkeys(keys) if k]
         if not wanted:
             return {}
-        with self.db.write() as con:
-            marks = ",".join("?" * len(wanted))
-            rows = con.execute(
-                f"SELECT {COLUMNS} FROM memories WHERE api_key_id = ? AND key IN ({marks})",
+        marks = ",".join("?" * len(wanted))
+        rows = (
+            self.db.read()
+            .execute(
+                f"SELECT {COLUMNS} FROM memories WHERE api_key_id = ? AND key IN ({marks}) AND key <> ''",
                 (api_key_id, *wanted),
-            ).fetchall()
+            )
+            .fetchall()
+        )
         return {m.key: m for m in map(row_to_memory, rows)}
 
     def get_by_key(self, api_key_id: str, key: str) -> MemoryRecord | None:
