@@ -1,5 +1,5 @@
 """Shared fixtures: real SQLite files under tmp_path, a clock tests can move, the scripted
-upstream provider."""
+upstream provider, the gateway in front of it."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from clocks import ManualClock
+from gateways import Gateway, serve_gateway
 from memories import open_memory
 from servers import LiveServer, ScriptedUpstream
 
@@ -36,6 +37,12 @@ def mem(db_path: Path, clock: ManualClock) -> Iterator[Memory]:
     memory = open_memory(db_path, clock=clock, workers=True)
     yield memory
     memory.close()
+
+
+@pytest.fixture
+def gateway(tmp_path: Path, upstream: ScriptedUpstream) -> Iterator[Gateway]:
+    """memroute under uvicorn with memory on, a client key, and the scripted upstream."""
+    yield from serve_gateway(tmp_path, upstream)
 
 
 @pytest.fixture

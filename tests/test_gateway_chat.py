@@ -4,66 +4,17 @@ and the official openai SDK as the client."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import openai
 import pytest
+from gateways import Gateway, gateway_config
 from memories import open_memory
 from servers import LiveServer, ScriptedUpstream, free_port
 from storage import scalar
 
-from memroute import Memory
-from memroute.config import Config
 from memroute.memory.injection import FRAMING, MEMORY_PREFIX
-from memroute.models.records import MemoryRecord
 from memroute.web.app import create_app
-
-ADMIN = "admin-test-token-for-memroute-tests"
-
-
-@dataclass
-class Gateway:
-    url: str
-    memory: Memory  # a second Memory on the gateway's database file, for setting up and checking
-    upstream: ScriptedUpstream
-    secret: str
-    key_id: str
-
-    def client(self, secret: str | None = None, **headers: str) -> openai.OpenAI:
-        return openai.OpenAI(
-            base_url=self.url + "/v1",
-            api_key=secret or self.secret,
-            max_retries=0,
-            default_headers=headers or None,
-        )
-
-    def wait_for(self, check: Callable[[], bool], timeout: float = 10.0) -> None:
-        deadline = time.monotonic() + timeout
-        while not check():
-            if time.monotonic() > deadline:
-                raise AssertionError("condition not met in time")
-            time.sleep(0.05)
-
-    def memories(self, owner: str | None = None) -> list[MemoryRecord]:
-        return self.memory.list(api_key_id=owner or self.key_id, limit=200).items
-
-
-def _config(db: Path, upstream_url: str, **extra: str) -> Config:
-    env = {"MEMROUTE_UPSTREAM_BASE_URL": upstream_url + "/v1", "MEMROUTE_ADMIN_TOKEN": ADMIN, **extra}
-    return Config.for_path(db, environ=env)
-
-
-@pytest.fixture
-def gateway(tmp_path: Path, upstream: ScriptedUpstream) -> Iterator[Gateway]:
-    db = tmp_path / "memroute.db"
-    side = open_memory(db)
-    key, secret = side.keys.create("test")
-    side.update_settings(enabled=True)
-    with LiveServer(create_app(_config(db, upstream.url))) as server:  # type: ignore[attr-defined]
-        yield Gateway(server.url, side, upstream, secret, key.id)
-    side.close()
 
 
 def test_memory_off_passes_the_request_through_unchanged(gateway: Gateway) -> None:
@@ -251,7 +202,7 @@ def test_unreachable_upstream_is_a_502(tmp_path: Path) -> None:
     with open_memory(db) as side:
         _, secret = side.keys.create("k")
     dead = f"http://127.0.0.1:{free_port()}"
-    with LiveServer(create_app(_config(db, dead))) as server:
+    with LiveServer(create_app(gateway_config(db, dead))) as server:
         client = openai.OpenAI(base_url=server.url + "/v1", api_key=secret, max_retries=0)
         with pytest.raises(openai.APIStatusError) as caught:
             client.chat.completions.create(model="echo-1", messages=[{"role": "user", "content": "hi"}])
@@ -261,7 +212,7 @@ def test_unreachable_upstream_is_a_502(tmp_path: Path) -> None:
 
 def test_keyless_requests_pass_without_memory_when_keys_are_not_required(tmp_path: Path, upstream) -> None:
     db = tmp_path / "m.db"
-    config = _config(db, upstream.url, MEMROUTE_REQUIRE_API_KEY="false")
+    config = gateway_config(db, upstream.url, MEMROUTE_REQUIRE_API_KEY="false")
     with LiveServer(create_app(config)) as server:
         client = openai.OpenAI(base_url=server.url + "/v1", api_key="not-a-memroute-key", max_retries=0)
         reply = client.chat.completions.create(
@@ -286,7 +237,7 @@ def test_a_slow_upstream_is_a_504(tmp_path: Path, upstream: ScriptedUpstream) ->
     with open_memory(db) as side:
         _, secret = side.keys.create("k")
     upstream.stall(1.2)
-    config = _config(db, upstream.url, MEMROUTE_UPSTREAM_TIMEOUT="0.3")  # type: ignore[attr-defined]
+    config = gateway_config(db, upstream.url, MEMROUTE_UPSTREAM_TIMEOUT="0.3")  # type: ignore[attr-defined]
     with LiveServer(create_app(config)) as server:
         client = openai.OpenAI(base_url=server.url + "/v1", api_key=secret, max_retries=0)
         with pytest.raises(openai.APIStatusError) as caught:

@@ -10,16 +10,16 @@ import apsw
 import httpx
 import openai
 import pytest
+from gateways import ADMIN, Gateway, gateway_config
 from memories import open_memory
 from servers import LiveServer, RawUpstream, free_port
 from storage import open_parts, rows
-from test_gateway_chat import ADMIN, Gateway, _config, gateway  # noqa: F401  (a fixture)
 
 from memroute.models.results import ExtractionQueue
 from memroute.web.app import create_app
 
 
-def test_a_broken_memory_store_does_not_break_the_chat(gateway: Gateway, tmp_path: Path) -> None:  # noqa: F811
+def test_a_broken_memory_store_does_not_break_the_chat(gateway: Gateway, tmp_path: Path) -> None:
     gateway.memory.add(gateway.key_id, "prefers dark mode")
     # Break the real database under the running server: the memories table disappears.
     con = apsw.Connection(str(gateway.memory.config.db_path))
@@ -43,7 +43,7 @@ def test_shutdown_drains_queued_extraction_and_restart_keeps_memories(tmp_path: 
     with open_memory(db) as side:
         key, secret = side.keys.create("k")
         side.update_settings(enabled=True)
-    config = _config(db, upstream.url)
+    config = gateway_config(db, upstream.url)
     with LiveServer(create_app(config)) as server:
         client = openai.OpenAI(base_url=server.url + "/v1", api_key=secret, max_retries=0)
         for n in range(5):
@@ -67,7 +67,7 @@ def test_jobs_left_in_the_queue_are_processed_after_a_restart(tmp_path: Path, up
         key, _ = side.keys.create("k")
         side.enqueue_extraction(key.id, "I always pin dependencies.", source="user_message")
         assert side.extraction_queue().pending == 1
-    with LiveServer(create_app(_config(db, upstream.url))) as server:
+    with LiveServer(create_app(gateway_config(db, upstream.url))) as server:
         assert httpx.get(server.url + "/healthz").json()["status"] == "ok"
         with open_memory(db) as check:
             probe = Gateway(server.url, check, upstream, "", key.id)
@@ -75,7 +75,7 @@ def test_jobs_left_in_the_queue_are_processed_after_a_restart(tmp_path: Path, up
             assert [m.content for m in check.list(api_key_id=key.id).items] == ["always pin dependencies"]
 
 
-def test_metrics_count_requests_and_injected_memories(gateway: Gateway) -> None:  # noqa: F811
+def test_metrics_count_requests_and_injected_memories(gateway: Gateway) -> None:
     gateway.memory.add(gateway.key_id, "prefers dark mode")
     gateway.client().chat.completions.create(model="echo-1", messages=[{"role": "user", "content": "hi"}])
     text = httpx.get(gateway.url + "/metrics").text
@@ -86,7 +86,7 @@ def test_metrics_count_requests_and_injected_memories(gateway: Gateway) -> None:
     assert 'memroute_requests_total{group="v1",status="2xx"} 1' in text
 
 
-def test_a_scripted_upstream_sees_exactly_the_clients_fields(gateway: Gateway) -> None:  # noqa: F811
+def test_a_scripted_upstream_sees_exactly_the_clients_fields(gateway: Gateway) -> None:
     gateway.memory.update_settings(enabled=False)
     extra = {
         "response_format": {"type": "json_object"},
@@ -100,7 +100,7 @@ def test_a_scripted_upstream_sees_exactly_the_clients_fields(gateway: Gateway) -
     assert sent["response_format"] == extra["response_format"] and sent["tools"] == extra["tools"]
 
 
-def test_a_request_without_a_model_is_a_400(gateway: Gateway) -> None:  # noqa: F811
+def test_a_request_without_a_model_is_a_400(gateway: Gateway) -> None:
     response = httpx.post(
         gateway.url + "/v1/chat/completions",
         json={"messages": []},
@@ -111,7 +111,7 @@ def test_a_request_without_a_model_is_a_400(gateway: Gateway) -> None:  # noqa: 
     assert gateway.upstream.requests == []
 
 
-def test_admin_token_is_not_a_client_key(gateway: Gateway) -> None:  # noqa: F811
+def test_admin_token_is_not_a_client_key(gateway: Gateway) -> None:
     client = openai.OpenAI(base_url=gateway.url + "/v1", api_key=ADMIN, max_retries=0)
     try:
         client.chat.completions.create(model="echo-1", messages=[{"role": "user", "content": "hi"}])
@@ -128,7 +128,7 @@ def test_admin_token_is_not_a_client_key(gateway: Gateway) -> None:  # noqa: F81
 
 def test_a_full_database_keeps_the_chat_working_and_loses_nothing(tmp_path: Path, upstream) -> None:
     db = tmp_path / "full.db"
-    config = _config(db, upstream.url)  # type: ignore[attr-defined]
+    config = gateway_config(db, upstream.url)  # type: ignore[attr-defined]
     mem, parts = open_parts(config, start_workers=True)
     key, secret = mem.keys.create("full")
     mem.update_settings(enabled=True)
@@ -185,7 +185,7 @@ def test_a_full_database_keeps_the_chat_working_and_loses_nothing(tmp_path: Path
 
 
 def test_garbage_sse_from_the_provider_is_relayed_untouched_and_breaks_nothing(
-    gateway: Gateway,  # noqa: F811
+    gateway: Gateway,
 ) -> None:
     # A provider that streams broken JSON, binary noise, an event without data, and stops
     # without [DONE]: the client gets exactly those bytes (memroute relays, it does not
@@ -222,7 +222,7 @@ def test_garbage_sse_from_the_provider_is_relayed_untouched_and_breaks_nothing(
 
 
 @pytest.mark.parametrize("messages", [openai.NOT_GIVEN, "hello", {"role": "user", "content": "hi"}, None])
-def test_messages_that_are_not_a_list_are_a_400_and_nothing_is_forwarded(gateway: Gateway, messages) -> None:  # noqa: F811
+def test_messages_that_are_not_a_list_are_a_400_and_nothing_is_forwarded(gateway: Gateway, messages) -> None:
     with pytest.raises(openai.BadRequestError) as caught:
         gateway.client().chat.completions.create(model="echo-1", messages=messages)
     assert caught.value.body["type"] == "invalid_request_error"
@@ -244,7 +244,7 @@ def test_a_provider_that_breaks_off_its_answer_is_not_called_unreachable(
     db = tmp_path / "m.db"
     with open_memory(db) as side:
         _, secret = side.keys.create("k")
-    with RawUpstream(reply) as raw, LiveServer(create_app(_config(db, raw.url))) as server:
+    with RawUpstream(reply) as raw, LiveServer(create_app(gateway_config(db, raw.url))) as server:
         client = openai.OpenAI(base_url=server.url + "/v1", api_key=secret, max_retries=0)
         with (
             caplog.at_level(logging.WARNING, logger="memroute.upstream"),
@@ -265,7 +265,7 @@ def test_an_unreachable_provider_is_logged_with_its_url_but_no_secret(
         _, secret = side.keys.create("k")
     port = free_port()
     dead = f"http://someone:pa55word@127.0.0.1:{port}/v1"  # a query is refused in base URLs
-    config = _config(
+    config = gateway_config(
         db, "unused", MEMROUTE_UPSTREAM_BASE_URL=dead, MEMROUTE_UPSTREAM_API_KEY="sk-DO-NOT-LEAK-42"
     )
     with LiveServer(create_app(config)) as server, caplog.at_level(logging.DEBUG):

@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
-from test_gateway_chat import ADMIN, Gateway, gateway  # noqa: F401  (a fixture)
+from gateways import ADMIN, Gateway
 
 from memroute.models.records import MemoryRecord
 

@@ -1,0 +1,63 @@
+"""The gateway as the tests drive it: memroute under uvicorn on a fresh database, the
+scripted upstream behind it, a client key, and a second `Memory` on the same file for
+setting up and checking (the `gateway` fixture in conftest.py)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import openai
+from memories import open_memory
+from servers import LiveServer, ScriptedUpstream
+
+from memroute import Memory
+from memroute.config import Config
+from memroute.models.records import MemoryRecord
+from memroute.web.app import create_app
+
+ADMIN = "admin-test-token-for-memroute-tests"
+
+
+@dataclass
+class Gateway:
+    url: str
+    memory: Memory  # a second Memory on the gateway's database file, for setting up and checking
+    upstream: ScriptedUpstream
+    secret: str
+    key_id: str
+
+    def client(self, secret: str | None = None, **headers: str) -> openai.OpenAI:
+        return openai.OpenAI(
+            base_url=self.url + "/v1",
+            api_key=secret or self.secret,
+            max_retries=0,
+            default_headers=headers or None,
+        )
+
+    def wait_for(self, check: Callable[[], bool], timeout: float = 10.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not check():
+            if time.monotonic() > deadline:
+                raise AssertionError("condition not met in time")
+            time.sleep(0.05)
+
+    def memories(self, owner: str | None = None) -> list[MemoryRecord]:
+        return self.memory.list(api_key_id=owner or self.key_id, limit=200).items
+
+
+def gateway_config(db: Path, upstream_url: str, **extra: str) -> Config:
+    env = {"MEMROUTE_UPSTREAM_BASE_URL": upstream_url + "/v1", "MEMROUTE_ADMIN_TOKEN": ADMIN, **extra}
+    return Config.for_path(db, environ=env)
+
+
+def serve_gateway(tmp_path: Path, upstream: ScriptedUpstream) -> Iterator[Gateway]:
+    db = tmp_path / "memroute.db"
+    side = open_memory(db)
+    key, secret = side.keys.create("test")
+    side.update_settings(enabled=True)
+    with LiveServer(create_app(gateway_config(db, upstream.url))) as server:  # type: ignore[attr-defined]
+        yield Gateway(server.url, side, upstream, secret, key.id)
+    side.close()
