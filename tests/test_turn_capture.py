@@ -207,3 +207,39 @@ def test_a_fact_learned_again_keeps_a_bounded_list_of_its_sources(gateway: Gatew
     fact = gateway.memory.get_by_key(gateway.key_id, "preference:dark_roast_coffee")
     assert fact is not None and fact.metadata["requestId"] == "coffee-7"
     assert [s["requestId"] for s in fact.metadata["sources"]] == [f"coffee-{n}" for n in range(3, 8)]
+
+
+NEW_USER_TURNS = (
+    "Hi! My name is Dana.",
+    "I live in Lisbon, close to the river.",
+    "I've used vim for ten years and I love it.",
+    "I'm allergic to peanuts, so no satay for me.",
+    "We deploy on Fly.io at work.",
+    "my daughter Mia starts school in September",
+    "I prefer not to say how old I am.",
+    "I switched from vim to Helix last month.",
+    "I never said that.",
+    "ok thanks!",
+)
+NEW_USER_QUESTIONS = {
+    "What's my name?": "Dana",
+    "Where do I live?": "Lisbon",
+    "Which editor do I use now?": "Helix",
+    "Am I allergic to anything?": "peanuts",
+    "Where do we deploy?": "Fly.io",
+}
+
+
+def test_a_new_user_is_remembered_from_the_first_conversation(gateway: Gateway) -> None:
+    # Install defaults (memory switched on, nothing else): the answer comes first or second.
+    for n, said in enumerate(NEW_USER_TURNS):
+        _say(gateway, said, stream=n % 2 == 1, **{"x-memroute-session-id": "first-chat"})
+    learned = _learned(gateway)
+    contents = {m.content for m in learned}
+    assert not {"loves it", "prefers not to say", "never said", "never said that"} & contents
+    for question, answer in NEW_USER_QUESTIONS.items():
+        raw = _say(gateway, question, **{"x-memroute-debug": "true", "x-memroute-session-id": "later"})
+        ids = raw.headers["x-memroute-memory-ids"].split(",")
+        by_id = {m.id: m.content for m in gateway.memory.list(gateway.key_id, limit=200).items}
+        top = [by_id[i] for i in ids[:2]]
+        assert any(answer in line for line in top), f"{question!r}: injected first {top}"
