@@ -664,10 +664,11 @@ class Memory:
 
     def export(self, api_key_id: str | None = None) -> Iterator[dict[str, Any]]:
         """Every memory of one key (or of every key) with metadata and timestamps, as its
-        camelCase wire object."""
+        camelCase wire object (without the provenance it shows, which is read from the
+        metadata)."""
         owner = None if api_key_id is None else validate.owner(api_key_id)
         for memory in self._store.memories.iter_all(owner):
-            yield to_wire(memory)
+            yield to_wire(memory, computed=False)
 
     def import_(
         self,
