@@ -97,7 +97,9 @@ def describe(provenance: Provenance) -> str:
         what = f"request {provenance.request_id}"
     else:
         what = "an assistant reply" if provenance.role == "assistant" else "a user message"
-    details = [part for part in (provenance.speaker or provenance.role, _session(provenance)) if part]
+    # "(user)" only after a request id: "a user message (user)" would say it twice.
+    who = provenance.speaker or (provenance.role if provenance.request_id else None)
+    details = [part for part in (who, _session(provenance)) if part]
     line = f"learned from {what}{when}" + (f" ({', '.join(details)})" if details else "")
     return line + _earlier_clause(provenance.earlier)
 
@@ -139,7 +141,7 @@ def _source(entry: Mapping[Any, Any]) -> Source:
 
 def _earlier(entries: object, newest: Source) -> list[Source]:
     """The readable entries of a `sources` list (newest last) but the newest source
-    itself, oldest first, at most `MAX_SOURCES`."""
+    itself and repeats, oldest first, at most `MAX_SOURCES`."""
     if not isinstance(entries, list):
         return []
     found: list[Source] = []
@@ -148,7 +150,7 @@ def _earlier(entries: object, newest: Source) -> list[Source]:
             continue
         source = _source(entry)
         empty = source.request_id is None and source.learned_at is None
-        if empty or _same(source, newest):
+        if empty or any(_same(source, seen) for seen in (newest, *found)):
             continue
         found.append(source)
         if len(found) == MAX_SOURCES:
