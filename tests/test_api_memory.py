@@ -267,7 +267,12 @@ def test_get_and_list_say_where_a_memory_came_from(api: httpx.Client) -> None:
         "sessionId": "s1",
         "learnedAt": "2026-05-08T14:03:27.120Z",
         "sources": [
-            {"requestId": "req_earlier", "sessionId": "s0", "role": "user", "learnedAt": "2026-05-01T09:00:00Z"},
+            {
+                "requestId": "req_earlier",
+                "sessionId": "s0",
+                "role": "user",
+                "learnedAt": "2026-05-01T09:00:00Z",
+            },
             {"requestId": "req_0123456789abcdef0123456789abcdef", "learnedAt": "2026-05-08T14:03:27.120Z"},
         ],
     }
@@ -295,7 +300,9 @@ def test_get_and_list_say_where_a_memory_came_from(api: httpx.Client) -> None:
         "summary": "learned from request req_0123456789abcdef0123456789abcdef at 2026-05-08 14:03 UTC "
         "(Caroline, session s1); also learned from request req_earlier at 2026-05-01 09:00 UTC",
     }
-    listed = {m["id"]: m["provenance"] for m in api.get("/api/memory", params={"apiKeyId": "key-a"}).json()["data"]}
+    listed = {
+        m["id"]: m["provenance"] for m in api.get("/api/memory", params={"apiKeyId": "key-a"}).json()["data"]
+    }
     assert listed[chat["id"]] == shown
     assert listed[by_hand["id"]]["summary"] == "added by hand"
     assert listed[plain["id"]] is None  # nothing recorded, nothing shown

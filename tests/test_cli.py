@@ -54,7 +54,9 @@ def test_add_get_history_delete(run) -> None:
 def test_get_says_where_a_memory_came_from(run) -> None:
     learned = '{"role": "user", "speaker": "Caroline", "requestId": "req_42", "sessionId": "s1", '
     learned += '"learnedAt": "2026-05-08T14:03:00.000Z"}'
-    added = json.loads(run("memory", "add", "-k", "k1", "-c", "lives in Lisbon", "--metadata", learned).stdout)
+    added = json.loads(
+        run("memory", "add", "-k", "k1", "-c", "lives in Lisbon", "--metadata", learned).stdout
+    )
     shown = run("memory", "get", added["id"])
     assert shown.exit_code == 0, shown.output
     assert shown.stderr == "learned from request req_42 at 2026-05-08 14:03 UTC (Caroline, session s1)\n"

@@ -39,13 +39,17 @@ def test_facts_from_before_request_ids_still_say_what_they_were_learned_from() -
 
 def test_added_by_hand_or_imported_and_nothing_when_the_metadata_does_not_say() -> None:
     assert line({"source": "manual"}) == "added by hand"
-    assert line({"source": "import", "learnedAt": "2026-03-01T10:00:00Z"}) == "imported at 2026-03-01 10:00 UTC"
+    assert (
+        line({"source": "import", "learnedAt": "2026-03-01T10:00:00Z"}) == "imported at 2026-03-01 10:00 UTC"
+    )
     for silent in ({}, {"source": "dashboard", "tags": ["x"]}, {"sessionId": "s1"}, None, [], "text", 7):
         assert provenance_of(silent) is None, silent
 
 
 def test_a_fact_learned_again_lists_its_earlier_requests_oldest_first() -> None:
-    sources = [{"requestId": f"req_{i}", "learnedAt": f"2026-05-0{i}T08:00:00Z", "role": "user"} for i in range(1, 4)]
+    sources = [
+        {"requestId": f"req_{i}", "learnedAt": f"2026-05-0{i}T08:00:00Z", "role": "user"} for i in range(1, 4)
+    ]
     metadata = {"requestId": "req_3", "learnedAt": "2026-05-03T08:00:00Z", "role": "user", "sources": sources}
     found = provenance_of(metadata)
     assert found is not None
@@ -59,7 +63,14 @@ def test_a_fact_learned_again_lists_its_earlier_requests_oldest_first() -> None:
 @pytest.mark.parametrize(
     "odd",
     [
-        {"source": "user_message", "requestId": 42, "learnedAt": 20260508, "role": "admin", "speaker": ["x"], "sources": "many"},
+        {
+            "source": "user_message",
+            "requestId": 42,
+            "learnedAt": 20260508,
+            "role": "admin",
+            "speaker": ["x"],
+            "sources": "many",
+        },
         {"requestId": None, "learnedAt": "yesterday", "role": "user", "sources": [1, None, "x", [], {}]},
         {"learnedAt": "9999-12-31T23:59:59-05:00", "role": "user"},  # past year 9999 in UTC
         {"learnedAt": "2026-05-08T16:03:00+02:00", "role": "user", "sources": [{"learnedAt": {"a": 1}}]},

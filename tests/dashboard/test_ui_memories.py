@@ -172,7 +172,13 @@ def test_edit_saves_and_invalid_metadata_is_refused_in_the_browser(page: Any, st
 
 def test_the_editor_says_where_a_memory_came_from(page: Any, studio: Studio) -> None:
     key_id, key_name = new_key(studio, "provenance")
-    learned = {"role": "user", "speaker": XSS, "requestId": "req_42", "sessionId": "s1", "learnedAt": "2026-05-08T14:03:00Z"}
+    learned = {
+        "role": "user",
+        "speaker": XSS,
+        "requestId": "req_42",
+        "sessionId": "s1",
+        "learnedAt": "2026-05-08T14:03:00Z",
+    }
     add(studio, key_id, "home:city", "lives in Lisbon", metadata=learned)
     add(studio, key_id, "tool:editor", "uses Helix")
     panel = open_tab(page, key_name)

@@ -45,7 +45,9 @@ ProvenanceOut = wire_model(
     refine={
         "origin": Annotated[
             Literal["chat", "manual", "import"],
-            Field(description='"chat": learned from a chat request; "manual": added by hand; "import": imported'),
+            Field(
+                description='"chat": learned from a chat request; "manual": added by hand; "import": imported'
+            ),
         ],
         "request_id": Annotated[str | None, Field(description="The chat request's x-request-id")],
         "role": Annotated[Role | None, Field(description="Who said it")],
@@ -74,7 +76,7 @@ MemoryOut = wire_model(
         "created_at": Timestamp,
         "updated_at": Timestamp,
         "provenance": Annotated[
-            ProvenanceOut | None,  # type: ignore[valid-type]
+            ProvenanceOut | None,
             Field(description="Where the memory came from; null when its metadata does not say"),
         ],
     },
