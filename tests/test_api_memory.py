@@ -31,7 +31,6 @@ MEMORY_FIELDS = {
     "lastAccessedAt",
     "provenance",
 }
-EXPORT_FIELDS = MEMORY_FIELDS - {"provenance"}  # shown from the metadata, not exported
 SETTINGS_DEFAULTS = {
     "enabled": False,
     "maxTokens": 2000,
@@ -652,7 +651,7 @@ def test_export_then_import_into_a_second_server(api: httpx.Client, tmp_path: Pa
     assert export.status_code == 200
     assert export.headers["content-type"].startswith("application/x-ndjson")
     lines = export.text.splitlines()
-    assert len(lines) == 2 and all(set(json.loads(line)) == EXPORT_FIELDS for line in lines)
+    assert len(lines) == 2 and all(set(json.loads(line)) == MEMORY_FIELDS for line in lines)
     everything = api.get("/api/memory/export").text.splitlines()
     assert len(everything) == 3
 

@@ -25,7 +25,7 @@ from memroute.models.wire import to_wire
 
 EXPORT_FIELDS = {
     "id", "apiKeyId", "sessionId", "type", "key", "content", "metadata",
-    "createdAt", "updatedAt", "expiresAt", "accessCount", "lastAccessedAt",
+    "createdAt", "updatedAt", "expiresAt", "accessCount", "lastAccessedAt", "provenance",
 }  # fmt: skip
 
 
@@ -514,7 +514,7 @@ def test_export_yields_camel_case_records_with_every_field(mem: Memory, clock: M
     assert [e["id"] for e in exported] == ids[:2]
     for record in exported:
         assert set(record) == EXPORT_FIELDS
-        assert record == to_wire(mem.get(record["id"]), computed=False)  # provenance is not exported
+        assert record == to_wire(mem.get(record["id"]))
         json.dumps(record)  # JSONL-ready
     theme = exported[0]
     assert theme["apiKeyId"] == "key-a"

@@ -65,7 +65,7 @@ class MemoryRecord:
     """One stored memory (`memroute.models.wire.to_wire` gives its camelCase JSON object).
 
     `metadata` may be given as its stored JSON text; it is decoded when first read.
-    `provenance` (where it came from) is read from the metadata; an export leaves it out."""
+    `provenance` (where it came from) is read from the metadata, so an import ignores it."""
 
     __wire__: ClassVar[Wire] = Wire(computed=("provenance",))
 

@@ -47,20 +47,16 @@ def wire_names(record: type) -> tuple[tuple[str, str], ...]:
     return tuple((name, spec.renamed.get(name, camel(name))) for name in names)
 
 
-def to_wire(record: Any, *, computed: bool = True) -> dict[str, Any]:
+def to_wire(record: Any) -> dict[str, Any]:
     """`record` (a dataclass instance) as its JSON-ready wire object; nested records,
-    lists and dicts are converted too (dict keys are kept as they are). With
-    `computed=False` the record's own computed values are left out (what an export
-    keeps: only what an import reads back)."""
+    lists and dicts are converted too (dict keys are kept as they are)."""
     if not is_dataclass(record) or isinstance(record, type):
         raise TypeError(f"not a dataclass instance: {type(record).__name__}")
-    spec = spec_of(type(record))
+    skip_none = spec_of(type(record)).omitted_when_none
     out: dict[str, Any] = {}
     for attr, name in wire_names(type(record)):
-        if not computed and attr in spec.computed:
-            continue
         value = getattr(record, attr)
-        if value is None and attr in spec.omitted_when_none:
+        if value is None and attr in skip_none:
             continue
         out[name] = _plain(value)
     return out

@@ -664,11 +664,10 @@ class Memory:
 
     def export(self, api_key_id: str | None = None) -> Iterator[dict[str, Any]]:
         """Every memory of one key (or of every key) with metadata and timestamps, as its
-        camelCase wire object (without the provenance it shows, which is read from the
-        metadata)."""
+        camelCase wire object."""
         owner = None if api_key_id is None else validate.owner(api_key_id)
         for memory in self._store.memories.iter_all(owner):
-            yield to_wire(memory, computed=False)
+            yield to_wire(memory)
 
     def import_(
         self,
