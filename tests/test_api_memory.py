@@ -29,6 +29,7 @@ MEMORY_FIELDS = {
     "expiresAt",
     "accessCount",
     "lastAccessedAt",
+    "provenance",
 }
 SETTINGS_DEFAULTS = {
     "enabled": False,
@@ -255,6 +256,60 @@ def test_unknown_ids_are_404(api: httpx.Client) -> None:
     assert_error(api.put(f"/api/memory/{missing}", json={"content": "x"}), 404)
     assert_error(api.delete(f"/api/memory/{missing}"), 404)
     assert assert_error(api.get(f"/api/memory/{missing}/history"), 404)["type"] == "not_found_error"
+
+
+def test_get_and_list_say_where_a_memory_came_from(api: httpx.Client) -> None:
+    learned = {
+        "role": "user",
+        "speaker": "Caroline",
+        "requestId": "req_0123456789abcdef0123456789abcdef",
+        "sessionId": "s1",
+        "learnedAt": "2026-05-08T14:03:27.120Z",
+        "sources": [
+            {
+                "requestId": "req_earlier",
+                "sessionId": "s0",
+                "role": "user",
+                "learnedAt": "2026-05-01T09:00:00Z",
+            },
+            {"requestId": "req_0123456789abcdef0123456789abcdef", "learnedAt": "2026-05-08T14:03:27.120Z"},
+        ],
+    }
+    chat = add(api, "Caroline goes hiking on weekends", "habit:hiking", apiKeyId="key-a", metadata=learned)
+    by_hand = add(api, "prefers tea", "preference:tea", apiKeyId="key-a", metadata={"source": "manual"})
+    plain = add(api, "uses Neovim", "tool:editor", apiKeyId="key-a")
+
+    shown = api.get(f"/api/memory/{chat['id']}").json()["memory"]["provenance"]
+    assert shown == {
+        "origin": "chat",
+        "requestId": "req_0123456789abcdef0123456789abcdef",
+        "sessionId": "s1",
+        "role": "user",
+        "speaker": "Caroline",
+        "learnedAt": "2026-05-08T14:03:27.120Z",
+        "earlier": [
+            {
+                "requestId": "req_earlier",
+                "sessionId": "s0",
+                "role": "user",
+                "speaker": None,
+                "learnedAt": "2026-05-01T09:00:00.000Z",
+            }
+        ],
+        "summary": "learned from request req_0123456789abcdef0123456789abcdef at 2026-05-08 14:03 UTC "
+        "(Caroline, session s1); also learned from request req_earlier at 2026-05-01 09:00 UTC",
+    }
+    listed = {
+        m["id"]: m["provenance"] for m in api.get("/api/memory", params={"apiKeyId": "key-a"}).json()["data"]
+    }
+    assert listed[chat["id"]] == shown
+    assert listed[by_hand["id"]]["summary"] == "added by hand"
+    assert listed[plain["id"]] is None  # nothing recorded, nothing shown
+    assert api.get(f"/api/memory/{chat['id']}").json()["memory"]["metadata"] == learned  # stored as given
+
+    schema = api.get("/openapi.json").json()["components"]["schemas"]
+    assert "provenance" in schema["MemoryOut"]["properties"]
+    assert "summary" in schema["Provenance"]["required"]
 
 
 # -- list -----------------------------------------------------------------------------------

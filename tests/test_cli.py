@@ -37,6 +37,7 @@ def test_add_get_history_delete(run) -> None:
     got = json.loads(run("memory", "get", memory["id"]).output)
     assert got["content"] == "prefers emacs"
     assert got["id"] == memory["id"]
+    assert got["provenance"] is None  # added by the CLI without metadata: no line either
 
     history = json.loads(run("memory", "history", memory["id"]).output)
     assert [h["event"] for h in history] == ["ADD", "UPDATE"]
@@ -48,6 +49,18 @@ def test_add_get_history_delete(run) -> None:
     missing = run("memory", "get", memory["id"])
     assert missing.exit_code == 1
     assert "not found" in missing.output
+
+
+def test_get_says_where_a_memory_came_from(run) -> None:
+    learned = '{"role": "user", "speaker": "Caroline", "requestId": "req_42", "sessionId": "s1", '
+    learned += '"learnedAt": "2026-05-08T14:03:00.000Z"}'
+    added = json.loads(
+        run("memory", "add", "-k", "k1", "-c", "lives in Lisbon", "--metadata", learned).stdout
+    )
+    shown = run("memory", "get", added["id"])
+    assert shown.exit_code == 0, shown.output
+    assert shown.stderr == "learned from request req_42 at 2026-05-08 14:03 UTC (Caroline, session s1)\n"
+    assert json.loads(shown.stdout)["provenance"]["requestId"] == "req_42"  # stdout stays JSON
 
 
 def test_remember_then_search_and_list(run) -> None:

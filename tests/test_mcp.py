@@ -122,6 +122,22 @@ def test_stdio_lists_the_tools_with_schemas_and_runs_the_memory_cycle(tmp_path: 
         assert {m["content"] for m in listed["memories"]} == {"prefers Rust", "likes green tea"}
         failed, got = await call(client, "memory_get", id=added["memory"]["id"])
         assert got["memory"]["content"] == "prefers Rust"
+        assert got["memory"]["provenance"] is None  # added without any: nothing to say
+        learned = {
+            "role": "user",
+            "speaker": "Dana",
+            "requestId": "req_7",
+            "learnedAt": "2026-05-08T14:03:00Z",
+        }
+        failed, chat = await call(
+            client, "memory_add", apiKeyId="k2", content="lives in Lisbon", metadata=learned
+        )
+        failed, got = await call(client, "memory_get", id=chat["memory"]["id"])
+        assert not failed
+        assert (
+            got["memory"]["provenance"]["summary"]
+            == "learned from request req_7 at 2026-05-08 14:03 UTC (Dana)"
+        )
 
         failed, cleared = await call(client, "memory_clear", apiKeyId="k1", olderThan="2021-01-01")
         assert not failed and cleared["deletedCount"] == 2  # all of them, not the newest 50

@@ -25,7 +25,7 @@ from memroute.models.wire import to_wire
 
 EXPORT_FIELDS = {
     "id", "apiKeyId", "sessionId", "type", "key", "content", "metadata",
-    "createdAt", "updatedAt", "expiresAt", "accessCount", "lastAccessedAt",
+    "createdAt", "updatedAt", "expiresAt", "accessCount", "lastAccessedAt", "provenance",
 }  # fmt: skip
 
 

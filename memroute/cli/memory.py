@@ -152,12 +152,15 @@ def memory_search(
 @click.argument("memory_id")
 @click.pass_context
 def memory_get(ctx: click.Context, memory_id: str) -> None:
-    """Print one memory."""
+    """Print one memory (JSON), and where it came from ("learned from request … at …")
+    on stderr when its metadata says."""
     with memory_for(ctx) as mem:
         found = mem.get(memory_id)
         if found is None:
             raise NotFound(f"memory {memory_id} not found")
         print_json(to_wire(found))
+        if found.provenance is not None:
+            click.echo(found.provenance.summary, err=True)
 
 
 @memory.command("delete")

@@ -230,7 +230,9 @@ def build_server(memory: Callable[[], Memory], *, admin_token: str | None = None
     def memory_get(
         ctx: Context, id: Annotated[str, Field(min_length=1, description="The memory's id.")]
     ) -> dict[str, Any]:
-        """One memory by its id, with every field (content, type, key, session, metadata, times, uses)."""
+        """One memory by its id, with every field (content, type, key, session, metadata, times, uses)
+        and its provenance: where it came from, in `provenance.summary` as one line such as
+        "learned from request req_… at 2026-05-08 14:03 UTC (Caroline, session s1)" (null when unknown)."""
         mem, caller = who(ctx)
         return {"memory": to_wire(caller.check(mem.get(id), id))}
 

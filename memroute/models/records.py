@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, overload
 
 from memroute.masking import mask_secret
+from memroute.models.provenance import Provenance, provenance_of
 from memroute.models.wire import Wire
 
 MEMORY_TYPES: tuple[str, ...] = ("factual", "episodic", "procedural", "semantic")
@@ -63,7 +64,10 @@ class _JsonObjectField:
 class MemoryRecord:
     """One stored memory (`memroute.models.wire.to_wire` gives its camelCase JSON object).
 
-    `metadata` may be given as its stored JSON text; it is decoded when first read."""
+    `metadata` may be given as its stored JSON text; it is decoded when first read.
+    `provenance` (where it came from) is read from the metadata, so an import ignores it."""
+
+    __wire__: ClassVar[Wire] = Wire(computed=("provenance",))
 
     id: str
     api_key_id: str
@@ -77,6 +81,11 @@ class MemoryRecord:
     access_count: int = 0
     last_accessed_at: str | None = None
     metadata: _JsonObjectField = _JsonObjectField()
+
+    @property
+    def provenance(self) -> Provenance | None:
+        """Where the memory came from, as its metadata records it (None if it does not)."""
+        return provenance_of(self.metadata)
 
 
 @dataclass(slots=True, frozen=True)

@@ -170,6 +170,28 @@ def test_edit_saves_and_invalid_metadata_is_refused_in_the_browser(page: Any, st
     assert len(puts) == 1
 
 
+def test_the_editor_says_where_a_memory_came_from(page: Any, studio: Studio) -> None:
+    key_id, key_name = new_key(studio, "provenance")
+    learned = {
+        "role": "user",
+        "speaker": XSS,
+        "requestId": "req_42",
+        "sessionId": "s1",
+        "learnedAt": "2026-05-08T14:03:00Z",
+    }
+    add(studio, key_id, "home:city", "lives in Lisbon", metadata=learned)
+    add(studio, key_id, "tool:editor", "uses Helix")
+    panel = open_tab(page, key_name)
+
+    action(row_of(panel, "lives in Lisbon"), "Edit").click()
+    form = panel.get_by_role("form", name="Edit memory home:city")
+    line = f"learned from request req_42 at 2026-05-08 14:03 UTC ({XSS}, session s1)"
+    expect(form.locator(".provenance")).to_have_text(line)  # the speaker shown as text
+    assert panel.locator("img").count() == 0
+    action(row_of(panel, "uses Helix"), "Edit").click()
+    expect(panel.get_by_role("form", name="Edit memory tool:editor").locator(".provenance")).to_have_count(0)
+
+
 def test_a_memory_without_a_key_is_added_and_edited(page: Any, studio: Studio) -> None:
     key_id, key_name = new_key(studio, "keyless")
     panel = open_tab(page, key_name)

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from memroute.models import records
+from memroute.models import provenance, records
 from memroute.web.schemas.common import (
     NOT_BLANK,
     STORED_TEXT,
@@ -29,6 +29,43 @@ from memroute.web.schemas.derive import envelope, list_of, wire_model
 
 SUCCESS = Literal[True]
 
+Role = Literal["user", "assistant"]
+LearnedAt = Annotated[str | None, Field(description="ISO-8601 UTC, e.g. 2026-05-08T14:03:00.000Z")]
+ProvenanceSource = wire_model(
+    provenance.Source,
+    "ProvenanceSource",
+    doc="One chat request a memory was learned from.",
+    refine={"role": Role | None, "learned_at": LearnedAt},
+)
+ProvenanceOut = wire_model(
+    provenance.Provenance,
+    "Provenance",
+    doc="Where a memory came from, read from its metadata (`requestId`, `sessionId`, `role`, "
+    "`speaker`, `learnedAt`, `sources`, or `source`).",
+    refine={
+        "origin": Annotated[
+            Literal["chat", "manual", "import"],
+            Field(
+                description='"chat": learned from a chat request; "manual": added by hand; "import": imported'
+            ),
+        ],
+        "request_id": Annotated[str | None, Field(description="The chat request's x-request-id")],
+        "role": Annotated[Role | None, Field(description="Who said it")],
+        "speaker": Annotated[str | None, Field(description="The speaker's name, when the request named one")],
+        "learned_at": LearnedAt,
+        "earlier": Annotated[
+            list[ProvenanceSource],  # type: ignore[valid-type]
+            Field(description="Other requests it was learned from before, oldest first (at most 5)"),
+        ],
+        "summary": Annotated[
+            str,
+            Field(
+                description="One line, e.g. "
+                '"learned from request req_1 at 2026-05-08 14:03 UTC (Caroline, session s1)"'
+            ),
+        ],
+    },
+)
 MemoryOut = wire_model(
     records.MemoryRecord,
     "MemoryOut",
@@ -38,6 +75,10 @@ MemoryOut = wire_model(
         "metadata": dict[str, Any],
         "created_at": Timestamp,
         "updated_at": Timestamp,
+        "provenance": Annotated[
+            ProvenanceOut | None,
+            Field(description="Where the memory came from; null when its metadata does not say"),
+        ],
     },
 )
 CacheStats = wire_model(records.CacheStats, "CacheStats")

@@ -357,6 +357,8 @@ function editForm(memory) {
       el("code", {}, memory.id),
       ` · updated ${formatDate(memory.updatedAt)} · retrieved ${memory.accessCount} times`,
     ),
+    // Where it came from (read from its metadata by the server), when the metadata says.
+    memory.provenance && el("p", { class: "help provenance" }, memory.provenance.summary),
     el(
       "div",
       { class: "editor-grid" },
