@@ -47,6 +47,7 @@ SETTINGS_DEFAULTS = {
     "scope": "apiKey",
     "extractionEnabled": True,
     "injectionEnabled": True,
+    "captureTurns": "user",
 }
 
 
@@ -724,6 +725,7 @@ def test_settings_defaults_update_and_persist(api: httpx.Client) -> None:
             "embeddingProviderModel": "openai/text-embedding-3-small",
             "scope": "session",
             "injectionEnabled": False,
+            "captureTurns": "all",
         },
     )
     assert changed.status_code == 200
@@ -736,6 +738,7 @@ def test_settings_defaults_update_and_persist(api: httpx.Client) -> None:
         "embeddingProviderModel": "openai/text-embedding-3-small",
         "scope": "session",
         "injectionEnabled": False,
+        "captureTurns": "all",
     }
     assert changed.json() == expected
     assert api.get("/api/settings/memory").json() == expected

@@ -198,6 +198,8 @@ def test_the_rest_api_shows_the_provenance_of_a_learned_memory(gateway: Gateway)
             got = api.get(f"/api/memory/{memory.id}").json()["memory"]
             assert got["metadata"]["requestId"] == "allergy-1"
             assert got["metadata"]["speaker"] == "Dana"
+            assert got["provenance"]["summary"].startswith("learned from request allergy-1 at ")
+            assert "(Dana" in got["provenance"]["summary"]
 
 
 def test_a_fact_learned_again_keeps_a_bounded_list_of_its_sources(gateway: Gateway) -> None:

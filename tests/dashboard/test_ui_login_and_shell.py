@@ -60,4 +60,11 @@ def test_memory_switch_persists_and_shows_the_cost_warning(page: Any, studio: St
     page.get_by_role("switch", name="Inject into chats").click()
     expect(page.get_by_role("status")).to_contain_text("Inject into chats off")
     assert studio.api.get("/api/settings/memory").json()["injectionEnabled"] is False
+    keep = page.get_by_label("Keep what is said")
+    expect(keep).to_have_value("user")
+    keep.select_option("all")
+    expect(page.get_by_role("status")).to_contain_text("Keeping messages and replies")
+    assert studio.api.get("/api/settings/memory").json()["captureTurns"] == "all"
+    page.get_by_role("switch", name="Learn from chats").click()
+    expect(keep).to_be_disabled()  # nothing is kept while learning is off
     screenshot(page, "header-switches")

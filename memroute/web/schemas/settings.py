@@ -13,6 +13,7 @@ from memroute.web.schemas.derive import wire_model
 EmbeddingSourceName = Literal["remote", "static", "transformers", "auto", "hashing"]
 VectorStoreName = Literal["sqlite-vec", "qdrant", "auto"]
 ScopeName = Literal["apiKey", "session", "global"]
+CaptureTurns = Literal["off", "user", "all"]
 ModelName = Annotated[str, Field(max_length=256, description='"provider/model"; null or "" = unset')]
 
 
@@ -24,6 +25,7 @@ MemorySettingsOut = wire_model(
         "embedding_source": EmbeddingSourceName,
         "vector_store": VectorStoreName,
         "scope": ScopeName,
+        "capture_turns": CaptureTurns,
     },
 )
 
@@ -46,3 +48,4 @@ class MemorySettingsUpdate(StrictBody):
     scope: ScopeName = optional()
     extractionEnabled: bool = optional()
     injectionEnabled: bool = optional()
+    captureTurns: CaptureTurns = optional(description="which chat messages are kept verbatim")

@@ -71,10 +71,29 @@ function showSettings(settings) {
   for (const id of ["extraction-enabled", "injection-enabled"]) {
     document.getElementById(id).disabled = !settings.enabled;
   }
+  const capture = document.getElementById("capture-turns");
+  capture.value = settings.captureTurns;
+  capture.disabled = !settings.enabled || !settings.extractionEnabled;
+}
+
+function wireCapture() {
+  const select = document.getElementById("capture-turns");
+  select.addEventListener("change", async () => {
+    const wanted = select.value;
+    select.disabled = true;
+    try {
+      showSettings(await api("/api/settings/memory", { method: "PUT", body: { captureTurns: wanted } }));
+      toast(`Keeping ${select.options[select.selectedIndex].textContent}`);
+    } catch (error) {
+      showSettings(await api("/api/settings/memory"));
+      toast(`Could not save: ${error.message}`, "error");
+    }
+  });
 }
 
 async function wireSwitches() {
   showSettings(await api("/api/settings/memory"));
+  wireCapture();
   for (const [id, field] of Object.entries(SWITCHES)) {
     const input = document.getElementById(id);
     input.addEventListener("change", async () => {
