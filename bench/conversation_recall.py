@@ -115,13 +115,15 @@ class Admin:
         return self.cache[memory_id]
 
     def idle(self) -> bool:
-        """Nothing queued for extraction and no memory waiting for its vector."""
+        """Nothing queued for extraction and no memory waiting for its vector (when there is
+        an embedding source to make one)."""
         r = self.http.get("/api/memory/engine-status")
         r.raise_for_status()
         status = r.json()
         pending = (status.get("extractionQueue") or {}).get("pending", 0)
         vectors = status.get("vectorStore") or {}
-        waiting = vectors.get("needsReindex", 0) if vectors.get("available") else 0
+        embeds = vectors.get("available") and (status.get("embedding") or {}).get("available")
+        waiting = vectors.get("needsReindex", 0) if embeds else 0
         return not pending and not waiting
 
     def drain(self, timeout: float = 1800.0) -> float:
@@ -268,8 +270,10 @@ def servers(db: Path, opts: Options) -> Iterator[tuple[str, ShortReplies]]:
         yield gateway.url, upstream
 
 
-def db_bytes(db: Path) -> int:
-    return sum(Path(f"{db}{s}").stat().st_size for s in ("", "-wal") if Path(f"{db}{s}").exists())
+def db_bytes(db: Path) -> tuple[int, int]:
+    """(database file, its WAL) in bytes."""
+    sizes = [Path(f"{db}{s}").stat().st_size if Path(f"{db}{s}").exists() else 0 for s in ("", "-wal")]
+    return sizes[0], sizes[1]
 
 
 def run_mode(
@@ -293,6 +297,7 @@ def run_mode(
         keys, secrets = {}, {}
         for conv in convs:
             keys[conv["id"]], secrets[conv["id"]] = admin.create_key(f"recall-{conv['id']}")
+        empty = sum(db_bytes(db))
         log(f"{mode}: replaying {sum(len(turns_of(c)) for c in convs)} turns")
         replay = replay_gateway(url, secrets, convs) if mode == "gateway" else replay_rest(admin, keys, convs)
         drain_s = admin.drain()
@@ -302,7 +307,7 @@ def run_mode(
             stored += total
             for t, n in types.items():
                 by_type[t] = by_type.get(t, 0) + n
-        size = db_bytes(db)
+        file_bytes, wal_bytes = db_bytes(db)
         admin.settings({"extractionEnabled": False})
         quiet = admin.settings({"captureTurns": "off"})  # so the questions are not captured
         log(f"{mode}: {stored} memories stored, drained in {drain_s:.1f} s; asking {len(questions)} questions")
@@ -318,8 +323,11 @@ def run_mode(
         "memories": stored,
         "memories_by_type": by_type,
         "memories_per_1k_turns": stored / replay.turns * 1000,
-        "db_bytes": size,
-        "db_bytes_per_turn": size / replay.turns,
+        "db_bytes": file_bytes + wal_bytes,
+        "db_file_bytes": file_bytes,
+        "db_wal_bytes": wal_bytes,
+        "db_bytes_before_replay": empty,
+        "db_bytes_per_turn": (file_bytes + wal_bytes - empty) / replay.turns,
         "replay_s": replay.seconds,
         "replay_turns_per_s": replay.turns / replay.seconds,
         "replay_latency": replay.latency.to_dict(),
@@ -388,7 +396,7 @@ def report(results: list[dict[str, Any]], opts: Options, n_convs: int) -> Report
         "memories injected",
         "tokens injected mean / p50 / max",
         "memories per 1k turns",
-        "DB bytes per turn",
+        "DB bytes per turn (growth, file + WAL)",
         "replay turns/s",
         "drain s",
         "stale first (changed-mind)",

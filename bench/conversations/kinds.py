@@ -598,7 +598,7 @@ TRIP = Kind(
         _same,
         state=(
             "the {dest} trip got pushed back, now we fly {when}",
-            "change of plans, {dest} is moved to {when}",
+            "change of plans, {dest} is now {when}",
             "airline cancelled, so {dest} is happening {when} instead",
         ),
         asks=(
