@@ -40,8 +40,15 @@ import openai
 from bench.common import Latency, Report, emit, human_bytes, log, ms, parser, table, verdict, work_dir
 from bench.conversations import load_conversations, load_questions, turns_of
 from bench.gateway import ADMIN_TOKEN, client, launch
-from bench.recall_score import QuestionScore, by_category, has_provenance, memory_turns, normalise
-from bench.recall_score import score_question, summarise
+from bench.recall_score import (
+    QuestionScore,
+    by_category,
+    has_provenance,
+    memory_turns,
+    normalise,
+    score_question,
+    summarise,
+)
 from bench.recall_upstream import MODEL, ShortReplies
 from memroute.web.serve import serving
 
@@ -310,7 +317,9 @@ def run_mode(
         file_bytes, wal_bytes = db_bytes(db)
         admin.settings({"extractionEnabled": False})
         quiet = admin.settings({"captureTurns": "off"})  # so the questions are not captured
-        log(f"{mode}: {stored} memories stored, drained in {drain_s:.1f} s; asking {len(questions)} questions")
+        log(
+            f"{mode}: {stored} memories stored, drained in {drain_s:.1f} s; asking {len(questions)} questions"
+        )
         asked = ask_questions(url, admin, secrets, convs, questions)
         stats = upstream.answered, upstream.with_memory
     assert replay.latency is not None
@@ -501,7 +510,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     n_convs = QUICK_CONVERSATIONS if args.quick and args.conversations is None else args.conversations
     per_conv = QUICK_QUESTIONS if args.quick and args.questions is None else args.questions
     convs, questions = select(load_conversations(), load_questions(), n_convs, per_conv)
-    modes = ([] if args.no_gateway else ["gateway"]) + (["rest"] if args.baseline_rest or args.no_gateway else [])
+    modes = ([] if args.no_gateway else ["gateway"]) + (
+        ["rest"] if args.baseline_rest or args.no_gateway else []
+    )
     with work_dir(args.data_dir) as directory:
         results = [run_mode(mode, convs, questions, opts, directory) for mode in modes]
     if opts.dump is not None:

@@ -297,7 +297,9 @@ def fact_questions(rng: random.Random, conv: Conversation) -> list[dict[str, Any
         if f.change_turn and f.new_values is not None and f.kind.change is not None:
             now = {**values, **{f"old_{k}": v for k, v in f.values.items()}, **f.new_values}
             ask = rng.choice(f.kind.change.asks)
-            out.append(question(conv, ask, now, "changed-mind", evidence=[f.change_turn], superseded=[f.turn]))
+            out.append(
+                question(conv, ask, now, "changed-mind", evidence=[f.change_turn], superseded=[f.turn])
+            )
             continue
         ask = rng.choice(f.kind.asks)
         category = "temporal" if "{date}" in ask.answer else "single-hop"
