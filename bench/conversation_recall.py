@@ -448,7 +448,9 @@ def diagnostics(results: list[dict[str, Any]]) -> str:
         types = ", ".join(f"{t} {n:,}" for t, n in sorted(r["memories_by_type"].items())) or "none"
         lat = r["replay_latency"]
         lines.append(
-            f"- {r['mode']}: {r['memories']:,} memories ({types}); database {human_bytes(r['db_bytes'])}; "
+            f"- {r['mode']}: {r['memories']:,} memories ({types}); database "
+            f"{human_bytes(r['db_file_bytes'])} + WAL {human_bytes(r['db_wal_bytes'])} "
+            f"({human_bytes(r['db_bytes_before_replay'])} before the replay); "
             f"replay {r['replay_s']:.1f} s (p50 {ms(lat['p50_ms'])} ms, p99 {ms(lat['p99_ms'])} ms a turn); "
             f"{r['injected']:,} memories injected over the questions, "
             f"{r['injected_without_request_id'] / injected:.0%} without `metadata.requestId`, "
@@ -495,6 +497,15 @@ def select(
     return convs, out
 
 
+def first_sessions(
+    convs: list[dict[str, Any]], questions: list[dict[str, Any]], n: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The first `n` sessions of each conversation, and the questions answered within them."""
+    convs = [{**c, "sessions": c["sessions"][:n]} for c in convs]
+    kept = {t["id"] for c in convs for t in turns_of(c)}
+    return convs, [q for q in questions if kept.issuperset([*q["evidence"], *q.get("superseded", ())])]
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     ap = parser(__doc__.splitlines()[0])
     ap.add_argument("--baseline-rest", action="store_true", help="also run the verbatim REST baseline")
@@ -503,13 +514,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--capture", choices=("off", "user", "all"), default=None, help="set captureTurns")
     ap.add_argument("--conversations", type=int, default=None, help="use the first N conversations")
     ap.add_argument("--questions", type=int, default=None, help="at most N questions per conversation")
+    ap.add_argument("--sessions", type=int, default=None, help="replay only the first N sessions of each")
     ap.add_argument("--in-process", action="store_true", help="run memroute in a thread of this process")
     ap.add_argument("--dump", type=Path, default=None, help="write what was injected per question (JSONL)")
     args = ap.parse_args(argv)
     opts = Options(minilm=args.minilm, capture=args.capture, in_process=args.in_process, dump=args.dump)
     n_convs = QUICK_CONVERSATIONS if args.quick and args.conversations is None else args.conversations
     per_conv = QUICK_QUESTIONS if args.quick and args.questions is None else args.questions
-    convs, questions = select(load_conversations(), load_questions(), n_convs, per_conv)
+    convs, questions = load_conversations(), load_questions()
+    if args.sessions:
+        convs, questions = first_sessions(convs, questions, args.sessions)
+    convs, questions = select(convs, questions, n_convs, per_conv)
     modes = ([] if args.no_gateway else ["gateway"]) + (
         ["rest"] if args.baseline_rest or args.no_gateway else []
     )
