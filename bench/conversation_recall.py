@@ -29,7 +29,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -150,15 +150,15 @@ class Admin:
 
 def chat(
     c: openai.OpenAI, message: dict[str, Any], headers: dict[str, str], *, stream: bool
-) -> tuple[str, httpx.Headers]:
+) -> tuple[str, Mapping[str, str]]:
     """One chat completion, streamed or not: (the reply, memroute's response headers)."""
+    messages: Any = [message]
+    create = c.chat.completions.with_raw_response.create
     if stream:
-        raw = c.chat.completions.with_raw_response.create(
-            model=MODEL, messages=[message], stream=True, extra_headers=headers
-        )
+        raw: Any = create(model=MODEL, messages=messages, stream=True, extra_headers=headers)
         parts = [ch.choices[0].delta.content or "" for ch in raw.parse() if ch.choices]
         return "".join(parts), raw.headers
-    raw = c.chat.completions.with_raw_response.create(model=MODEL, messages=[message], extra_headers=headers)
+    raw = create(model=MODEL, messages=messages, extra_headers=headers)
     return raw.parse().choices[0].message.content or "", raw.headers
 
 
@@ -308,7 +308,8 @@ def run_mode(
         log(f"{mode}: replaying {sum(len(turns_of(c)) for c in convs)} turns")
         replay = replay_gateway(url, secrets, convs) if mode == "gateway" else replay_rest(admin, keys, convs)
         drain_s = admin.drain()
-        stored, by_type = 0, {}
+        stored = 0
+        by_type: dict[str, int] = {}
         for conv in convs:
             total, types = admin.count(keys[conv["id"]])
             stored += total

@@ -340,6 +340,10 @@ def _hobby(rng: random.Random, p: Profile, taken: set[str]) -> Values:
     return {"hobby": noun, "doing": doing, "place": place}
 
 
+def _new_hobby(rng: random.Random, old: Values, taken: set[str]) -> Values:
+    return _hobby(rng, {}, taken)
+
+
 HOBBY = Kind(
     "hobby",
     _hobby,
@@ -360,7 +364,7 @@ HOBBY = Kind(
     mention=("how's the {hobby} going?", "show me what you made at {place}!"),
     restate=("{hobby} again this weekend, can't stop",),
     change=Change(
-        _hobby,
+        _new_hobby,
         state=(
             "I gave up {old_hobby}, it's all about {hobby} now",
             "ok confession: I stopped {old_doing}. I'm {doing} instead",
@@ -759,6 +763,10 @@ def _coffee(rng: random.Random, p: Profile, taken: set[str]) -> Values:
     return {"drink": pick(rng, pools.COFFEE, taken)}
 
 
+def _new_coffee(rng: random.Random, old: Values, taken: set[str]) -> Values:
+    return _coffee(rng, {}, taken)
+
+
 COFFEE = Kind(
     "coffee",
     _coffee,
@@ -769,7 +777,7 @@ COFFEE = Kind(
     ),
     asks=(Ask("What does {name} usually drink in the morning?", "{drink}"),),
     change=Change(
-        _coffee,
+        _new_coffee,
         state=(
             "I've switched to {drink}, no more {old_drink}",
             "new morning routine: {drink} instead of {old_drink}",
