@@ -67,3 +67,21 @@ def test_the_abuse_benchmark_reports_the_well_behaved_key_and_the_attacker(tmp_p
     assert result["during"]["n"] > 0 and result["baseline"]["success"] == 1.0
     assert sum(result["spoofed_logins"].values()) > 0 and set(result["spoofed_logins"]) <= {"401", "429"}
     assert result["admin_login_after"] in ("200", "429")
+
+
+def test_the_conversation_recall_baseline_finds_the_turns_it_stored(tmp_path: Path) -> None:
+    """One session stored verbatim through the REST API, three questions through the gateway:
+    the bench maps each injected memory back to its turn and finds every evidence turn."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from bench import conversation_recall as recall
+    from bench.conversations import load_conversations, load_questions
+
+    convs, questions = recall.first_sessions(load_conversations()[:1], load_questions(), 1)
+    convs, questions = recall.select(convs, questions, 1, 3)
+    opts = recall.Options(in_process=True)
+    result = recall.run_mode("rest", convs, questions, opts, tmp_path)
+    assert result["turns"] == result["memories"] == 28 and result["injected_without_request_id"] == 0
+    assert result["summary"]["recall@budget"] == 1.0
+    markdown = recall.report([result], opts, len(convs)).markdown()
+    assert "| verbatim via REST (baseline) | 28 | 3 |" in markdown
