@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from storage import database
 from memroute import Memory, StoreError
 from memroute.models.wire import to_wire
 from memroute.store import SqliteStore
+from memroute.store.db import WAL_SIZE_LIMIT_BYTES
 from memroute.store.migrate import available_migrations, migrate
 
 ISO_MS_Z = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
@@ -198,6 +200,18 @@ def test_wal_journal_mode_is_on(mem: Memory, db_path: Path) -> None:
     assert _scalar(db_path, "PRAGMA journal_mode") == "wal"
     with database(mem) as stored:
         assert stored.db.read().pragma("journal_mode") == "wal"
+
+
+def test_the_background_checkpoint_copies_the_wal_and_keeps_it_bounded(mem: Memory, db_path: Path) -> None:
+    # ~12 MiB written in many commits: past the checkpoint threshold (4 MiB of WAL) thrice.
+    for n in range(400):
+        mem.add("k", f"note {n} " + "lorem ipsum dolor sit amet " * 1100)
+    wal = Path(f"{db_path}-wal")
+    deadline = time.monotonic() + 10
+    while db_path.stat().st_size < 8 * 1024 * 1024 and time.monotonic() < deadline:
+        time.sleep(0.05)  # the checkpoint runs in its own thread
+    assert db_path.stat().st_size >= 8 * 1024 * 1024  # the pages reached the database file
+    assert wal.stat().st_size <= WAL_SIZE_LIMIT_BYTES + 4 * 1024 * 1024
 
 
 def test_timestamps_are_iso_utc_with_milliseconds(mem: Memory) -> None:
