@@ -4,8 +4,8 @@ A turn's text loses what is not conversation before it is kept: fenced code bloc
 base64 blobs and `data:` URLs become short placeholders (`[code]`, `[data]`). A turn
 that says nothing ("ok", "thanks!", "lol", a lone emoji) is skipped. A long turn is
 split at paragraph, then sentence, then word boundaries into chunks of at most
-`MAX_CHUNK_CHARS`. Each chunk has a key from its normalised text, so the same text
-said twice by one owner is kept once.
+`MAX_CHUNK_CHARS`. Each chunk has a key from its normalised text and its speaker, so
+the same text said twice by one person is kept once.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ _DATA_URL = re.compile(r"data:[\w.+-]+/[\w.+-]+;base64,(?:\[redacted\]|[A-Za-z0-
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{120,}={0,2}")
 _PLACEHOLDER_RUN = re.compile(r"(\[(?:code|data)\])(?:\s*\1)+")
 _WORD = re.compile(r"[^\W_]+")
+_SPEAKER_SLUG = re.compile(r"[\W_]+")
 _PARAGRAPH = re.compile(r"\n\s*\n")
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
 
@@ -68,10 +69,13 @@ def says_something(text: str) -> bool:
     return any(w not in _FILLER for w in words)
 
 
-def turn_key(text: str) -> str:
-    """The memory key of a kept text: the same for the same words, whatever their spacing or case."""
-    digest = hashlib.sha256(normalised(text).encode("utf-8", "surrogatepass")).hexdigest()
-    return TURN_KEY_PREFIX + digest[:16]
+def turn_key(text: str, speaker: str = "") -> str:
+    """The memory key of a kept text: the same for the same words, whatever their spacing
+    or case, said by the same speaker. The speaker's name is a word of the key, so a
+    keyword search for the person finds what they said."""
+    digest = hashlib.sha256(normalised(text).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    who = _SPEAKER_SLUG.sub("_", speaker.casefold()).strip("_")[:MAX_SPEAKER_CHARS]
+    return f"{TURN_KEY_PREFIX}{who}:{digest}" if who else TURN_KEY_PREFIX + digest
 
 
 def _pieces(text: str, limit: int) -> list[str]:
@@ -111,9 +115,9 @@ def _packed(pieces: list[str], limit: int) -> list[str]:
     return out
 
 
-def chunks(text: str, limit: int = MAX_CHUNK_CHARS) -> list[Chunk]:
-    """The chunks of `text` worth keeping (none for a turn that says nothing); at most
-    `MAX_CHUNKS`, the last ones (the end of a long text is its newest part)."""
+def chunks(text: str, speaker: str = "", limit: int = MAX_CHUNK_CHARS) -> list[Chunk]:
+    """The chunks of `text` (said by `speaker`) worth keeping (none for a turn that says
+    nothing); at most `MAX_CHUNKS`, the last ones (the end of a long text is its newest part)."""
     if not isinstance(text, str):
         return []
     if len(text) > MAX_TURN_CHARS:  # the newest part, from its first whole sentence
@@ -125,7 +129,7 @@ def chunks(text: str, limit: int = MAX_CHUNK_CHARS) -> list[Chunk]:
         return []
     pieces = [p for p in _packed(_pieces(text, limit), limit) if says_something(p)]
     pieces = pieces[-MAX_CHUNKS:]
-    return [Chunk(piece, turn_key(piece), i, len(pieces)) for i, piece in enumerate(pieces)]
+    return [Chunk(piece, turn_key(piece, speaker), i, len(pieces)) for i, piece in enumerate(pieces)]
 
 
 def speaker_of(message: Mapping[str, Any]) -> str:

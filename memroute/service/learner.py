@@ -76,7 +76,7 @@ class TurnLearner:
 
     def _read(self, job: ExtractionJob) -> tuple[list[turns.Chunk], list[Fact]]:
         text = job.text  # redacted before it was queued
-        chunks = turns.chunks(text) if job.capture else []
+        chunks = turns.chunks(text, job.speaker) if job.capture else []
         facts = self._facts.extract(text, job.speaker) if job.facts and job.source == "user_message" else []
         return chunks, facts
 
