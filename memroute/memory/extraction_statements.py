@@ -1,0 +1,189 @@
+"""Facts of likes, choices, habits and dated plans, from a lead match and its object.
+
+Each builder returns the facts one statement gives, or none when its object is a
+pronoun or filler ("I love it", "I prefer not to say") or its verb is not a habit
+("I never said that"). Contents are third-person verb phrases ("likes hiking",
+"usually writes tests", "is starting a new job in March").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from memroute.memory.extraction_grammar import (
+    conjugate,
+    find_date,
+    is_auxiliary,
+    is_filler,
+    looks_past,
+    slugify,
+    strip_fillers,
+    third_person,
+    without_date,
+)
+from memroute.memory.extraction_words import EVALUATIVE, PRONOUN_STARTS
+from memroute.models.records import Fact
+
+MIN_FACT_LENGTH = 2
+# A lead's match and the object captured after it → the facts it states.
+Builder = Callable[[re.Match[str], str], list[Fact]]
+
+
+def fact(key: str, content: str, *, kind: str = "factual", polarity: str = "positive") -> Fact:
+    """A fact whose category is the first part of its key."""
+    return Fact(key=key, content=content, type=kind, category=key.split(":", 1)[0], polarity=polarity)
+
+
+def _object(obj: str) -> str | None:
+    obj = strip_fillers(obj)
+    if len(obj) < MIN_FACT_LENGTH or is_filler(obj) or not slugify(obj):
+        return None
+    return obj
+
+
+def preference(match: re.Match[str], obj: str) -> list[Fact]:
+    """"I love hiking" → `preference:hiking` "loves hiking"; "I don't like X" is negative."""
+    thing = _object(obj)
+    if thing is None:
+        return []
+    verb = match.group("verb").lower()
+    negated = match.groupdict().get("neg") is not None
+    negative = negated or verb in ("hate", "dislike", "avoid", "detest")
+    lead = f"does not {verb}" if negated else conjugate(verb)
+    content = f"{lead} {third_person(thing)}"
+    return [fact(f"preference:{slugify(thing)}", content, polarity="negative" if negative else "positive")]
+
+
+def fixed_preference(phrase: str, *, negative: bool = False) -> Builder:
+    """A builder for a lead kept as a fixed phrase: "cannot stand X", "is a fan of X", "is into X"."""
+
+    def build(match: re.Match[str], obj: str) -> list[Fact]:
+        thing = _object(obj)
+        if thing is None:
+            return []
+        polarity = "negative" if negative else "positive"
+        return [fact(f"preference:{slugify(thing)}", f"{phrase} {third_person(thing)}", polarity=polarity)]
+
+    return build
+
+
+def favorite(match: re.Match[str], obj: str) -> list[Fact]:
+    """"My favorite is X" → "favors X"; "my favorite food is sushi" → "has sushi as favorite food"."""
+    thing = _object(obj)
+    if thing is None:
+        return []
+    kind = (match.group("thing") or "").lower()
+    if kind:
+        return [fact(f"preference:favorite_{slugify(kind)}", f"has {third_person(thing)} as favorite {kind}")]
+    return [fact(f"preference:{slugify(thing)}", f"favors {third_person(thing)}")]
+
+
+_DECISIONS = {
+    "will use": "will use",
+    "chose": "chose",
+    "decided not to": "decided not to",
+    "decided to": "decided to",
+    "decided": "decided",
+    "selected": "selected",
+    "picked": "picked",
+    "went with": "went with",
+    "going with": "is going with",
+}
+
+
+def decision(match: re.Match[str], obj: str) -> list[Fact]:
+    """"I'll use Postgres" → `decision:postgres` "will use Postgres" (episodic)."""
+    thing = _object(obj)
+    if thing is None or thing.split()[0].lower() in ("up", "out", "on", "off") and match.group("dverb") == "picked":
+        return []
+    verb = " ".join(match.group("dverb").lower().split())
+    if verb in ("use", "adopt"):
+        phrase = f"is going to {verb}"
+    else:
+        phrase = _DECISIONS[verb]
+    negative = verb == "decided not to"
+    return [
+        fact(
+            f"decision:{slugify(thing)}",
+            f"{phrase} {third_person(thing)}",
+            kind="episodic",
+            polarity="negative" if negative else "positive",
+        )
+    ]
+
+
+def habit(match: re.Match[str], obj: str) -> list[Fact]:
+    """"I usually write tests first" → `pattern:write_tests_first` "usually writes tests first"."""
+    adverb = match.group("adv").lower()
+    words = strip_fillers(obj).split()
+    negative = adverb in ("never", "rarely", "seldom")
+    not_ = ""
+    if words[:1] and words[0].lower() in ("don't", "dont") or [w.lower() for w in words[:2]] == ["do", "not"]:
+        words = words[1:] if words[0].lower() != "do" else words[2:]
+        not_, negative = "does not ", True
+    if not words:
+        return []
+    verb, rest = words[0], " ".join(words[1:])
+    if (
+        not verb.isalpha()
+        or not verb.islower()
+        or is_auxiliary(verb)
+        or looks_past(verb)
+        or verb in PRONOUN_STARTS
+        or (rest and is_filler(rest))
+        or (not rest and len(verb) < 3)
+    ):
+        return []
+    said = not_ + verb if not_ else conjugate(verb)
+    content = f"{adverb} {said}" + (f" {third_person(rest)}" if rest else "")
+    return [fact(f"pattern:{slugify(' '.join(words))}", content, polarity="negative" if negative else "positive")]
+
+
+def tendency(match: re.Match[str], obj: str) -> list[Fact]:
+    """"I tend to use X" → "tends to use X"."""
+    thing = _object(obj)
+    if thing is None or looks_past(thing.split()[0]) or is_auxiliary(thing.split()[0]):
+        return []
+    return [fact(f"pattern:{slugify(thing)}", f"tends to {third_person(thing)}")]
+
+
+def _plan(phrase: str, key_text: str, obj: str) -> list[Fact]:
+    if find_date(obj) is None or is_filler(obj):
+        return []
+    slug = slugify(without_date(key_text))
+    return [fact(f"plan:{slug}", f"{phrase} {third_person(obj)}", kind="episodic")] if slug else []
+
+
+def plan_progressive(match: re.Match[str], obj: str) -> list[Fact]:
+    """"I'm starting a new job in March" → `plan:starting_a_new_job` "is starting a new job in March"."""
+    verb = match.group("pverb").lower()
+    thing = strip_fillers(obj)
+    first = thing.split()[:2]
+    if not first or (verb in ("having", "getting") and len(first) > 1 and first[1].lower() in EVALUATIVE):
+        return []
+    return _plan(f"is {verb}", f"{verb} {thing}", thing)
+
+
+def plan_future(match: re.Match[str], obj: str) -> list[Fact]:
+    """"I'll start a new job in March" → "will start …"; "I'm going to visit Rome in May" → "is going to visit …"."""
+    verb = match.group("fverb")
+    if not verb.isalpha() or is_auxiliary(verb) or looks_past(verb) or verb.lower() in PRONOUN_STARTS:
+        return []
+    phrase = "will" if match.group("will") else "is going to"
+    thing = strip_fillers(obj)
+    return _plan(f"{phrase} {verb.lower()}", f"{verb} {thing}", thing)
+
+
+def plan_present(match: re.Match[str], obj: str) -> list[Fact]:
+    """"I start my new job on Monday" → "starts their new job on Monday"."""
+    verb = match.group("sverb").lower()
+    thing = strip_fillers(obj)
+    return _plan(conjugate(verb), f"{verb} {thing}", thing)
+
+
+def plan_have(match: re.Match[str], obj: str) -> list[Fact]:
+    """"I have a dentist appointment on Tuesday" → "has a dentist appointment on Tuesday"."""
+    thing = strip_fillers(obj)
+    article = match.group("art").lower()
+    return _plan(f"has {article}", thing, thing)
