@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import replace
 
 from memroute.memory.extraction_context import Questions, blocked, mask_code
 from memroute.memory.extraction_grammar import SLUG_LENGTH, slugify
-from memroute.memory.extraction_leads import BY_LETTER, LEADS
+from memroute.memory.extraction_leads import BY_LETTER, LEADS, Lead
 from memroute.memory.extraction_statements import MIN_FACT_LENGTH
 from memroute.models.records import Fact
 
@@ -105,13 +106,26 @@ def _leads(text: str) -> list[tuple[int, int]]:
     return found
 
 
+def _stated(text: str, leads: list[tuple[int, int]]) -> Iterator[tuple[int, int, Lead, re.Match[str]]]:
+    """(start, stop, lead, match) of the leads that state something: not in a question
+    ("Do I like Python?"), a hypothetical, a quote or reported speech; `stop` is the next lead."""
+    questions = Questions(text, _BOUNDARY, _CAPTURE_WINDOW) if leads else None
+    for number, (start, index) in enumerate(leads):
+        lead = LEADS[index]
+        match = lead.regex.match(text, start)
+        if match is None or questions is None or questions.after(match.end()) or blocked(text, start):
+            continue
+        yield start, leads[number + 1][0] if number + 1 < len(leads) else len(text), lead, match
+
+
 def may_state_facts(text: str) -> bool:
-    """False when `text` holds no statement lead at all ("I prefer", "my name is", "we use" …),
-    so extracting it cannot find a fact. Cheap: used to skip queueing such texts."""
+    """False when `text` holds no statement lead outside a question or a hypothetical
+    ("I prefer", "my name is", "we use" …), so extracting it cannot find a fact. Cheap:
+    used to skip queueing such texts."""
     if not text.strip():
         return False
     text = normalize_text(text)
-    return any(BY_LETTER[text[c.start()].lower()].match(text, c.start()) for c in _CANDIDATE.finditer(text))
+    return any(True for _ in _stated(text, _leads(text)))
 
 
 def extract_facts_from_text(text: object, *, speaker: str | None = None) -> list[Fact]:
@@ -134,14 +148,8 @@ def extract_at_most(text: object, limit: int | None, *, speaker: str | None = No
     leads = _leads(text)
     if not leads:
         return [], 0
-    questions = Questions(text, _BOUNDARY, _CAPTURE_WINDOW)
     winners: dict[str, tuple[int, Fact]] = {}  # key -> (position, fact); later statements overwrite
-    for number, (start, index) in enumerate(leads):
-        lead = LEADS[index]
-        match = lead.regex.match(text, start)
-        if match is None or questions.after(match.end()) or blocked(text, start):
-            continue  # "Do I like Python?", "if I lived in Paris", "she says I like it"
-        stop = leads[number + 1][0] if number + 1 < len(leads) else len(text)
+    for start, stop, lead, match in _stated(text, leads):
         obj = _capture(text, match.end(), max(stop, match.end()), lists=lead.lists)
         for fact in lead.build(match, obj):
             winners.pop(fact.key, None)

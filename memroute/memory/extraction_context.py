@@ -22,7 +22,7 @@ _HYPOTHETICAL = re.compile(
 # or a negation: "do I like", "what I like", "don't call me".
 _BEFORE = frozenset(
     "do does did should would could can will shall am have was were may might must what whatever "
-    "which who whom that when whenever if unless whether don't dont never not didn't doesn't won't "
+    "which who whom that if unless whether don't dont never not didn't doesn't won't "
     "wouldn't isn't no nor".split()
 )
 _REPORTING = frozenset(

@@ -69,7 +69,7 @@ _TABLE: tuple[tuple[str, Builder, bool], ...] = (
     # decisions
     (ILL + r"(?P<dverb>use)\s+", said.decision, False),
     (I + r"(?:have\s+|'ve\s+)?(?P<dverb>chose|decided\s+not\s+to|decided\s+to|decided|selected|picked|went\s+with)\s+", said.decision, False),
-    (IM + r"going\s+(?:to\s+)?(?P<dverb>use|adopt)\s+", said.decision, False),
+    (IM + r"going\s+(?:to\s+)?(?P<gverb>use|adopt)\s+", said.decision, False),
     (IM + r"(?P<dverb>going\s+with)\s+", said.decision, False),
     # habits
     (I + r"(?P<adv>usually|typically|often|frequently|regularly|normally|generally|rarely|seldom|always|never)\s+", said.habit, False),

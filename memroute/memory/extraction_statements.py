@@ -80,7 +80,7 @@ def favorite(match: re.Match[str], obj: str) -> list[Fact]:
 
 
 _DECISIONS = {
-    "will use": "will use",
+    "use": "will use",
     "chose": "chose",
     "decided not to": "decided not to",
     "decided to": "decided to",
@@ -95,13 +95,11 @@ _DECISIONS = {
 def decision(match: re.Match[str], obj: str) -> list[Fact]:
     """"I'll use Postgres" → `decision:postgres` "will use Postgres" (episodic)."""
     thing = _object(obj)
-    if thing is None or thing.split()[0].lower() in ("up", "out", "on", "off") and match.group("dverb") == "picked":
+    if thing is None or (thing.split()[0].lower() in ("up", "out", "on", "off") and "picked" in match.group()):
         return []
-    verb = " ".join(match.group("dverb").lower().split())
-    if verb in ("use", "adopt"):
-        phrase = f"is going to {verb}"
-    else:
-        phrase = _DECISIONS[verb]
+    going = match.groupdict().get("gverb")
+    verb = " ".join((going or match.group("dverb")).lower().split())
+    phrase = f"is going to {verb}" if going else _DECISIONS.get(verb, "will use")
     negative = verb == "decided not to"
     return [
         fact(
