@@ -25,6 +25,7 @@ _BEFORE = frozenset(
     "which who whom that if unless whether don't dont never not didn't doesn't won't "
     "wouldn't isn't no nor".split()
 )
+_NEGATIONS = frozenset("don't dont never not didn't doesn't won't wouldn't no nor".split())
 _REPORTING = frozenset(
     "said says thinks think thought told tells claims claimed believes believe assumes assumed joked "
     "asked asks insisted insists heard guess guessed knows reckons swears".split()
@@ -55,7 +56,9 @@ def blocked(text: str, start: int) -> bool:
     if clause.count('"') % 2 == 1 or _HYPOTHETICAL.search(clause):
         return True
     words = [w.lower() for w in _WORDS.findall(clause[-40:])]
-    if words and words[-1] in _BEFORE:
+    # "you can call me Dee": an auxiliary before "call" is not a question about the speaker.
+    before = _NEGATIONS if text[start] in "cC" else _BEFORE
+    if words and words[-1] in before:
         return True
     return len(words) >= 1 and words[-1] in _REPORTING and (len(words) < 2 or words[-2] != "i")
 

@@ -53,7 +53,7 @@ _PET = rf"(?P<pet>{_alt(PETS)})"
 _DIET = rf"(?P<diet>{_alt(DIETS)})"
 _COUNT = r"(?P<count>a|an|one|two|three|four|five|\d)\s+"
 _NAMED = r"(?:\s*,\s*|\s+(?P<named>named|called)\s+|\s+)"
-_TOOLS_I = r"(?:use|used\s+to\s+use|rely\s+on|work\s+with)\s+"
+_TOOLS_I = r"(?:use|rely\s+on|work\s+with)\s+"
 
 _TABLE: tuple[tuple[str, Builder, bool], ...] = (
     # preferences
@@ -68,7 +68,7 @@ _TABLE: tuple[tuple[str, Builder, bool], ...] = (
     (MY + r"(?:all[- ]time\s+)?favou?rite\s+(?:(?P<thing>[^\W\d_]+(?:\s+[^\W\d_]+)?)\s+)?(?:is|are)\s+", said.favorite, False),
     # decisions
     (ILL + r"(?P<dverb>use)\s+", said.decision, False),
-    (I + r"(?:have\s+|'ve\s+)?(?P<dverb>chose|decided\s+not\s+to|decided\s+to|decided|selected|picked|went\s+with)\s+", said.decision, False),
+    (r"\bi(?:\s+have|\s*'ve|ve)?\s+(?P<dverb>chose|decided\s+not\s+to|decided\s+to|decided|selected|picked|went\s+with)\s+", said.decision, False),
     (IM + r"going\s+(?:to\s+)?(?P<gverb>use|adopt)\s+", said.decision, False),
     (IM + r"(?P<dverb>going\s+with)\s+", said.decision, False),
     # habits
@@ -116,7 +116,7 @@ _TABLE: tuple[tuple[str, Builder, bool], ...] = (
     # tools and stack
     (r"\b(?:i|we)\s+" + ADV + r"(?P<sw>switched|moved|migrated|changed|relocated)(?:\s+over)?(?:\s+(?:everything|it\s+all))?\s+(?P<dir>from|to)\s+", stack.switch, False),
     (r"\b(?:i|we)(?:\s*'ve|\s+have|ve)\s+(?:just\s+|recently\s+|finally\s+)?(?P<sw>switched|moved|migrated|changed|relocated)(?:\s+over)?\s+(?P<dir>from|to)\s+", stack.switch, False),
-    (r"\b(?:i|we)\s+" + ADV + r"(?:deploy|host|ship|run)(?:\s+(?:everything|it\s+all|it|stuff|things|them|our\s+\w+|prod|production))?\s+(?:on|to)\s+", stack.deploy, False),
+    (r"\b(?:i|we)\s+" + ADV + r"(?:deploy|host|ship|run)(?:\s+(?:everything|it\s+all|it|stuff|things|them|prod|production|(?:my|our)(?:\s+[\w-]+){1,3}?))?\s+(?:on|to)\s+", stack.deploy, False),
     (WERE + r"(?:deploying|hosting|hosted|running|deployed)(?:\s+(?:everything|it\s+all|it|our\s+\w+))?\s+(?:on|to)\s+", stack.deploy, False),
     (OUR + r"(?:app|apps|api|site|website|backend|frontend|stack|services?|infra|infrastructure|product|platform)\s+(?:runs|is\s+hosted|is\s+deployed|lives|is\s+running)\s+on\s+", stack.deploy, False),
     (I + ADV + _TOOLS_I, stack.use, True),

@@ -133,6 +133,8 @@ def _employer(obj: str) -> str | None:
         nouns = [_word(w).lower() for w in words[1:4]]
         if any(n in WORKPLACES or n == "government" for n in nouns):
             return text
+        if words[0].lower() == "the" and len(words) > 1 and is_name(_word(words[1])):
+            return text
     if is_name(_word(words[0])) and not (words[0].isupper() and len(words[0]) > 4):
         return text
     if len(words) == 1 and is_lower_name(words[0]):
@@ -323,7 +325,9 @@ def condition(match: re.Match[str], obj: str) -> list[Fact]:
     return [fact(f"health:condition:{slugify(low.replace(' disease', ''))}", f"has {shown}")]
 
 
-_DIET_REST = frozenset("for since now and but so btw lol haha because too actually these mostly".split())
+_DIET_REST = frozenset(
+    "for since now and but so btw lol haha because too actually these mostly last recently about over a ages years ever".split()
+)
 
 
 def diet(match: re.Match[str], obj: str) -> list[Fact]:
@@ -332,7 +336,7 @@ def diet(match: re.Match[str], obj: str) -> list[Fact]:
     if rest and rest[0].lower().strip(",.!") not in _DIET_REST:
         return []
     style = DIETS.get(" ".join(match.group("diet").lower().split()), match.group("diet").lower())
-    if match.groupdict().get("follow"):
+    if match.groupdict().get("follow") is not None:
         return [fact("profile:diet", f"follows a {style} diet")]
     return [fact("profile:diet", f"is {style}")]
 

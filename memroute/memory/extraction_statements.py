@@ -22,7 +22,7 @@ from memroute.memory.extraction_grammar import (
     third_person,
     without_date,
 )
-from memroute.memory.extraction_words import EVALUATIVE, PRONOUN_STARTS
+from memroute.memory.extraction_words import EVALUATIVE, PLAN_BASES, PRONOUN_STARTS
 from memroute.models.records import Fact
 
 MIN_FACT_LENGTH = 2
@@ -138,10 +138,14 @@ def habit(match: re.Match[str], obj: str) -> list[Fact]:
     return [fact(f"pattern:{slugify(' '.join(words))}", content, polarity="negative" if negative else "positive")]
 
 
+_OPINIONS = frozenset("agree disagree think believe feel say guess suppose".split())
+
+
 def tendency(match: re.Match[str], obj: str) -> list[Fact]:
     """"I tend to use X" → "tends to use X"."""
     thing = _object(obj)
-    if thing is None or looks_past(thing.split()[0]) or is_auxiliary(thing.split()[0]):
+    first = thing.split()[0].lower() if thing else ""
+    if thing is None or looks_past(first) or is_auxiliary(first) or first in _OPINIONS:
         return []
     return [fact(f"pattern:{slugify(thing)}", f"tends to {third_person(thing)}")]
 
@@ -166,9 +170,9 @@ def plan_progressive(match: re.Match[str], obj: str) -> list[Fact]:
 def plan_future(match: re.Match[str], obj: str) -> list[Fact]:
     """"I'll start a new job in March" → "will start …"; "I'm going to visit Rome in May" → "is going to visit …"."""
     verb = match.group("fverb")
-    if not verb.isalpha() or is_auxiliary(verb) or looks_past(verb) or verb.lower() in PRONOUN_STARTS:
+    if verb.lower() not in PLAN_BASES:
         return []
-    phrase = "will" if match.group("will") else "is going to"
+    phrase = "will" if match.groupdict().get("will") else "is going to"
     thing = strip_fillers(obj)
     return _plan(f"{phrase} {verb.lower()}", f"{verb} {thing}", thing)
 

@@ -276,3 +276,8 @@ PLAN_VERBS = frozenset(
 )
 # Present verbs that lead a dated plan ("I start my new job on Monday").
 PLAN_PRESENT = "start|begin|leave|fly|move|graduate|retire|travel|return"
+# Verbs of a dated plan after "I'll" or "I'm going to" ("I'll start my new job on Monday").
+PLAN_BASES = frozenset(
+    "start begin move leave visit fly travel graduate retire join quit marry return launch finish host "
+    "attend run relocate celebrate adopt".split()
+)
