@@ -35,7 +35,7 @@ WEVE = r"\bwe(?:\s*'ve|\s+have)\s+"
 MY = r"\bmy\s+"
 OUR = r"\bour\s+"
 ADV = (
-    r"(?:(?:really|actually|also|still|just|totally|absolutely|honestly|genuinely|definitely|truly|kinda|"
+    r"(?:(?:really|rly|lowkey|def|actually|also|still|just|totally|absolutely|honestly|genuinely|definitely|truly|kinda|"
     r"personally|generally|mostly|mainly|now|currently|only|do|sort\s+of|kind\s+of|pretty\s+much)\s+){0,2}"
 )
 NOT = r"(?:don'?t|do\s+not|dont)\s+"

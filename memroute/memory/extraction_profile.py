@@ -256,13 +256,15 @@ def pet(match: re.Match[str], obj: str) -> list[Fact]:
     return [_pet(species, who)] if who else []
 
 
+_RELATIVE_CUT = re.compile(r"\s(?:who|which|that|but|because|so|lol|haha)\b", re.I)
 _PET_REST = frozenset("and but so who which that at too now named called".split())
 
 
 def pet_had(match: re.Match[str], obj: str) -> list[Fact]:
     """"I have a dog named Rex" → `pet:rex`; "I have two cats" → `pet:cat` "has two cats"."""
     species = PETS[" ".join(match.group("pet").lower().split())]
-    items = split_items(strip_fillers(obj))
+    obj = cut_at(strip_fillers(obj), _RELATIVE_CUT)
+    items = split_items(obj)
     names = [_word(i) for i in items if len(i.split()) == 1 and is_name(_word(i))]
     if names and len(names) == len(items):
         return [_pet(species, who) for who in names]

@@ -38,6 +38,8 @@ def _tool(words: list[str]) -> tuple[str, str, list[str]] | None:
     if display.casefold() in _AMBIGUOUS and not written[:1].isupper():
         return None
     rest = words[size:]
+    if rest and re.fullmatch(r"v?\d[\d.x]*", rest[0]):  # a version: "Postgres 16"
+        rest = rest[1:]
     if rest and rest[0].lower().strip(",.") not in _TOOL_REST:
         return None
     return display, kind, rest

@@ -22,7 +22,7 @@ from memroute.memory.extraction_grammar import (
     third_person,
     without_date,
 )
-from memroute.memory.extraction_words import EVALUATIVE, PLAN_BASES, PRONOUN_STARTS
+from memroute.memory.extraction_words import EVALUATIVE, LIGHT_VERBS, PLAN_BASES, PRONOUN_STARTS
 from memroute.models.records import Fact
 
 MIN_FACT_LENGTH = 2
@@ -126,7 +126,8 @@ def habit(match: re.Match[str], obj: str) -> list[Fact]:
     if (
         not verb.isalpha()
         or not verb.islower()
-        or is_auxiliary(verb)
+        or (is_auxiliary(verb) and verb not in LIGHT_VERBS)
+        or (verb in LIGHT_VERBS and not rest)
         or looks_past(verb)
         or verb in PRONOUN_STARTS
         or (rest and is_filler(rest))

@@ -85,7 +85,21 @@ TRAILING_FILLERS = (
     "nowadays",
     "right now",
     "at the moment",
+    "unfortunately",
+    "sadly",
+    "originally",
+    "apparently",
+    "luckily",
+    "thankfully",
+    "obviously",
+    "basically",
+    "literally",
+    "again",
+    "haha",
+    "😅",
 )
+# Light verbs start a habit only with an object ("I always have coffee", not "I always have").
+LIGHT_VERBS = frozenset("do have get go make take".split())
 # Verbs that cannot start a habit ("I always do", "I never said that").
 AUXILIARIES = frozenset(
     "do does did don't dont can could will would should shall must may might am is are was were "
