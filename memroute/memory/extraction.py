@@ -21,9 +21,10 @@ import unicodedata
 from collections.abc import Iterator
 from dataclasses import replace
 
+from memroute.memory.extraction_found import Found
 from memroute.memory.extraction_context import Questions, blocked, mask_code
 from memroute.memory.extraction_grammar import SLUG_LENGTH, slugify
-from memroute.memory.extraction_leads import BY_LETTER, LEADS, Lead
+from memroute.memory.extraction_leads import BY_LETTER, CANDIDATE, LEADS
 from memroute.memory.extraction_statements import MIN_FACT_LENGTH
 from memroute.models.records import Fact
 
@@ -59,9 +60,6 @@ _ENDS = (
 )
 _BOUNDARY = re.compile(r"[,;:!?\n\r()\[\]{}\"]" + _ENDS, re.IGNORECASE)
 _LIST_BOUNDARY = re.compile(r"[;:!?\n\r()\[\]{}\"]" + _ENDS, re.IGNORECASE)
-_CANDIDATE = re.compile(
-    r"(?<![\w'])(?:[iI](?=[\s'mMvV])|[mM](?=[yY]\s)|[wW](?=[eE][\s'])|[oO](?=[uU][rR]\s)|[cC](?=[aA][lL][lL][sS]?\s))"
-)
 _CATEGORY_ORDER = {
     c: i
     for i, c in enumerate(
@@ -83,8 +81,9 @@ def normalize_text(text: str) -> str:
     return mask_code(unicodedata.normalize("NFC", text)).translate(_STRAIGHTEN)
 
 
-def _capture(text: str, start: int, stop: int, *, lists: bool) -> str:
-    """The object after a lead, never past `stop` (the next lead)."""
+def _capture(text: str, start: int, stop: int, *, lists: bool) -> tuple[str, str]:
+    """The object after a lead, never past `stop` (the next lead), and the boundary that
+    ended it ("" when the capture reached `stop` or its window first)."""
     window = text[start : min(start + _CAPTURE_WINDOW, stop)].lstrip(_OPENERS)
     end = (_LIST_BOUNDARY if lists else _BOUNDARY).search(window)
     raw = window[: end.start()] if end else window
@@ -92,30 +91,27 @@ def _capture(text: str, start: int, stop: int, *, lists: bool) -> str:
     # Cut short by the next statement ("I prefer tea when I work"): drop the dangling joiner.
     if words and words[-1].lower() in _JOINERS:
         words.pop()
-    return " ".join(words).strip(_TRAILING).strip()
+    return " ".join(words).strip(_TRAILING).strip(), (end.group() if end else "")
 
 
-def _leads(text: str) -> list[tuple[int, int]]:
-    """(start, lead index) of every lead in `text`, in order."""
+def _leads(text: str) -> list[tuple[int, Found]]:
+    """(start, lead) of every lead in `text`, in order."""
     found = []
-    for candidate in _CANDIDATE.finditer(text):
+    for candidate in CANDIDATE.finditer(text):
         start = candidate.start()
         match = BY_LETTER[text[start].lower()].match(text, start)
         if match is not None and match.lastgroup:
-            found.append((start, int(match.lastgroup[1:])))
+            found.append((start, Found(match, int(match.lastgroup[1:]))))
     return found
 
 
-def _stated(text: str, leads: list[tuple[int, int]]) -> Iterator[tuple[int, int, Lead, re.Match[str]]]:
-    """(start, stop, lead, match) of the leads that state something: not in a question
-    ("Do I like Python?"), a hypothetical, a quote or reported speech; `stop` is the next lead."""
+def _stated(text: str, leads: list[tuple[int, Found]]) -> Iterator[int]:
+    """The starts of the leads that state something: not in a question ("Do I like
+    Python?"), a hypothetical, a quote or reported speech."""
     questions = Questions(text, _BOUNDARY, _CAPTURE_WINDOW) if leads else None
-    for number, (start, index) in enumerate(leads):
-        lead = LEADS[index]
-        match = lead.regex.match(text, start)
-        if match is None or questions is None or questions.after(match.end()) or blocked(text, start):
-            continue
-        yield start, leads[number + 1][0] if number + 1 < len(leads) else len(text), lead, match
+    for start, found in leads:
+        if questions is not None and not questions.after(found.end()) and not blocked(text, start):
+            yield start
 
 
 def may_state_facts(text: str) -> bool:
@@ -148,11 +144,20 @@ def extract_at_most(text: object, limit: int | None, *, speaker: str | None = No
     leads = _leads(text)
     if not leads:
         return [], 0
+    questions = Questions(text, _BOUNDARY, _CAPTURE_WINDOW)
     winners: dict[str, tuple[int, Fact]] = {}  # key -> (position, fact); later statements overwrite
-    for start, stop, lead, match in _stated(text, leads):
-        obj = _capture(text, match.end(), max(stop, match.end()), lists=lead.lists)
-        for fact in lead.build(match, obj):
-            winners.pop(fact.key, None)
+    for number, (start, found) in enumerate(leads):
+        lead = LEADS[found.index]
+        end = found.end()
+        stop = leads[number + 1][0] if number + 1 < len(leads) else len(text)
+        obj, boundary = _capture(text, end, max(stop, end), lists=lead.lists)
+        facts = lead.build(found, obj)
+        # The builder's checks are cheaper than the context's, so the context is read last.
+        if not facts or blocked(text, start):
+            continue  # "if I lived in Paris", "she says I like it"
+        if (boundary == "?") if boundary and not lead.lists else questions.after(end):
+            continue  # "Do I like Python?"
+        for fact in facts:
             winners[fact.key] = (start, fact)
     kept = list(winners.values())
     if limit is not None and len(kept) > limit:
@@ -164,9 +169,11 @@ def extract_at_most(text: object, limit: int | None, *, speaker: str | None = No
 
 def _said_by(fact: Fact, speaker: str | None) -> Fact:
     """`fact` with its content capped, and named after `speaker` when there is one."""
-    name = " ".join((speaker or "").split())[:MAX_SPEAKER_LENGTH]
-    prefix = slugify(name)
+    name = " ".join(speaker.split())[:MAX_SPEAKER_LENGTH] if speaker else ""
+    prefix = slugify(name) if name else ""
     if not prefix:
+        if len(fact.content) <= MAX_FACT_LENGTH:
+            return fact
         return replace(fact, content=fact.content[:MAX_FACT_LENGTH].rstrip())
     content = f"{name} {fact.content}"[:MAX_FACT_LENGTH].rstrip()
     return replace(fact, key=f"{prefix}/{fact.key}", content=content)

@@ -8,11 +8,12 @@ look back of at most `LOOKBACK` characters.
 
 from __future__ import annotations
 
-import bisect
 import re
 
 LOOKBACK = 120
-_SENTENCE_END = re.compile(r"[.!?\n;]")
+# Substrings every hypothetical marker contains: the regex runs only when one is there.
+_HYPOTHETICAL_HINTS = ("if", "unless", "whether", "suppos", "imagine", "pretend", "wish", "case", "when", "kid", "used")
+_PUNCTUATION = ".,!?;:()[]{}\"*_~-"
 _HYPOTHETICAL = re.compile(
     r"\b(?:if|unless|whether|suppose|supposing|imagine|pretend|wish|hypothetically|in\s+case|"
     r"as\s+if|even\s+if|back\s+when|when\s+i\s+was|as\s+a\s+kid|used\s+to)\b",
@@ -30,7 +31,6 @@ _REPORTING = frozenset(
     "said says thinks think thought told tells claims claimed believes believe assumes assumed joked "
     "asked asks insisted insists heard guess guessed knows reckons swears".split()
 )
-_WORDS = re.compile(r"[\w']+")
 _FENCE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.DOTALL)
 _QUOTED_LINE = re.compile(r"^[ \t]*>.*$", re.MULTILINE)
 
@@ -51,34 +51,43 @@ def mask_code(text: str) -> str:
 def blocked(text: str, start: int) -> bool:
     """Whether the lead at `start` is in a hypothetical, quoted, reported or negated clause."""
     window = text[max(0, start - LOOKBACK) : start]
-    ends = [m.end() for m in _SENTENCE_END.finditer(window)]
-    clause = window[ends[-1] :] if ends else window
-    if clause.count('"') % 2 == 1 or _HYPOTHETICAL.search(clause):
+    cut = max(window.rfind("."), window.rfind("!"), window.rfind("?"), window.rfind("\n"), window.rfind(";"))
+    clause = window[cut + 1 :]
+    if not clause.strip():
+        return False
+    if '"' in clause and clause.count('"') % 2 == 1:
         return True
-    words = [w.lower() for w in _WORDS.findall(clause[-40:])]
+    low = clause.lower()
+    if any(hint in low for hint in _HYPOTHETICAL_HINTS) and _HYPOTHETICAL.search(clause):
+        return True
+    words = [w.strip(_PUNCTUATION).lower() for w in clause[-40:].split()[-2:]]
     # "you can call me Dee": an auxiliary before "call" is not a question about the speaker.
     before = _NEGATIONS if text[start] in "cC" else _BEFORE
     if words and words[-1] in before:
         return True
-    return len(words) >= 1 and words[-1] in _REPORTING and (len(words) < 2 or words[-2] != "i")
+    return bool(words) and words[-1] in _REPORTING and (len(words) < 2 or words[-2] != "i")
 
 
 class Questions:
-    """Whether the clause after a position ends with "?". One pass over the text finds
-    every boundary, so each lead costs a binary search, however crafted the text."""
+    """Whether the clause after a position ends with "?": the next "?" within the window
+    comes before any other boundary. The last boundary before each "?" is found once, in
+    the stretch since the previous "?" (itself a boundary), so all leads together cost
+    linear time, however crafted the text."""
 
     def __init__(self, text: str, boundary: re.Pattern[str], window: int) -> None:
-        self._starts: list[int] = []
-        self._marks: list[bool] = []
+        self._text = text
+        self._boundary = boundary
         self._window = window
-        for match in boundary.finditer(text):
-            self._starts.append(match.start())
-            self._marks.append(match.group() == "?")
+        self._last: dict[int, int] = {}  # position of a "?" -> start of the last boundary before it
 
     def after(self, position: int) -> bool:
-        index = bisect.bisect_left(self._starts, position)
-        return (
-            index < len(self._starts)
-            and self._marks[index]
-            and self._starts[index] - position <= self._window
-        )
+        mark = self._text.find("?", position, position + self._window + 1)
+        if mark < 0:
+            return False
+        last = self._last.get(mark)
+        if last is None:
+            last = self._text.rfind("?", max(0, mark - self._window), mark)
+            for match in self._boundary.finditer(self._text, max(last + 1, mark - self._window), mark):
+                last = match.start()
+            self._last[mark] = last
+        return last < position

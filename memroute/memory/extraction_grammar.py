@@ -8,6 +8,7 @@ verb of a habit is conjugated and first-person words in an object become
 
 from __future__ import annotations
 
+import functools
 import re
 
 from memroute.memory.extraction_words import (
@@ -62,9 +63,13 @@ def slugify(value: str) -> str:
 
 def third_person(text: str) -> str:
     """First-person words as third person: "my" → "their", "I" → "they", "me" → "them"."""
+    low = f" {text.lower()}"
+    if " i" not in low and " m" not in low:
+        return text
     return _PERSON.sub(lambda m: _THIRD[re.sub(r"\s+", " ", m.group().lower()).replace(" '", "'")], text)
 
 
+@functools.lru_cache(maxsize=1024)
 def conjugate(verb: str) -> str:
     """The third-person singular of a base verb: write → writes, go → goes, try → tries."""
     low = verb.lower()
@@ -87,21 +92,39 @@ def is_auxiliary(word: str) -> bool:
     return word.lower() in AUXILIARIES
 
 
+_KEEP_LAST = ".+#)"
+
+
+def _rstrip_symbols(text: str) -> str:
+    end = len(text)
+    while end and not (text[end - 1].isalnum() or text[end - 1] in _KEEP_LAST):
+        end -= 1
+    return text[:end]
+
+
 def strip_fillers(obj: str) -> str:
     """`obj` without trailing filler ("hiking so much lol" → "hiking") or emoji."""
-    text = re.sub(r"[^\w.+#)]+$", "", obj.strip())
-    changed = True
-    while changed and text:
-        changed = False
-        low = text.lower()
-        for filler in TRAILING_FILLERS:
-            if low == filler:
-                return ""
-            if low.endswith(" " + filler):
-                text = re.sub(r"[^\w.+#)]+$", "", text[: -len(filler) - 1].rstrip())
-                changed = True
+    if obj and (obj[-1].isalnum() or obj[-1] in _KEEP_LAST):
+        last = obj[obj.rfind(" ") + 1 :].lower()
+        if last not in _TRAILING_LAST:
+            return obj.strip()
+    words = _rstrip_symbols(obj.strip()).split()
+    while words and words[-1].lower() in _TRAILING_LAST:
+        for size in (3, 2, 1):
+            if len(words) >= size and " ".join(words[-size:]).lower() in _TRAILING:
+                del words[-size:]
+                if words:
+                    words[-1] = _rstrip_symbols(words[-1])
+                    if not words[-1]:
+                        words.pop()
                 break
-    return text
+        else:
+            break
+    return " ".join(words)
+
+
+_TRAILING = frozenset(TRAILING_FILLERS)
+_TRAILING_LAST = frozenset(f.split()[-1] for f in TRAILING_FILLERS)
 
 
 def is_filler(obj: str) -> bool:

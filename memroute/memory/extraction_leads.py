@@ -20,7 +20,6 @@ from memroute.memory.extraction_words import CONDITIONS, DIETS, PETS, PLAN_PRESE
 
 @dataclass(frozen=True, slots=True)
 class Lead:
-    regex: re.Pattern[str]
     build: Builder
     lists: bool = False  # the object may run past commas ("peanuts, shellfish and cats")
 
@@ -57,10 +56,10 @@ _TOOLS_I = r"(?:use|rely\s+on|work\s+with)\s+"
 
 _TABLE: tuple[tuple[str, Builder, bool], ...] = (
     # preferences
+    (I + ADV + r"(?P<verb>prefer|like|love|enjoy|adore)\s+", said.preference, False),
     (I + ADV + rf"(?P<neg>{NOT})" + ADV + r"(?P<verb>like|love|enjoy)\s+", said.preference, False),
     (I + ADV + r"(?:can'?t|cannot|can\s+not)\s+stand\s+", said.fixed_preference("cannot stand", negative=True), False),
     (I + ADV + r"(?P<verb>hate|dislike|avoid|detest)\s+", said.preference, False),
-    (I + ADV + r"(?P<verb>prefer|like|love|enjoy|adore)\s+", said.preference, False),
     (IM + r"not\s+(?:a\s+|really\s+a\s+)?(?:big\s+|huge\s+)?fan\s+of\s+", said.fixed_preference("is not a fan of", negative=True), False),
     (IM + r"(?:a\s+)?(?:big\s+|huge\s+|massive\s+)?fan\s+of\s+", said.fixed_preference("is a fan of"), False),
     (IM + ADV + r"(?:really\s+|so\s+|very\s+)?into\s+", said.fixed_preference("is into"), False),
@@ -142,7 +141,26 @@ _TABLE: tuple[tuple[str, Builder, bool], ...] = (
     (IM + NAME, profile.introduction, False),
 )
 
-LEADS: tuple[Lead, ...] = tuple(Lead(re.compile(p, re.IGNORECASE), b, lists) for p, b, lists in _TABLE)
+LEADS: tuple[Lead, ...] = tuple(Lead(b, lists) for _, b, lists in _TABLE)
+
+
+def _renamed(pattern: str, index: int) -> str:
+    """`pattern` with each named group `x` renamed `x_<index>`, unique in the alternation."""
+    return re.sub(r"[(][?]P<([a-z]+)>", lambda m: f"(?P<{m.group(1)}_{index}>", pattern)
+
+
+# Subjects shared by many leads, longest first: a lead that starts with one is tried after
+# its subject (and optional adverbs) matched once, so the alternation stays fast.
+_SUBJECTS = (IVE, ILL, WERE, WEVE, IM, WE, MY, OUR, I)
+
+
+def _split(pattern: str) -> tuple[str, str]:
+    """(shared subject, rest of the lead); ("", pattern) for a lead of its own shape."""
+    for subject in _SUBJECTS:
+        if pattern.startswith(subject):
+            rest = pattern[len(subject) :].removeprefix(ADV)
+            return (subject if subject in (MY, OUR) else subject + ADV), rest
+    return "", pattern
 
 
 def _first_letters(pattern: str) -> set[str]:
@@ -154,13 +172,18 @@ def _first_letters(pattern: str) -> set[str]:
 
 
 def _combined(letter: str) -> re.Pattern[str]:
-    parts = [
-        f"(?P<p{i}>{re.sub(r'[(][?]P<[a-z]+>', '(?:', p)})"
-        for i, (p, _, _) in enumerate(_TABLE)
-        if letter in _first_letters(p)
-    ]
-    return re.compile("|".join(parts), re.IGNORECASE)
+    """Every lead that may start with `letter`, grouped by subject, as one alternation."""
+    groups: dict[str, list[str]] = {}
+    for i, (pattern, _, _) in enumerate(_TABLE):
+        if letter in _first_letters(pattern):
+            subject, rest = _split(pattern)
+            groups.setdefault(subject, []).append(f"(?P<p{i}>{_renamed(rest, i)})")
+    return re.compile("|".join(f"{subject}(?:{'|'.join(parts)})" for subject, parts in groups.items()), re.IGNORECASE)
 
 
 # One alternation per first letter of a lead: "i", "m" (my), "w" (we), "o" (our), "c" (call).
 BY_LETTER = {letter: _combined(letter) for letter in "imwoc"}
+# Where a lead may start: a word "i…", "my", "we", "our", "call(s)", not after a letter or `'`.
+CANDIDATE = re.compile(
+    r"(?<![\w'])(?:[iI](?=[\s'mMvV])|[mM](?=[yY]\s)|[wW](?=[eE][\s'])|[oO](?=[uU][rR]\s)|[cC](?=[aA][lL][lL][sS]?\s))"
+)

@@ -35,6 +35,7 @@ from memroute.memory.extraction_words import (
     RELATIONS,
     WORKPLACES,
 )
+from memroute.memory.extraction_found import Found
 from memroute.models.records import Fact
 
 _PLACE_CUT = re.compile(
@@ -67,7 +68,7 @@ def place(obj: str) -> str | None:
     return None
 
 
-def location(match: re.Match[str], obj: str) -> list[Fact]:
+def location(match: Found, obj: str) -> list[Fact]:
     """"I live in Lisbon" → `profile:location` "lives in Lisbon"."""
     where = place(obj)
     return [fact("profile:location", f"lives in {where}")] if where else []
@@ -76,12 +77,12 @@ def location(match: re.Match[str], obj: str) -> list[Fact]:
 _ORIGIN = {"born": "was born in", "grew": "grew up in"}
 
 
-def origin(match: re.Match[str], obj: str) -> list[Fact]:
+def origin(match: Found, obj: str) -> list[Fact]:
     """"I'm from Porto" → `profile:origin` "comes from Porto" ("was born in", "grew up in")."""
     where = place(obj)
     if where is None:
         return []
-    phrase = _ORIGIN.get((match.groupdict().get("how") or "").lower(), "comes from")
+    phrase = _ORIGIN.get((match.get("how") or "").lower(), "comes from")
     return [fact("profile:origin", f"{phrase} {where}")]
 
 
@@ -101,13 +102,13 @@ def _names(obj: str, *, lower: bool, most: int = 3) -> tuple[list[str], list[str
     return taken, words[len(taken) :]
 
 
-def name(match: re.Match[str], obj: str) -> list[Fact]:
+def name(match: Found, obj: str) -> list[Fact]:
     """"My name is Dana" → `profile:name` "is named Dana"."""
     taken, _ = _names(obj, lower=True)
     return [fact("profile:name", f"is named {' '.join(taken)}")] if taken else []
 
 
-def nickname(match: re.Match[str], obj: str) -> list[Fact]:
+def nickname(match: Found, obj: str) -> list[Fact]:
     """"Call me Dee", "I go by Dee" → `profile:nickname` "goes by Dee"."""
     taken, _ = _names(obj, lower=False, most=2)
     return [fact("profile:nickname", f"goes by {' '.join(taken)}")] if taken else []
@@ -116,7 +117,7 @@ def nickname(match: re.Match[str], obj: str) -> list[Fact]:
 _AFTER_NAME = frozenset("from btw here by lol haha and nice :) hi hello hey".split())
 
 
-def introduction(match: re.Match[str], obj: str) -> list[Fact]:
+def introduction(match: Found, obj: str) -> list[Fact]:
     """"I'm Dana" (a capitalised name alone, not "I'm Sorry") → `profile:name` "is named Dana"."""
     taken, rest = _names(obj, lower=False, most=2)
     if not taken or (rest and rest[0].lower() not in _AFTER_NAME):
@@ -142,7 +143,7 @@ def _employer(obj: str) -> str | None:
     return None
 
 
-def employer(match: re.Match[str], obj: str) -> list[Fact]:
+def employer(match: Found, obj: str) -> list[Fact]:
     """"I work at Acme (as a designer)" → `work:employer` "works at Acme" (and `work:role`)."""
     where = _employer(obj)
     if where is None:
@@ -155,12 +156,12 @@ def employer(match: re.Match[str], obj: str) -> list[Fact]:
     return facts
 
 
-def role(match: re.Match[str], obj: str) -> list[Fact]:
+def role(match: Found, obj: str) -> list[Fact]:
     """"I work as a nurse" → `work:role` "works as a nurse"."""
     return _role_from(obj, stated=True)
 
 
-def occupation(match: re.Match[str], obj: str) -> list[Fact]:
+def occupation(match: Found, obj: str) -> list[Fact]:
     """"I'm a nurse" (a listed occupation, or "… by profession") → `work:role` "works as a nurse"."""
     return _role_from(match.group("art") + " " + obj, stated=False)
 
@@ -205,7 +206,7 @@ def _job(job: list[str], words: list[str], rest: list[str]) -> list[Fact]:
     return facts
 
 
-def work_state(match: re.Match[str], obj: str) -> list[Fact]:
+def work_state(match: Found, obj: str) -> list[Fact]:
     """"I'm retired" → `work:role` "is retired"."""
     rest = strip_fillers(obj).split()
     if rest and rest[0].lower() not in ("now", "and", "but", "so", "since", "for"):
@@ -224,19 +225,19 @@ def _plan_of(relation: str, who: str | None, rest: list[str]) -> list[Fact]:
     return [fact(f"plan:{slug}", f"has {subject} who {third_person(tail)}", kind="episodic")]
 
 
-def relative(match: re.Match[str], obj: str) -> list[Fact]:
+def relative(match: Found, obj: str) -> list[Fact]:
     """"My daughter Mia starts school in September" → `family:daughter:mia` "has a daughter
     named Mia" and a plan "has a daughter named Mia who starts school in September"."""
     relation = RELATIONS[match.group("rel").lower()]
     words = strip_fillers(obj).split()
     who = _word(words[0]) if words and is_name(_word(words[0])) else None
     facts = [fact(f"family:{relation}:{slugify(who)}", f"has a {relation} named {who}")] if who else []
-    if match.groupdict().get("named") and not who:
+    if match.get("named") and not who:
         return []
     return facts + _plan_of(relation, who, words[1:] if who else words)
 
 
-def relative_had(match: re.Match[str], obj: str) -> list[Fact]:
+def relative_had(match: Found, obj: str) -> list[Fact]:
     """"I have a daughter named Mia" → `family:daughter:mia` "has a daughter named Mia"."""
     relation = RELATIONS[match.group("rel").lower()]
     words = strip_fillers(obj).split()
@@ -248,7 +249,7 @@ def _pet(species: str, who: str) -> Fact:
     return fact(f"pet:{slugify(who)}", f"has a {species} named {who}")
 
 
-def pet(match: re.Match[str], obj: str) -> list[Fact]:
+def pet(match: Found, obj: str) -> list[Fact]:
     """"My dog Rex" → `pet:rex` "has a dog named Rex"."""
     species = PETS[" ".join(match.group("pet").lower().split())]
     words = strip_fillers(obj).split()
@@ -260,7 +261,7 @@ _RELATIVE_CUT = re.compile(r"\s(?:who|which|that|but|because|so|lol|haha)\b", re
 _PET_REST = frozenset("and but so who which that at too now named called".split())
 
 
-def pet_had(match: re.Match[str], obj: str) -> list[Fact]:
+def pet_had(match: Found, obj: str) -> list[Fact]:
     """"I have a dog named Rex" → `pet:rex`; "I have two cats" → `pet:cat` "has two cats"."""
     species = PETS[" ".join(match.group("pet").lower().split())]
     obj = cut_at(strip_fillers(obj), _RELATIVE_CUT)
@@ -268,7 +269,7 @@ def pet_had(match: re.Match[str], obj: str) -> list[Fact]:
     names = [_word(i) for i in items if len(i.split()) == 1 and is_name(_word(i))]
     if names and len(names) == len(items):
         return [_pet(species, who) for who in names]
-    if match.groupdict().get("named"):
+    if match.get("named"):
         return []
     rest = strip_fillers(obj).split()
     if rest and rest[0].lower() not in _PET_REST:
@@ -289,7 +290,7 @@ def _singular(word: str) -> str:
 _ALLERGY_CUT = re.compile(r"\s(?:so|but|which|because|since|if|when|though|lol|haha)\b", re.I)
 
 
-def allergy(match: re.Match[str], obj: str) -> list[Fact]:
+def allergy(match: Found, obj: str) -> list[Fact]:
     """"I'm allergic to peanuts and shellfish" → `health:allergy:peanut`, `health:allergy:shellfish`."""
     facts = []
     for item in split_items(cut_at(strip_fillers(obj), _ALLERGY_CUT)):
@@ -303,7 +304,7 @@ def allergy(match: re.Match[str], obj: str) -> list[Fact]:
 _NOT_ALLERGENS = frozenset("severe mild serious bad slight food seasonal major minor little small terrible".split())
 
 
-def allergy_named(match: re.Match[str], obj: str) -> list[Fact]:
+def allergy_named(match: Found, obj: str) -> list[Fact]:
     """"I have a peanut allergy" → `health:allergy:peanut` "has a peanut allergy"."""
     what = match.group("what")
     if what.lower() in _NOT_ALLERGENS or what.lower() in PRONOUN_STARTS:
@@ -311,13 +312,13 @@ def allergy_named(match: re.Match[str], obj: str) -> list[Fact]:
     return [fact(f"health:allergy:{_singular(slugify(what))}", f"has a {what.lower()} allergy")]
 
 
-def intolerance(match: re.Match[str], obj: str) -> list[Fact]:
+def intolerance(match: Found, obj: str) -> list[Fact]:
     """"I'm lactose intolerant" → `health:intolerance:lactose` "is lactose intolerant"."""
     what = match.group("what").lower()
     return [fact(f"health:intolerance:{what}", f"is {what} intolerant")]
 
 
-def condition(match: re.Match[str], obj: str) -> list[Fact]:
+def condition(match: Found, obj: str) -> list[Fact]:
     """"I have asthma" → `health:condition:asthma` "has asthma"; "I'm diabetic" → "is diabetic"."""
     said = " ".join(match.group("cond").split())
     low = said.lower()
@@ -332,13 +333,13 @@ _DIET_REST = frozenset(
 )
 
 
-def diet(match: re.Match[str], obj: str) -> list[Fact]:
+def diet(match: Found, obj: str) -> list[Fact]:
     """"I'm vegetarian" → `profile:diet` "is vegetarian"; "I'm on a keto diet" → "follows a keto diet"."""
     rest = strip_fillers(obj).split()
     if rest and rest[0].lower().strip(",.!") not in _DIET_REST:
         return []
     style = DIETS.get(" ".join(match.group("diet").lower().split()), match.group("diet").lower())
-    if match.groupdict().get("follow") is not None:
+    if match.get("follow") is not None:
         return [fact("profile:diet", f"follows a {style} diet")]
     return [fact("profile:diet", f"is {style}")]
 
@@ -346,7 +347,7 @@ def diet(match: re.Match[str], obj: str) -> list[Fact]:
 _NOT_FOODS = frozenset("before after at in on until much enough anything that out late early here there".split())
 
 
-def abstains(match: re.Match[str], obj: str) -> list[Fact]:
+def abstains(match: Found, obj: str) -> list[Fact]:
     """"I don't eat pork" → `diet:pork` "does not eat pork" (negative)."""
     facts = []
     for item in split_items(cut_at(strip_fillers(obj), _ALLERGY_CUT)):

@@ -13,6 +13,7 @@ from memroute.memory.extraction_grammar import cut_at, is_filler, is_name, slugi
 from memroute.memory.extraction_profile import place
 from memroute.memory.extraction_statements import fact
 from memroute.memory.extraction_tools import PHRASES, lookup, tool_key
+from memroute.memory.extraction_found import Found
 from memroute.models.records import Fact
 
 # Tools named by an everyday word count only when written with a capital ("on edge").
@@ -65,7 +66,7 @@ def _uses(display: str, kind: str, rest: list[str], note: str = "") -> Fact:
     return fact(tool_key(kind, slug), f"uses {display} {PHRASES[kind]}{note}")
 
 
-def use(match: re.Match[str], obj: str) -> list[Fact]:
+def use(match: Found, obj: str) -> list[Fact]:
     """"I use Helix" → `tool:editor` "uses Helix as editor"; "we use Figma for design" →
     `tool:figma` "uses Figma for design"; "I use Python" → `preference:python` "uses Python"."""
     facts = []
@@ -83,7 +84,7 @@ def use(match: re.Match[str], obj: str) -> list[Fact]:
     return facts
 
 
-def code_in(match: re.Match[str], obj: str) -> list[Fact]:
+def code_in(match: Found, obj: str) -> list[Fact]:
     """"I code in Rust" → `preference:rust` "codes in Rust" (languages only)."""
     known = _tool(strip_fillers(obj).split())
     if known is None or known[1] != "language":
@@ -92,7 +93,7 @@ def code_in(match: re.Match[str], obj: str) -> list[Fact]:
     return [fact(tool_key("language", slugify(known[0])), f"{verb}s in {known[0]}")]
 
 
-def _switch_parts(match: re.Match[str], obj: str) -> tuple[str, str]:
+def _switch_parts(match: Found, obj: str) -> tuple[str, str]:
     text = strip_fillers(obj)
     if match.group("dir").lower() == "from":
         old, sep, new = text.partition(" to ")
@@ -101,7 +102,7 @@ def _switch_parts(match: re.Match[str], obj: str) -> tuple[str, str]:
     return old.strip(), new.strip()
 
 
-def switch(match: re.Match[str], obj: str) -> list[Fact]:
+def switch(match: Found, obj: str) -> list[Fact]:
     """"I switched from vim to Helix" → `tool:editor` "uses Helix as editor (switched from vim)";
     "I moved to Lisbon (from Porto)" → `profile:location` "lives in Lisbon (moved from Porto)"."""
     old, new = _switch_parts(match, obj)
@@ -129,7 +130,7 @@ def switch(match: re.Match[str], obj: str) -> list[Fact]:
     return []
 
 
-def on(match: re.Match[str], obj: str) -> list[Fact]:
+def on(match: Found, obj: str) -> list[Fact]:
     """"I'm on Arch" → `tool:operating_system`; "we're on AWS" → `stack:deploy` "deploys on AWS"."""
     words = strip_fillers(obj).split()
     known = _tool(words) if words and words[0][:1].isupper() else None
@@ -151,7 +152,7 @@ _MY_KINDS = {
 }
 
 
-def my_tool(match: re.Match[str], obj: str) -> list[Fact]:
+def my_tool(match: Found, obj: str) -> list[Fact]:
     """"My editor is Helix" → `tool:editor` "uses Helix as editor"."""
     words = strip_fillers(obj).split()
     if not words:
@@ -166,7 +167,7 @@ def my_tool(match: re.Match[str], obj: str) -> list[Fact]:
     return []
 
 
-def deploy(match: re.Match[str], obj: str) -> list[Fact]:
+def deploy(match: Found, obj: str) -> list[Fact]:
     """"We deploy on Fly.io" → `stack:deploy` "deploys on Fly.io"."""
     words = cut_at(strip_fillers(obj), _CUT).split()
     if not words:

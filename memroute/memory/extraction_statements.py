@@ -23,11 +23,12 @@ from memroute.memory.extraction_grammar import (
     without_date,
 )
 from memroute.memory.extraction_words import EVALUATIVE, LIGHT_VERBS, PLAN_BASES, PRONOUN_STARTS
+from memroute.memory.extraction_found import Found
 from memroute.models.records import Fact
 
 MIN_FACT_LENGTH = 2
 # A lead's match and the object captured after it → the facts it states.
-Builder = Callable[[re.Match[str], str], list[Fact]]
+Builder = Callable[[Found, str], list[Fact]]
 
 
 def fact(key: str, content: str, *, kind: str = "factual", polarity: str = "positive") -> Fact:
@@ -37,28 +38,30 @@ def fact(key: str, content: str, *, kind: str = "factual", polarity: str = "posi
 
 def _object(obj: str) -> str | None:
     obj = strip_fillers(obj)
-    if len(obj) < MIN_FACT_LENGTH or is_filler(obj) or not slugify(obj):
+    if len(obj) < MIN_FACT_LENGTH or is_filler(obj) or not any(c.isalnum() for c in obj):
         return None
     return obj
 
 
-def preference(match: re.Match[str], obj: str) -> list[Fact]:
+def preference(match: Found, obj: str) -> list[Fact]:
     """"I love hiking" → `preference:hiking` "loves hiking"; "I don't like X" is negative."""
     thing = _object(obj)
     if thing is None:
         return []
     verb = match.group("verb").lower()
-    negated = match.groupdict().get("neg") is not None
+    negated = match.get("neg") is not None
     negative = negated or verb in ("hate", "dislike", "avoid", "detest")
     lead = f"does not {verb}" if negated else conjugate(verb)
-    content = f"{lead} {third_person(thing)}"
-    return [fact(f"preference:{slugify(thing)}", content, polarity="negative" if negative else "positive")]
+    slug = slugify(thing)
+    if not slug:
+        return []
+    return [fact(f"preference:{slug}", f"{lead} {third_person(thing)}", polarity="negative" if negative else "positive")]
 
 
 def fixed_preference(phrase: str, *, negative: bool = False) -> Builder:
     """A builder for a lead kept as a fixed phrase: "cannot stand X", "is a fan of X", "is into X"."""
 
-    def build(match: re.Match[str], obj: str) -> list[Fact]:
+    def build(match: Found, obj: str) -> list[Fact]:
         thing = _object(obj)
         if thing is None:
             return []
@@ -68,7 +71,7 @@ def fixed_preference(phrase: str, *, negative: bool = False) -> Builder:
     return build
 
 
-def favorite(match: re.Match[str], obj: str) -> list[Fact]:
+def favorite(match: Found, obj: str) -> list[Fact]:
     """"My favorite is X" → "favors X"; "my favorite food is sushi" → "has sushi as favorite food"."""
     thing = _object(obj)
     if thing is None:
@@ -92,12 +95,12 @@ _DECISIONS = {
 }
 
 
-def decision(match: re.Match[str], obj: str) -> list[Fact]:
+def decision(match: Found, obj: str) -> list[Fact]:
     """"I'll use Postgres" → `decision:postgres` "will use Postgres" (episodic)."""
     thing = _object(obj)
-    if thing is None or (thing.split()[0].lower() in ("up", "out", "on", "off") and "picked" in match.group()):
+    if thing is None or (thing.split()[0].lower() in ("up", "out", "on", "off") and "picked" in match.text):
         return []
-    going = match.groupdict().get("gverb")
+    going = match.get("gverb")
     verb = " ".join((going or match.group("dverb")).lower().split())
     phrase = f"is going to {verb}" if going else _DECISIONS.get(verb, "will use")
     negative = verb == "decided not to"
@@ -111,7 +114,7 @@ def decision(match: re.Match[str], obj: str) -> list[Fact]:
     ]
 
 
-def habit(match: re.Match[str], obj: str) -> list[Fact]:
+def habit(match: Found, obj: str) -> list[Fact]:
     """"I usually write tests first" → `pattern:write_tests_first` "usually writes tests first"."""
     adverb = match.group("adv").lower()
     words = strip_fillers(obj).split()
@@ -142,7 +145,7 @@ def habit(match: re.Match[str], obj: str) -> list[Fact]:
 _OPINIONS = frozenset("agree disagree think believe feel say guess suppose".split())
 
 
-def tendency(match: re.Match[str], obj: str) -> list[Fact]:
+def tendency(match: Found, obj: str) -> list[Fact]:
     """"I tend to use X" → "tends to use X"."""
     thing = _object(obj)
     first = thing.split()[0].lower() if thing else ""
@@ -158,7 +161,7 @@ def _plan(phrase: str, key_text: str, obj: str) -> list[Fact]:
     return [fact(f"plan:{slug}", f"{phrase} {third_person(obj)}", kind="episodic")] if slug else []
 
 
-def plan_progressive(match: re.Match[str], obj: str) -> list[Fact]:
+def plan_progressive(match: Found, obj: str) -> list[Fact]:
     """"I'm starting a new job in March" → `plan:starting_a_new_job` "is starting a new job in March"."""
     verb = match.group("pverb").lower()
     thing = strip_fillers(obj)
@@ -168,24 +171,24 @@ def plan_progressive(match: re.Match[str], obj: str) -> list[Fact]:
     return _plan(f"is {verb}", f"{verb} {thing}", thing)
 
 
-def plan_future(match: re.Match[str], obj: str) -> list[Fact]:
+def plan_future(match: Found, obj: str) -> list[Fact]:
     """"I'll start a new job in March" → "will start …"; "I'm going to visit Rome in May" → "is going to visit …"."""
     verb = match.group("fverb")
     if verb.lower() not in PLAN_BASES:
         return []
-    phrase = "will" if match.groupdict().get("will") else "is going to"
+    phrase = "will" if match.get("will") else "is going to"
     thing = strip_fillers(obj)
     return _plan(f"{phrase} {verb.lower()}", f"{verb} {thing}", thing)
 
 
-def plan_present(match: re.Match[str], obj: str) -> list[Fact]:
+def plan_present(match: Found, obj: str) -> list[Fact]:
     """"I start my new job on Monday" → "starts their new job on Monday"."""
     verb = match.group("sverb").lower()
     thing = strip_fillers(obj)
     return _plan(conjugate(verb), f"{verb} {thing}", thing)
 
 
-def plan_have(match: re.Match[str], obj: str) -> list[Fact]:
+def plan_have(match: Found, obj: str) -> list[Fact]:
     """"I have a dentist appointment on Tuesday" → "has a dentist appointment on Tuesday"."""
     thing = strip_fillers(obj)
     article = match.group("art").lower()
