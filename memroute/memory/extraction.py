@@ -19,13 +19,12 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterator
-from dataclasses import replace
 
 from memroute.memory.extraction_found import Found
 from memroute.memory.extraction_context import Questions, blocked, mask_code
 from memroute.memory.extraction_grammar import SLUG_LENGTH, slugify
 from memroute.memory.extraction_leads import BY_LETTER, CANDIDATE, LEADS
-from memroute.memory.extraction_statements import MIN_FACT_LENGTH
+from memroute.memory.extraction_statements import MIN_FACT_LENGTH, Draft
 from memroute.models.records import Fact
 
 __all__ = [
@@ -145,7 +144,7 @@ def extract_at_most(text: object, limit: int | None, *, speaker: str | None = No
     if not leads:
         return [], 0
     questions = Questions(text, _BOUNDARY, _CAPTURE_WINDOW)
-    winners: dict[str, tuple[int, Fact]] = {}  # key -> (position, fact); later statements overwrite
+    winners: dict[str, tuple[int, Draft]] = {}  # key -> (position, fact); later statements overwrite
     for number, (start, found) in enumerate(leads):
         lead = LEADS[found.index]
         end = found.end()
@@ -162,18 +161,26 @@ def extract_at_most(text: object, limit: int | None, *, speaker: str | None = No
     kept = list(winners.values())
     if limit is not None and len(kept) > limit:
         kept = sorted(kept, key=lambda item: item[0])[-limit:]
-    ranked = sorted(kept, key=lambda item: (_CATEGORY_ORDER.get(item[1].category, 99), item[0]))
-    facts = [_said_by(fact, speaker) for _, fact in ranked]
+    ranked = sorted(kept, key=lambda item: (_CATEGORY_ORDER.get(_category(item[1].key), 99), item[0]))
+    facts = [_said_by(draft, speaker) for _, draft in ranked]
     return facts, len(winners) - len(facts)
 
 
-def _said_by(fact: Fact, speaker: str | None) -> Fact:
-    """`fact` with its content capped, and named after `speaker` when there is one."""
+def _category(key: str) -> str:
+    return key.split(":", 1)[0]
+
+
+def _said_by(draft: Draft, speaker: str | None) -> Fact:
+    """The fact of `draft`, its content capped, and named after `speaker` when there is one."""
+    key, content = draft.key, draft.content
     name = " ".join(speaker.split())[:MAX_SPEAKER_LENGTH] if speaker else ""
     prefix = slugify(name) if name else ""
-    if not prefix:
-        if len(fact.content) <= MAX_FACT_LENGTH:
-            return fact
-        return replace(fact, content=fact.content[:MAX_FACT_LENGTH].rstrip())
-    content = f"{name} {fact.content}"[:MAX_FACT_LENGTH].rstrip()
-    return replace(fact, key=f"{prefix}/{fact.key}", content=content)
+    if prefix:
+        key, content = f"{prefix}/{key}", f"{name} {content}"
+    return Fact(
+        key=key,
+        content=content[:MAX_FACT_LENGTH].rstrip(),
+        type=draft.type,
+        category=_category(draft.key),
+        polarity=draft.polarity,
+    )

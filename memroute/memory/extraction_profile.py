@@ -23,7 +23,7 @@ from memroute.memory.extraction_grammar import (
     third_person,
     without_date,
 )
-from memroute.memory.extraction_statements import fact
+from memroute.memory.extraction_statements import Draft, fact
 from memroute.memory.extraction_words import (
     COMPOUND_OCCUPATIONS,
     CONDITION_ADJECTIVES,
@@ -36,7 +36,6 @@ from memroute.memory.extraction_words import (
     WORKPLACES,
 )
 from memroute.memory.extraction_found import Found
-from memroute.models.records import Fact
 
 _PLACE_CUT = re.compile(
     r"\s(?:with|since|for|because|now|currently|these\s+days|at\s+the\s+moment|right\s+now|and|but|"
@@ -68,7 +67,7 @@ def place(obj: str) -> str | None:
     return None
 
 
-def location(match: Found, obj: str) -> list[Fact]:
+def location(match: Found, obj: str) -> list[Draft]:
     """"I live in Lisbon" → `profile:location` "lives in Lisbon"."""
     where = place(obj)
     return [fact("profile:location", f"lives in {where}")] if where else []
@@ -77,7 +76,7 @@ def location(match: Found, obj: str) -> list[Fact]:
 _ORIGIN = {"born": "was born in", "grew": "grew up in"}
 
 
-def origin(match: Found, obj: str) -> list[Fact]:
+def origin(match: Found, obj: str) -> list[Draft]:
     """"I'm from Porto" → `profile:origin` "comes from Porto" ("was born in", "grew up in")."""
     where = place(obj)
     if where is None:
@@ -102,13 +101,13 @@ def _names(obj: str, *, lower: bool, most: int = 3) -> tuple[list[str], list[str
     return taken, words[len(taken) :]
 
 
-def name(match: Found, obj: str) -> list[Fact]:
+def name(match: Found, obj: str) -> list[Draft]:
     """"My name is Dana" → `profile:name` "is named Dana"."""
     taken, _ = _names(obj, lower=True)
     return [fact("profile:name", f"is named {' '.join(taken)}")] if taken else []
 
 
-def nickname(match: Found, obj: str) -> list[Fact]:
+def nickname(match: Found, obj: str) -> list[Draft]:
     """"Call me Dee", "I go by Dee" → `profile:nickname` "goes by Dee"."""
     taken, _ = _names(obj, lower=False, most=2)
     return [fact("profile:nickname", f"goes by {' '.join(taken)}")] if taken else []
@@ -117,7 +116,7 @@ def nickname(match: Found, obj: str) -> list[Fact]:
 _AFTER_NAME = frozenset("from btw here by lol haha and nice :) hi hello hey".split())
 
 
-def introduction(match: Found, obj: str) -> list[Fact]:
+def introduction(match: Found, obj: str) -> list[Draft]:
     """"I'm Dana" (a capitalised name alone, not "I'm Sorry") → `profile:name` "is named Dana"."""
     taken, rest = _names(obj, lower=False, most=2)
     if not taken or (rest and rest[0].lower() not in _AFTER_NAME):
@@ -143,7 +142,7 @@ def _employer(obj: str) -> str | None:
     return None
 
 
-def employer(match: Found, obj: str) -> list[Fact]:
+def employer(match: Found, obj: str) -> list[Draft]:
     """"I work at Acme (as a designer)" → `work:employer` "works at Acme" (and `work:role`)."""
     where = _employer(obj)
     if where is None:
@@ -156,12 +155,12 @@ def employer(match: Found, obj: str) -> list[Fact]:
     return facts
 
 
-def role(match: Found, obj: str) -> list[Fact]:
+def role(match: Found, obj: str) -> list[Draft]:
     """"I work as a nurse" → `work:role` "works as a nurse"."""
     return _role_from(obj, stated=True)
 
 
-def occupation(match: Found, obj: str) -> list[Fact]:
+def occupation(match: Found, obj: str) -> list[Draft]:
     """"I'm a nurse" (a listed occupation, or "… by profession") → `work:role` "works as a nurse"."""
     return _role_from(match.group("art") + " " + obj, stated=False)
 
@@ -169,7 +168,7 @@ def occupation(match: Found, obj: str) -> list[Fact]:
 _ROLE_REST = re.compile(r"^(?:by\s+(?:profession|trade)|and|but|so|who|which|in|at|for|here|now)\b", re.I)
 
 
-def _role_from(text: str, *, stated: bool) -> list[Fact]:
+def _role_from(text: str, *, stated: bool) -> list[Draft]:
     words = strip_fillers(text).split()
     if len(words) < 2 or words[0].lower() not in ("a", "an"):
         return [] if not stated or not words or is_filler(text) or len(words) > 4 else _job(words, words, [])
@@ -193,7 +192,7 @@ def _role_from(text: str, *, stated: bool) -> list[Fact]:
     return []
 
 
-def _job(job: list[str], words: list[str], rest: list[str]) -> list[Fact]:
+def _job(job: list[str], words: list[str], rest: list[str]) -> list[Draft]:
     text = " ".join(w.strip(".,!") for w in job)
     if job[-1].strip(".,!").lower() == "student":
         facts = [fact("work:role", f"is {text}")]
@@ -206,7 +205,7 @@ def _job(job: list[str], words: list[str], rest: list[str]) -> list[Fact]:
     return facts
 
 
-def work_state(match: Found, obj: str) -> list[Fact]:
+def work_state(match: Found, obj: str) -> list[Draft]:
     """"I'm retired" → `work:role` "is retired"."""
     rest = strip_fillers(obj).split()
     if rest and rest[0].lower() not in ("now", "and", "but", "so", "since", "for"):
@@ -214,7 +213,7 @@ def work_state(match: Found, obj: str) -> list[Fact]:
     return [fact("work:role", f"is {match.group('state').lower()}")]
 
 
-def _plan_of(relation: str, who: str | None, rest: list[str]) -> list[Fact]:
+def _plan_of(relation: str, who: str | None, rest: list[str]) -> list[Draft]:
     if not rest or not re.fullmatch(r"(?:is|will|has|[a-z]{2,}s)", rest[0]) or rest[0] in ("was", "has"):
         return []
     tail = " ".join(rest)
@@ -225,7 +224,7 @@ def _plan_of(relation: str, who: str | None, rest: list[str]) -> list[Fact]:
     return [fact(f"plan:{slug}", f"has {subject} who {third_person(tail)}", kind="episodic")]
 
 
-def relative(match: Found, obj: str) -> list[Fact]:
+def relative(match: Found, obj: str) -> list[Draft]:
     """"My daughter Mia starts school in September" → `family:daughter:mia` "has a daughter
     named Mia" and a plan "has a daughter named Mia who starts school in September"."""
     relation = RELATIONS[match.group("rel").lower()]
@@ -237,7 +236,7 @@ def relative(match: Found, obj: str) -> list[Fact]:
     return facts + _plan_of(relation, who, words[1:] if who else words)
 
 
-def relative_had(match: Found, obj: str) -> list[Fact]:
+def relative_had(match: Found, obj: str) -> list[Draft]:
     """"I have a daughter named Mia" → `family:daughter:mia` "has a daughter named Mia"."""
     relation = RELATIONS[match.group("rel").lower()]
     words = strip_fillers(obj).split()
@@ -245,11 +244,11 @@ def relative_had(match: Found, obj: str) -> list[Fact]:
     return [fact(f"family:{relation}:{slugify(who)}", f"has a {relation} named {who}")] if who else []
 
 
-def _pet(species: str, who: str) -> Fact:
+def _pet(species: str, who: str) -> Draft:
     return fact(f"pet:{slugify(who)}", f"has a {species} named {who}")
 
 
-def pet(match: Found, obj: str) -> list[Fact]:
+def pet(match: Found, obj: str) -> list[Draft]:
     """"My dog Rex" → `pet:rex` "has a dog named Rex"."""
     species = PETS[" ".join(match.group("pet").lower().split())]
     words = strip_fillers(obj).split()
@@ -261,7 +260,7 @@ _RELATIVE_CUT = re.compile(r"\s(?:who|which|that|but|because|so|lol|haha)\b", re
 _PET_REST = frozenset("and but so who which that at too now named called".split())
 
 
-def pet_had(match: Found, obj: str) -> list[Fact]:
+def pet_had(match: Found, obj: str) -> list[Draft]:
     """"I have a dog named Rex" → `pet:rex`; "I have two cats" → `pet:cat` "has two cats"."""
     species = PETS[" ".join(match.group("pet").lower().split())]
     obj = cut_at(strip_fillers(obj), _RELATIVE_CUT)
@@ -290,7 +289,7 @@ def _singular(word: str) -> str:
 _ALLERGY_CUT = re.compile(r"\s(?:so|but|which|because|since|if|when|though|lol|haha)\b", re.I)
 
 
-def allergy(match: Found, obj: str) -> list[Fact]:
+def allergy(match: Found, obj: str) -> list[Draft]:
     """"I'm allergic to peanuts and shellfish" → `health:allergy:peanut`, `health:allergy:shellfish`."""
     facts = []
     for item in split_items(cut_at(strip_fillers(obj), _ALLERGY_CUT)):
@@ -304,7 +303,7 @@ def allergy(match: Found, obj: str) -> list[Fact]:
 _NOT_ALLERGENS = frozenset("severe mild serious bad slight food seasonal major minor little small terrible".split())
 
 
-def allergy_named(match: Found, obj: str) -> list[Fact]:
+def allergy_named(match: Found, obj: str) -> list[Draft]:
     """"I have a peanut allergy" → `health:allergy:peanut` "has a peanut allergy"."""
     what = match.group("what")
     if what.lower() in _NOT_ALLERGENS or what.lower() in PRONOUN_STARTS:
@@ -312,13 +311,13 @@ def allergy_named(match: Found, obj: str) -> list[Fact]:
     return [fact(f"health:allergy:{_singular(slugify(what))}", f"has a {what.lower()} allergy")]
 
 
-def intolerance(match: Found, obj: str) -> list[Fact]:
+def intolerance(match: Found, obj: str) -> list[Draft]:
     """"I'm lactose intolerant" → `health:intolerance:lactose` "is lactose intolerant"."""
     what = match.group("what").lower()
     return [fact(f"health:intolerance:{what}", f"is {what} intolerant")]
 
 
-def condition(match: Found, obj: str) -> list[Fact]:
+def condition(match: Found, obj: str) -> list[Draft]:
     """"I have asthma" → `health:condition:asthma` "has asthma"; "I'm diabetic" → "is diabetic"."""
     said = " ".join(match.group("cond").split())
     low = said.lower()
@@ -333,7 +332,7 @@ _DIET_REST = frozenset(
 )
 
 
-def diet(match: Found, obj: str) -> list[Fact]:
+def diet(match: Found, obj: str) -> list[Draft]:
     """"I'm vegetarian" → `profile:diet` "is vegetarian"; "I'm on a keto diet" → "follows a keto diet"."""
     rest = strip_fillers(obj).split()
     if rest and rest[0].lower().strip(",.!") not in _DIET_REST:
@@ -347,7 +346,7 @@ def diet(match: Found, obj: str) -> list[Fact]:
 _NOT_FOODS = frozenset("before after at in on until much enough anything that out late early here there".split())
 
 
-def abstains(match: Found, obj: str) -> list[Fact]:
+def abstains(match: Found, obj: str) -> list[Draft]:
     """"I don't eat pork" → `diet:pork` "does not eat pork" (negative)."""
     facts = []
     for item in split_items(cut_at(strip_fillers(obj), _ALLERGY_CUT)):

@@ -11,10 +11,9 @@ import re
 
 from memroute.memory.extraction_grammar import cut_at, is_filler, is_name, slugify, split_items, strip_fillers
 from memroute.memory.extraction_profile import place
-from memroute.memory.extraction_statements import fact
+from memroute.memory.extraction_statements import Draft, fact
 from memroute.memory.extraction_tools import PHRASES, lookup, tool_key
 from memroute.memory.extraction_found import Found
-from memroute.models.records import Fact
 
 # Tools named by an everyday word count only when written with a capital ("on edge").
 _AMBIGUOUS = frozenset(
@@ -58,7 +57,7 @@ def _unknown(words: list[str]) -> str | None:
     return " ".join(run) if run else None
 
 
-def _uses(display: str, kind: str, rest: list[str], note: str = "") -> Fact:
+def _uses(display: str, kind: str, rest: list[str], note: str = "") -> Draft:
     slug = slugify(display)
     if kind == "language":
         tail = " " + " ".join(rest) if rest and rest[0].lower() == "for" and len(rest) <= 6 else ""
@@ -66,7 +65,7 @@ def _uses(display: str, kind: str, rest: list[str], note: str = "") -> Fact:
     return fact(tool_key(kind, slug), f"uses {display} {PHRASES[kind]}{note}")
 
 
-def use(match: Found, obj: str) -> list[Fact]:
+def use(match: Found, obj: str) -> list[Draft]:
     """"I use Helix" → `tool:editor` "uses Helix as editor"; "we use Figma for design" →
     `tool:figma` "uses Figma for design"; "I use Python" → `preference:python` "uses Python"."""
     facts = []
@@ -84,7 +83,7 @@ def use(match: Found, obj: str) -> list[Fact]:
     return facts
 
 
-def code_in(match: Found, obj: str) -> list[Fact]:
+def code_in(match: Found, obj: str) -> list[Draft]:
     """"I code in Rust" → `preference:rust` "codes in Rust" (languages only)."""
     known = _tool(strip_fillers(obj).split())
     if known is None or known[1] != "language":
@@ -102,7 +101,7 @@ def _switch_parts(match: Found, obj: str) -> tuple[str, str]:
     return old.strip(), new.strip()
 
 
-def switch(match: Found, obj: str) -> list[Fact]:
+def switch(match: Found, obj: str) -> list[Draft]:
     """"I switched from vim to Helix" → `tool:editor` "uses Helix as editor (switched from vim)";
     "I moved to Lisbon (from Porto)" → `profile:location` "lives in Lisbon (moved from Porto)"."""
     old, new = _switch_parts(match, obj)
@@ -130,7 +129,7 @@ def switch(match: Found, obj: str) -> list[Fact]:
     return []
 
 
-def on(match: Found, obj: str) -> list[Fact]:
+def on(match: Found, obj: str) -> list[Draft]:
     """"I'm on Arch" → `tool:operating_system`; "we're on AWS" → `stack:deploy` "deploys on AWS"."""
     words = strip_fillers(obj).split()
     known = _tool(words) if words and words[0][:1].isupper() else None
@@ -152,7 +151,7 @@ _MY_KINDS = {
 }
 
 
-def my_tool(match: Found, obj: str) -> list[Fact]:
+def my_tool(match: Found, obj: str) -> list[Draft]:
     """"My editor is Helix" → `tool:editor` "uses Helix as editor"."""
     words = strip_fillers(obj).split()
     if not words:
@@ -167,7 +166,7 @@ def my_tool(match: Found, obj: str) -> list[Fact]:
     return []
 
 
-def deploy(match: Found, obj: str) -> list[Fact]:
+def deploy(match: Found, obj: str) -> list[Draft]:
     """"We deploy on Fly.io" → `stack:deploy` "deploys on Fly.io"."""
     words = cut_at(strip_fillers(obj), _CUT).split()
     if not words:

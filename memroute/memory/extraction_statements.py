@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import NamedTuple
 
 from memroute.memory.extraction_grammar import (
     conjugate,
@@ -24,16 +25,25 @@ from memroute.memory.extraction_grammar import (
 )
 from memroute.memory.extraction_words import EVALUATIVE, LIGHT_VERBS, PLAN_BASES, PRONOUN_STARTS
 from memroute.memory.extraction_found import Found
-from memroute.models.records import Fact
 
 MIN_FACT_LENGTH = 2
+
+
+class Draft(NamedTuple):
+    """A fact as a builder states it; its category is the first part of its key."""
+
+    key: str
+    content: str
+    type: str
+    polarity: str
+
+
 # A lead's match and the object captured after it → the facts it states.
-Builder = Callable[[Found, str], list[Fact]]
+Builder = Callable[[Found, str], list[Draft]]
 
 
-def fact(key: str, content: str, *, kind: str = "factual", polarity: str = "positive") -> Fact:
-    """A fact whose category is the first part of its key."""
-    return Fact(key=key, content=content, type=kind, category=key.split(":", 1)[0], polarity=polarity)
+def fact(key: str, content: str, *, kind: str = "factual", polarity: str = "positive") -> Draft:
+    return Draft(key, content, kind, polarity)
 
 
 def _object(obj: str) -> str | None:
@@ -43,7 +53,7 @@ def _object(obj: str) -> str | None:
     return obj
 
 
-def preference(match: Found, obj: str) -> list[Fact]:
+def preference(match: Found, obj: str) -> list[Draft]:
     """"I love hiking" → `preference:hiking` "loves hiking"; "I don't like X" is negative."""
     thing = _object(obj)
     if thing is None:
@@ -61,7 +71,7 @@ def preference(match: Found, obj: str) -> list[Fact]:
 def fixed_preference(phrase: str, *, negative: bool = False) -> Builder:
     """A builder for a lead kept as a fixed phrase: "cannot stand X", "is a fan of X", "is into X"."""
 
-    def build(match: Found, obj: str) -> list[Fact]:
+    def build(match: Found, obj: str) -> list[Draft]:
         thing = _object(obj)
         if thing is None:
             return []
@@ -71,7 +81,7 @@ def fixed_preference(phrase: str, *, negative: bool = False) -> Builder:
     return build
 
 
-def favorite(match: Found, obj: str) -> list[Fact]:
+def favorite(match: Found, obj: str) -> list[Draft]:
     """"My favorite is X" → "favors X"; "my favorite food is sushi" → "has sushi as favorite food"."""
     thing = _object(obj)
     if thing is None:
@@ -95,7 +105,7 @@ _DECISIONS = {
 }
 
 
-def decision(match: Found, obj: str) -> list[Fact]:
+def decision(match: Found, obj: str) -> list[Draft]:
     """"I'll use Postgres" → `decision:postgres` "will use Postgres" (episodic)."""
     thing = _object(obj)
     if thing is None or (thing.split()[0].lower() in ("up", "out", "on", "off") and "picked" in match.text):
@@ -114,7 +124,7 @@ def decision(match: Found, obj: str) -> list[Fact]:
     ]
 
 
-def habit(match: Found, obj: str) -> list[Fact]:
+def habit(match: Found, obj: str) -> list[Draft]:
     """"I usually write tests first" → `pattern:write_tests_first` "usually writes tests first"."""
     adverb = match.group("adv").lower()
     words = strip_fillers(obj).split()
@@ -145,7 +155,7 @@ def habit(match: Found, obj: str) -> list[Fact]:
 _OPINIONS = frozenset("agree disagree think believe feel say guess suppose".split())
 
 
-def tendency(match: Found, obj: str) -> list[Fact]:
+def tendency(match: Found, obj: str) -> list[Draft]:
     """"I tend to use X" → "tends to use X"."""
     thing = _object(obj)
     first = thing.split()[0].lower() if thing else ""
@@ -154,14 +164,14 @@ def tendency(match: Found, obj: str) -> list[Fact]:
     return [fact(f"pattern:{slugify(thing)}", f"tends to {third_person(thing)}")]
 
 
-def _plan(phrase: str, key_text: str, obj: str) -> list[Fact]:
+def _plan(phrase: str, key_text: str, obj: str) -> list[Draft]:
     if find_date(obj) is None or is_filler(obj):
         return []
     slug = slugify(without_date(key_text))
     return [fact(f"plan:{slug}", f"{phrase} {third_person(obj)}", kind="episodic")] if slug else []
 
 
-def plan_progressive(match: Found, obj: str) -> list[Fact]:
+def plan_progressive(match: Found, obj: str) -> list[Draft]:
     """"I'm starting a new job in March" → `plan:starting_a_new_job` "is starting a new job in March"."""
     verb = match.group("pverb").lower()
     thing = strip_fillers(obj)
@@ -171,7 +181,7 @@ def plan_progressive(match: Found, obj: str) -> list[Fact]:
     return _plan(f"is {verb}", f"{verb} {thing}", thing)
 
 
-def plan_future(match: Found, obj: str) -> list[Fact]:
+def plan_future(match: Found, obj: str) -> list[Draft]:
     """"I'll start a new job in March" → "will start …"; "I'm going to visit Rome in May" → "is going to visit …"."""
     verb = match.group("fverb")
     if verb.lower() not in PLAN_BASES:
@@ -181,14 +191,14 @@ def plan_future(match: Found, obj: str) -> list[Fact]:
     return _plan(f"{phrase} {verb.lower()}", f"{verb} {thing}", thing)
 
 
-def plan_present(match: Found, obj: str) -> list[Fact]:
+def plan_present(match: Found, obj: str) -> list[Draft]:
     """"I start my new job on Monday" → "starts their new job on Monday"."""
     verb = match.group("sverb").lower()
     thing = strip_fillers(obj)
     return _plan(conjugate(verb), f"{verb} {thing}", thing)
 
 
-def plan_have(match: Found, obj: str) -> list[Fact]:
+def plan_have(match: Found, obj: str) -> list[Draft]:
     """"I have a dentist appointment on Tuesday" → "has a dentist appointment on Tuesday"."""
     thing = strip_fillers(obj)
     article = match.group("art").lower()
