@@ -47,7 +47,9 @@ def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
         for key, _ in wanted - found:
             fn[category(key)] += 1
         if found != wanted:
-            differ.append({"text": row["text"], "extra": sorted(found - wanted), "missed": sorted(wanted - found)})
+            differ.append(
+                {"text": row["text"], "extra": sorted(found - wanted), "missed": sorted(wanted - found)}
+            )
     return {"tp": tp, "fp": fp, "fn": fn, "differ": differ}
 
 
@@ -71,7 +73,9 @@ def summary(result: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any
     return {
         "sentences": len(rows),
         "nothing_sentences": sum(1 for r in rows if not r["facts"]),
-        "nothing_with_a_fact": sum(1 for r in rows if not r["facts"] for d in result["differ"] if d["text"] == r["text"]),
+        "nothing_with_a_fact": sum(
+            1 for r in rows if not r["facts"] for d in result["differ"] if d["text"] == r["text"]
+        ),
         "labelled_facts": total_tp + total_fn,
         "precision": _ratio(total_tp, total_tp + total_fp),
         "recall": _ratio(total_tp, total_tp + total_fn),
@@ -98,7 +102,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"|{'-' * 13}|----------|-------|-----------|--------|")
     for name, c in figures["categories"].items():
         print(
-            f"| {name:<11} | {c['labelled']:>8} | {c['found']:>5} | {c['precision']:>9.3f} | {c['recall']:>6.3f} |"
+            f"| {name:<11} | {c['labelled']:>8} | {c['found']:>5} "
+            f"| {c['precision']:>9.3f} | {c['recall']:>6.3f} |"
         )
     if result["differ"]:
         print("\nDiffering rows:")

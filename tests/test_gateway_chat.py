@@ -104,7 +104,7 @@ def test_facts_in_the_user_message_and_the_reply_are_learned(gateway: Gateway) -
     by_key = {m.key: m for m in gateway.memories()}
     assert by_key["preference:typescript"].metadata["source"] == "user_message"
     assert by_key["preference:concise_answers"].metadata["source"] == "llm_response"
-    assert by_key["pattern:answer_in_bullet_points"].content == "usually answer in bullet points"
+    assert by_key["pattern:answer_in_bullet_points"].content == "usually answers in bullet points"
     assert {m.session_id for m in by_key.values()} == {"session-extract"}
 
 

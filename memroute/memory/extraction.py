@@ -20,11 +20,12 @@ import re
 import unicodedata
 from collections.abc import Iterator
 
-from memroute.memory.extraction_found import Found
 from memroute.memory.extraction_context import Questions, blocked, mask_code
+from memroute.memory.extraction_found import Found
 from memroute.memory.extraction_grammar import SLUG_LENGTH, slugify
 from memroute.memory.extraction_leads import BY_LETTER, CANDIDATE, LEADS
 from memroute.memory.extraction_statements import MIN_FACT_LENGTH, Draft
+from memroute.memory.extraction_words import words
 from memroute.models.records import Fact
 
 __all__ = [
@@ -62,12 +63,25 @@ _LIST_BOUNDARY = re.compile(r"[;:!?\n\r()\[\]{}\"]" + _ENDS, re.IGNORECASE)
 _CATEGORY_ORDER = {
     c: i
     for i, c in enumerate(
-        ("preference", "decision", "pattern", "profile", "work", "family", "pet", "health", "diet", "tool", "stack", "plan")
+        (
+            "preference",
+            "decision",
+            "pattern",
+            "profile",
+            "work",
+            "family",
+            "pet",
+            "health",
+            "diet",
+            "tool",
+            "stack",
+            "plan",
+        )
     )
 }
 # Words left dangling when the next statement cuts a capture short.
-_JOINERS = frozenset(
-    "and but so or because while although though since whereas then when if as that where unless until with".split()
+_JOINERS = words(
+    "and but so or because while although though since whereas then when if as that where unless until with"
 )
 _TRAILING = " \t'\"`*_~-"
 _OPENERS = " \t([{\"'`*_"
@@ -162,8 +176,8 @@ def extract_at_most(text: object, limit: int | None, *, speaker: str | None = No
     if limit is not None and len(kept) > limit:
         kept = sorted(kept, key=lambda item: item[0])[-limit:]
     ranked = sorted(kept, key=lambda item: (_CATEGORY_ORDER.get(_category(item[1].key), 99), item[0]))
-    facts = [_said_by(draft, speaker) for _, draft in ranked]
-    return facts, len(winners) - len(facts)
+    stated = [_said_by(draft, speaker) for _, draft in ranked]
+    return stated, len(winners) - len(stated)
 
 
 def _category(key: str) -> str:

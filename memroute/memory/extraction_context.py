@@ -10,10 +10,24 @@ from __future__ import annotations
 
 import re
 
+from memroute.memory.extraction_words import words
+
 LOOKBACK = 120
 # Substrings every hypothetical marker contains: the regex runs only when one is there.
-_HYPOTHETICAL_HINTS = ("if", "unless", "whether", "suppos", "imagine", "pretend", "wish", "case", "when", "kid", "used")
-_PUNCTUATION = ".,!?;:()[]{}\"*_~-"
+_HYPOTHETICAL_HINTS = (
+    "if",
+    "unless",
+    "whether",
+    "suppos",
+    "imagine",
+    "pretend",
+    "wish",
+    "case",
+    "when",
+    "kid",
+    "used",
+)
+_PUNCTUATION = '.,!?;:()[]{}"*_~-'
 _HYPOTHETICAL = re.compile(
     r"\b(?:if|unless|whether|suppose|supposing|imagine|pretend|wish|hypothetically|in\s+case|"
     r"as\s+if|even\s+if|back\s+when|when\s+i\s+was|as\s+a\s+kid|used\s+to)\b",
@@ -21,15 +35,15 @@ _HYPOTHETICAL = re.compile(
 )
 # A word right before the lead that makes it a question, a clause about something else,
 # or a negation: "do I like", "what I like", "don't call me".
-_BEFORE = frozenset(
+_BEFORE = words(
     "do does did should would could can will shall am have was were may might must what whatever "
     "which who whom that if unless whether don't dont never not didn't doesn't won't "
-    "wouldn't isn't no nor".split()
+    "wouldn't isn't no nor"
 )
-_NEGATIONS = frozenset("don't dont never not didn't doesn't won't wouldn't no nor".split())
-_REPORTING = frozenset(
+_NEGATIONS = words("don't dont never not didn't doesn't won't wouldn't no nor")
+_REPORTING = words(
     "said says thinks think thought told tells claims claimed believes believe assumes assumed joked "
-    "asked asks insisted insists heard guess guessed knows reckons swears".split()
+    "asked asks insisted insists heard guess guessed knows reckons swears"
 )
 _FENCE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.DOTALL)
 _QUOTED_LINE = re.compile(r"^[ \t]*>.*$", re.MULTILINE)

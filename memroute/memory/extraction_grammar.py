@@ -22,6 +22,7 @@ from memroute.memory.extraction_words import (
     PRONOUN_STARTS,
     TRAILING_FILLERS,
     WEEKDAYS,
+    words,
 )
 
 SLUG_LENGTH = 40
@@ -137,7 +138,7 @@ def is_filler(obj: str) -> bool:
     return words[0] == "to" and (len(words) == 1 or words[1] in _SPEECH)
 
 
-_SPEECH = frozenset("say think admit know hear see read tell ask believe imagine be bother interrupt".split())
+_SPEECH = words("say think admit know hear see read tell ask believe imagine be bother interrupt")
 
 
 def is_name(word: str) -> bool:
@@ -147,7 +148,11 @@ def is_name(word: str) -> bool:
 
 def is_lower_name(word: str) -> bool:
     """A lower-case word that may still be a name or a place in casual chat ("lisbon")."""
-    return bool(_NAME.match(word)) and word.casefold() not in NOT_A_NAME and not re.search(r"(?:ed|ing|ly)$", word)
+    return (
+        bool(_NAME.match(word))
+        and word.casefold() not in NOT_A_NAME
+        and not re.search(r"(?:ed|ing|ly)$", word)
+    )
 
 
 def find_date(text: str) -> re.Match[str] | None:

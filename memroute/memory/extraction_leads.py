@@ -9,6 +9,7 @@ are tried. A lead consumes the words up to its object; the object is captured af
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from memroute.memory import extraction_profile as profile
@@ -24,7 +25,7 @@ class Lead:
     lists: bool = False  # the object may run past commas ("peanuts, shellfish and cats")
 
 
-I = r"\bi\s+"
+SUBJ_I = r"\bi\s+"
 IM = r"\bi(?:\s*'m|\s+am|m)\s+"
 IVE = r"\bi(?:\s*'ve|\s+have|ve)\s+"
 ILL = r"\bi(?:\s*'ll|\s+will|\s+shall)\s+"
@@ -41,8 +42,9 @@ NOT = r"(?:don'?t|do\s+not|dont)\s+"
 NAME = r"(?=(?-i:[A-ZÀ-ÖØ-Þ]))"
 
 
-def _alt(words: object) -> str:
-    names = sorted(words, key=len, reverse=True)  # type: ignore[arg-type]
+def _alt(words: Iterable[str]) -> str:
+    """A regex alternation of `words`, longest first, a space matching any run of spaces."""
+    names = sorted(words, key=len, reverse=True)
     return "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in names)
 
 
@@ -50,83 +52,200 @@ _REL = rf"(?P<rel>{_alt(RELATIONS)})"
 _REL_MOD = r"(?:(?:little|older|younger|big|baby|eldest|oldest|youngest|twin|new|lovely)\s+)?"
 _PET = rf"(?P<pet>{_alt(PETS)})"
 _DIET = rf"(?P<diet>{_alt(DIETS)})"
+_DIET_PLAN = r"(?P<diet>keto|paleo|low[- ]carb|vegan|vegetarian|mediterranean|gluten[- ]free)"
 _COUNT = r"(?P<count>a|an|one|two|three|four|five|\d)\s+"
 _NAMED = r"(?:\s*,\s*|\s+(?P<named>named|called)\s+|\s+)"
 _TOOLS_I = r"(?:use|rely\s+on|work\s+with)\s+"
 
 _TABLE: tuple[tuple[str, Builder, bool], ...] = (
     # preferences
-    (I + ADV + r"(?P<verb>prefer|like|love|enjoy|adore)\s+", said.preference, False),
-    (I + ADV + rf"(?P<neg>{NOT})" + ADV + r"(?P<verb>like|love|enjoy)\s+", said.preference, False),
-    (I + ADV + r"(?:can'?t|cannot|can\s+not)\s+stand\s+", said.fixed_preference("cannot stand", negative=True), False),
-    (I + ADV + r"(?P<verb>hate|dislike|avoid|detest)\s+", said.preference, False),
-    (IM + r"not\s+(?:a\s+|really\s+a\s+)?(?:big\s+|huge\s+)?fan\s+of\s+", said.fixed_preference("is not a fan of", negative=True), False),
+    (SUBJ_I + ADV + r"(?P<verb>prefer|like|love|enjoy|adore)\s+", said.preference, False),
+    (SUBJ_I + ADV + rf"(?P<neg>{NOT})" + ADV + r"(?P<verb>like|love|enjoy)\s+", said.preference, False),
+    (
+        SUBJ_I + ADV + r"(?:can'?t|cannot|can\s+not)\s+stand\s+",
+        said.fixed_preference("cannot stand", negative=True),
+        False,
+    ),
+    (SUBJ_I + ADV + r"(?P<verb>hate|dislike|avoid|detest)\s+", said.preference, False),
+    (
+        IM + r"not\s+(?:a\s+|really\s+a\s+)?(?:big\s+|huge\s+)?fan\s+of\s+",
+        said.fixed_preference("is not a fan of", negative=True),
+        False,
+    ),
     (IM + r"(?:a\s+)?(?:big\s+|huge\s+|massive\s+)?fan\s+of\s+", said.fixed_preference("is a fan of"), False),
     (IM + ADV + r"(?:really\s+|so\s+|very\s+)?into\s+", said.fixed_preference("is into"), False),
     (IM + ADV + r"obsessed\s+with\s+", said.fixed_preference("is obsessed with"), False),
-    (MY + r"(?:all[- ]time\s+)?favou?rite\s+(?:(?P<thing>[^\W\d_]+(?:\s+[^\W\d_]+)?)\s+)?(?:is|are)\s+", said.favorite, False),
+    (
+        MY + r"(?:all[- ]time\s+)?favou?rite\s+(?:(?P<thing>[^\W\d_]+(?:\s+[^\W\d_]+)?)\s+)?(?:is|are)\s+",
+        said.favorite,
+        False,
+    ),
     # decisions
     (ILL + r"(?P<dverb>use)\s+", said.decision, False),
-    (r"\bi(?:\s+have|\s*'ve|ve)?\s+(?P<dverb>chose|decided\s+not\s+to|decided\s+to|decided|selected|picked|went\s+with)\s+", said.decision, False),
+    (
+        r"\bi(?:\s+have|\s*'ve|ve)?\s+(?P<dverb>chose|decided\s+not\s+to|decided\s+to|decided|selected|picked|went\s+with)\s+",
+        said.decision,
+        False,
+    ),
     (IM + r"going\s+(?:to\s+)?(?P<gverb>use|adopt)\s+", said.decision, False),
     (IM + r"(?P<dverb>going\s+with)\s+", said.decision, False),
     # habits
-    (I + r"(?P<adv>usually|typically|often|frequently|regularly|normally|generally|rarely|seldom|always|never)\s+", said.habit, False),
-    (I + r"tend\s+to\s+", said.tendency, False),
+    (
+        SUBJ_I
+        + r"(?P<adv>usually|typically|often|frequently|regularly|normally|generally|rarely|seldom|"
+        + r"always|never)"
+        + r"\s+",
+        said.habit,
+        False,
+    ),
+    (SUBJ_I + r"tend\s+to\s+", said.tendency, False),
     # name
     (MY + r"(?:first\s+|full\s+)?name(?:\s*'s|\s+is)\s+", profile.name, False),
-    (I + r"go\s+by\s+" + NAME, profile.nickname, False),
+    (SUBJ_I + r"go\s+by\s+" + NAME, profile.nickname, False),
     (r"\bcalls?\s+me\s+" + NAME, profile.nickname, False),
     # where one lives and comes from
-    (I + ADV + r"(?:live|reside)\s+in\s+", profile.location, False),
+    (SUBJ_I + ADV + r"(?:live|reside)\s+in\s+", profile.location, False),
     (IM + ADV + r"(?:living|based|located|settled)\s+(?:in|out\s+of)\s+", profile.location, False),
     (IVE + r"been\s+living\s+in\s+", profile.location, False),
     (WE + ADV + r"live\s+in\s+", profile.location, False),
     (WERE + r"(?:living|based)\s+in\s+", profile.location, False),
     (IM + r"(?:originally\s+)?from\s+", profile.origin, False),
-    (I + ADV + r"(?:originally\s+)?come\s+from\s+", profile.origin, False),
-    (I + r"was\s+(?P<how>born)\s+(?:and\s+raised\s+)?in\s+", profile.origin, False),
-    (I + r"(?P<how>grew)\s+up\s+in\s+", profile.origin, False),
+    (SUBJ_I + ADV + r"(?:originally\s+)?come\s+from\s+", profile.origin, False),
+    (SUBJ_I + r"was\s+(?P<how>born)\s+(?:and\s+raised\s+)?in\s+", profile.origin, False),
+    (SUBJ_I + r"(?P<how>grew)\s+up\s+in\s+", profile.origin, False),
     # work
-    (I + ADV + r"work\s+as\s+", profile.role, False),
-    (I + ADV + r"work\s+(?P<prep>at|for)\s+", profile.employer, False),
+    (SUBJ_I + ADV + r"work\s+as\s+", profile.role, False),
+    (SUBJ_I + ADV + r"work\s+(?P<prep>at|for)\s+", profile.employer, False),
     (IM + ADV + r"working\s+(?P<prep>at|for)\s+", profile.employer, False),
     (IVE + r"been\s+working\s+(?P<prep>at|for)\s+", profile.employer, False),
     # health and diet before "I'm a …"
     (IM + ADV + r"(?:severely\s+|very\s+|mildly\s+|deathly\s+)?allergic\s+to\s+", profile.allergy, True),
-    (I + r"have\s+(?:an?\s+)?allerg(?:y|ies)\s+to\s+", profile.allergy, True),
-    (r"\bi(?:\s+have|\s*'ve\s+got|ve\s+got)\s+an?\s+(?:(?:severe|mild|bad|serious)\s+)?(?P<what>[^\W\d_]+)\s+allerg(?:y|ies)\b", profile.allergy_named, False),
+    (SUBJ_I + r"have\s+(?:an?\s+)?allerg(?:y|ies)\s+to\s+", profile.allergy, True),
+    (
+        r"\bi(?:\s+have|\s*'ve\s+got|ve\s+got)\s+an?\s+(?:(?:severe|mild|bad|serious)\s+)?(?P<what>[^\W\d_]+)\s+allerg(?:y|ies)\b",
+        profile.allergy_named,
+        False,
+    ),
     (IM + r"(?P<what>lactose|gluten|fructose)[- ]intolerant\b", profile.intolerance, False),
     (IM + r"(?:an?\s+)?(?P<cond>diabetic|asthmatic|epileptic|celiac|coeliac)\b", profile.condition, False),
-    (I + r"have\s+(?P<cond>" + _alt(CONDITIONS) + r")\b", profile.condition, False),
+    (SUBJ_I + r"have\s+(?P<cond>" + _alt(CONDITIONS) + r")\b", profile.condition, False),
     (IM + r"(?:an?\s+)?(?:strict\s+|full\s+)?" + _DIET + r"\b", profile.diet, False),
     (IVE + r"been\s+(?:an?\s+)?" + _DIET + r"\b", profile.diet, False),
-    (I + r"went\s+" + _DIET + r"\b", profile.diet, False),
-    (r"\bi(?:\s*'m|\s+am|m)\s+on\s+an?\s+(?P<follow>)(?P<diet>keto|paleo|low[- ]carb|vegan|vegetarian|mediterranean|gluten[- ]free)\s+diet\b", profile.diet, False),
-    (I + r"follow\s+an?\s+(?P<follow>)(?P<diet>keto|paleo|low[- ]carb|vegan|vegetarian|mediterranean|gluten[- ]free)\s+diet\b", profile.diet, False),
-    (I + NOT + r"eat\s+", profile.abstains, True),
+    (SUBJ_I + r"went\s+" + _DIET + r"\b", profile.diet, False),
+    (
+        r"\bi(?:\s*'m|\s+am|m)\s+on\s+an?\s+(?P<follow>)" + _DIET_PLAN + r"\s+diet\b",
+        profile.diet,
+        False,
+    ),
+    (
+        SUBJ_I + r"follow\s+an?\s+(?P<follow>)" + _DIET_PLAN + r"\s+diet\b",
+        profile.diet,
+        False,
+    ),
+    (SUBJ_I + NOT + r"eat\s+", profile.abstains, True),
     (IM + r"(?P<state>retired|unemployed|self-employed)\b", profile.work_state, False),
     # family and pets
-    (MY + _REL_MOD + _PET + r"(?:\s*'s\s+name\s+is\s+|\s+is\s+(?P<named>named|called)\s+|\s*,\s*|\s+)" + NAME, profile.pet, False),
-    (OUR + _REL_MOD + _PET + r"(?:\s*'s\s+name\s+is\s+|\s+is\s+(?P<named>named|called)\s+|\s*,\s*|\s+)" + NAME, profile.pet, False),
-    (r"\b(?:i|we)\s+(?:have|'ve\s+got|ve\s+got)\s+" + _COUNT + _PET + r"(?P<plural>s|es)?" + r"(?:" + _NAMED + r"|\s*$|(?=[\s.,!;]))", profile.pet_had, True),
-    (MY + _REL_MOD + _REL + r"(?:\s*'s\s+name\s+is\s+|\s+is\s+(?P<named>named|called)\s+|\s*,\s*|\s+)", profile.relative, False),
-    (r"\b(?:i|we)\s+(?:have|'ve\s+got|ve\s+got)\s+(?:a|an|one)\s+" + _REL_MOD + _REL + _NAMED + NAME, profile.relative_had, False),
+    (
+        MY
+        + _REL_MOD
+        + _PET
+        + r"(?:\s*'s\s+name\s+is\s+|\s+is\s+(?P<named>named|called)\s+|\s*,\s*|\s+)"
+        + NAME,
+        profile.pet,
+        False,
+    ),
+    (
+        OUR
+        + _REL_MOD
+        + _PET
+        + r"(?:\s*'s\s+name\s+is\s+|\s+is\s+(?P<named>named|called)\s+|\s*,\s*|\s+)"
+        + NAME,
+        profile.pet,
+        False,
+    ),
+    (
+        r"\b(?:i|we)\s+(?:have|'ve\s+got|ve\s+got)\s+"
+        + _COUNT
+        + _PET
+        + r"(?P<plural>s|es)?"
+        + r"(?:"
+        + _NAMED
+        + r"|\s*$|(?=[\s.,!;]))",
+        profile.pet_had,
+        True,
+    ),
+    (
+        MY + _REL_MOD + _REL + r"(?:\s*'s\s+name\s+is\s+|\s+is\s+(?P<named>named|called)\s+|\s*,\s*|\s+)",
+        profile.relative,
+        False,
+    ),
+    (
+        r"\b(?:i|we)\s+(?:have|'ve\s+got|ve\s+got)\s+(?:a|an|one)\s+" + _REL_MOD + _REL + _NAMED + NAME,
+        profile.relative_had,
+        False,
+    ),
     # tools and stack
-    (r"\b(?:i|we)\s+" + ADV + r"(?P<sw>switched|moved|migrated|changed|relocated)(?:\s+over)?(?:\s+(?:everything|it\s+all))?\s+(?P<dir>from|to)\s+", stack.switch, False),
-    (r"\b(?:i|we)(?:\s*'ve|\s+have|ve)\s+(?:just\s+|recently\s+|finally\s+)?(?P<sw>switched|moved|migrated|changed|relocated)(?:\s+over)?\s+(?P<dir>from|to)\s+", stack.switch, False),
-    (r"\b(?:i|we)\s+" + ADV + r"(?:deploy|host|ship|run)(?:\s+(?:everything|it\s+all|it|stuff|things|them|prod|production|(?:my|our)(?:\s+[\w-]+){1,3}?))?\s+(?:on|to)\s+", stack.deploy, False),
-    (WERE + r"(?:deploying|hosting|hosted|running|deployed)(?:\s+(?:everything|it\s+all|it|our\s+\w+))?\s+(?:on|to)\s+", stack.deploy, False),
-    (OUR + r"(?:app|apps|api|site|website|backend|frontend|stack|services?|infra|infrastructure|product|platform)\s+(?:runs|is\s+hosted|is\s+deployed|lives|is\s+running)\s+on\s+", stack.deploy, False),
-    (I + ADV + _TOOLS_I, stack.use, True),
+    (
+        r"\b(?:i|we)\s+"
+        + ADV
+        + r"(?P<sw>switched|moved|migrated|changed|relocated)(?:\s+over)?(?:\s+(?:everything|it\s+all))?"
+        + r"\s+(?P<dir>from|to)\s+",
+        stack.switch,
+        False,
+    ),
+    (
+        r"\b(?:i|we)(?:\s*'ve|\s+have|ve)\s+(?:just\s+|recently\s+|finally\s+)?(?P<sw>switched|moved|migrated|changed|relocated)(?:\s+over)?\s+(?P<dir>from|to)\s+",
+        stack.switch,
+        False,
+    ),
+    (
+        r"\b(?:i|we)\s+"
+        + ADV
+        + r"(?:deploy|host|ship|run)"
+        + r"(?:\s+(?:everything|it\s+all|it|stuff|things|them|prod|production"
+        + r"|(?:my|our)(?:\s+[\w-]+){1,3}?))?"
+        + r"\s+(?:on|to)\s+",
+        stack.deploy,
+        False,
+    ),
+    (
+        WERE
+        + r"(?:deploying|hosting|hosted|running|deployed)(?:\s+(?:everything|it\s+all|it|our\s+\w+))?"
+        + r"\s+(?:on|to)\s+",
+        stack.deploy,
+        False,
+    ),
+    (
+        OUR
+        + r"(?:app|apps|api|site|website|backend|frontend|stack|services?|infra|infrastructure|product"
+        + r"|platform)"
+        + r"\s+(?:runs|is\s+hosted|is\s+deployed|lives|is\s+running)\s+on\s+",
+        stack.deploy,
+        False,
+    ),
+    (SUBJ_I + ADV + _TOOLS_I, stack.use, True),
     (IM + ADV + r"using\s+", stack.use, True),
     (IVE + ADV + r"(?:been|started)\s+using\s+", stack.use, True),
     (WE + ADV + _TOOLS_I, stack.use, True),
     (WERE + ADV + r"using\s+", stack.use, True),
     (WEVE + ADV + r"(?:been|started)\s+using\s+", stack.use, True),
-    (OUR + r"(?:team|company|startup|shop|stack|org)\s+(?:uses|is\s+using|runs\s+on|relies\s+on)\s+", stack.use, True),
-    (I + ADV + r"(?P<cverb>code|program|write|develop)\s+(?:mostly\s+|mainly\s+)?in\s+", stack.code_in, False),
-    (MY + r"(?:main\s+|daily\s+|primary\s+|go-to\s+)?(?P<kind>editor|ide|os|distro|shell|terminal|browser)(?:\s+of\s+choice)?\s+is\s+", stack.my_tool, False),
+    (
+        OUR + r"(?:team|company|startup|shop|stack|org)\s+(?:uses|is\s+using|runs\s+on|relies\s+on)\s+",
+        stack.use,
+        True,
+    ),
+    (
+        SUBJ_I + ADV + r"(?P<cverb>code|program|write|develop)\s+(?:mostly\s+|mainly\s+)?in\s+",
+        stack.code_in,
+        False,
+    ),
+    (
+        MY
+        + r"(?:main\s+|daily\s+|primary\s+|go-to\s+)?(?P<kind>editor|ide|os|distro|shell|terminal|browser)"
+        + r"(?:\s+of\s+choice)?\s+is\s+",
+        stack.my_tool,
+        False,
+    ),
     (IM + r"on\s+", stack.on, False),
     (WERE + r"(?:all\s+)?on\s+", stack.on, False),
     # dated plans
@@ -134,7 +253,7 @@ _TABLE: tuple[tuple[str, Builder, bool], ...] = (
     (r"\bi(?P<will>\s*'ll|\s+will)\s+(?P<fverb>[^\W\d_]+)\s+", said.plan_future, False),
     (IM + r"(?P<pverb>" + "|".join(sorted(PLAN_VERBS)) + r")\s+", said.plan_progressive, False),
     (WERE + r"(?P<pverb>" + "|".join(sorted(PLAN_VERBS)) + r")\s+", said.plan_progressive, False),
-    (I + r"(?P<sverb>" + PLAN_PRESENT + r")\s+", said.plan_present, False),
+    (SUBJ_I + r"(?P<sverb>" + PLAN_PRESENT + r")\s+", said.plan_present, False),
     (r"\bi(?:\s+have|\s*'ve\s+got|ve\s+got)\s+(?P<art>an?)\s+", said.plan_have, False),
     # "I'm a nurse", "I'm Dana": last, after every other "I'm …"
     (IM + r"(?P<art>an?)\s+", profile.occupation, False),
@@ -151,7 +270,7 @@ def _renamed(pattern: str, index: int) -> str:
 
 # Subjects shared by many leads, longest first: a lead that starts with one is tried after
 # its subject (and optional adverbs) matched once, so the alternation stays fast.
-_SUBJECTS = (IVE, ILL, WERE, WEVE, IM, WE, MY, OUR, I)
+_SUBJECTS = (IVE, ILL, WERE, WEVE, IM, WE, MY, OUR, SUBJ_I)
 
 
 def _split(pattern: str) -> tuple[str, str]:
@@ -178,7 +297,9 @@ def _combined(letter: str) -> re.Pattern[str]:
         if letter in _first_letters(pattern):
             subject, rest = _split(pattern)
             groups.setdefault(subject, []).append(f"(?P<p{i}>{_renamed(rest, i)})")
-    return re.compile("|".join(f"{subject}(?:{'|'.join(parts)})" for subject, parts in groups.items()), re.IGNORECASE)
+    return re.compile(
+        "|".join(f"{subject}(?:{'|'.join(parts)})" for subject, parts in groups.items()), re.IGNORECASE
+    )
 
 
 # One alternation per first letter of a lead: "i", "m" (my), "w" (we), "o" (our), "c" (call).

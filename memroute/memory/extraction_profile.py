@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from memroute.memory.extraction_found import Found
 from memroute.memory.extraction_grammar import (
     cut_at,
     find_date,
@@ -34,8 +35,8 @@ from memroute.memory.extraction_words import (
     PRONOUN_STARTS,
     RELATIONS,
     WORKPLACES,
+    words,
 )
-from memroute.memory.extraction_found import Found
 
 _PLACE_CUT = re.compile(
     r"\s(?:with|since|for|because|now|currently|these\s+days|at\s+the\s+moment|right\s+now|and|but|"
@@ -68,7 +69,7 @@ def place(obj: str) -> str | None:
 
 
 def location(match: Found, obj: str) -> list[Draft]:
-    """"I live in Lisbon" → `profile:location` "lives in Lisbon"."""
+    """ "I live in Lisbon" → `profile:location` "lives in Lisbon"."""
     where = place(obj)
     return [fact("profile:location", f"lives in {where}")] if where else []
 
@@ -77,7 +78,7 @@ _ORIGIN = {"born": "was born in", "grew": "grew up in"}
 
 
 def origin(match: Found, obj: str) -> list[Draft]:
-    """"I'm from Porto" → `profile:origin` "comes from Porto" ("was born in", "grew up in")."""
+    """ "I'm from Porto" → `profile:origin` "comes from Porto" ("was born in", "grew up in")."""
     where = place(obj)
     if where is None:
         return []
@@ -102,22 +103,22 @@ def _names(obj: str, *, lower: bool, most: int = 3) -> tuple[list[str], list[str
 
 
 def name(match: Found, obj: str) -> list[Draft]:
-    """"My name is Dana" → `profile:name` "is named Dana"."""
+    """ "My name is Dana" → `profile:name` "is named Dana"."""
     taken, _ = _names(obj, lower=True)
     return [fact("profile:name", f"is named {' '.join(taken)}")] if taken else []
 
 
 def nickname(match: Found, obj: str) -> list[Draft]:
-    """"Call me Dee", "I go by Dee" → `profile:nickname` "goes by Dee"."""
+    """ "Call me Dee", "I go by Dee" → `profile:nickname` "goes by Dee"."""
     taken, _ = _names(obj, lower=False, most=2)
     return [fact("profile:nickname", f"goes by {' '.join(taken)}")] if taken else []
 
 
-_AFTER_NAME = frozenset("from btw here by lol haha and nice :) hi hello hey".split())
+_AFTER_NAME = words("from btw here by lol haha and nice :) hi hello hey")
 
 
 def introduction(match: Found, obj: str) -> list[Draft]:
-    """"I'm Dana" (a capitalised name alone, not "I'm Sorry") → `profile:name` "is named Dana"."""
+    """ "I'm Dana" (a capitalised name alone, not "I'm Sorry") → `profile:name` "is named Dana"."""
     taken, rest = _names(obj, lower=False, most=2)
     if not taken or (rest and rest[0].lower() not in _AFTER_NAME):
         return []
@@ -143,7 +144,7 @@ def _employer(obj: str) -> str | None:
 
 
 def employer(match: Found, obj: str) -> list[Draft]:
-    """"I work at Acme (as a designer)" → `work:employer` "works at Acme" (and `work:role`)."""
+    """ "I work at Acme (as a designer)" → `work:employer` "works at Acme" (and `work:role`)."""
     where = _employer(obj)
     if where is None:
         return []
@@ -156,12 +157,12 @@ def employer(match: Found, obj: str) -> list[Draft]:
 
 
 def role(match: Found, obj: str) -> list[Draft]:
-    """"I work as a nurse" → `work:role` "works as a nurse"."""
+    """ "I work as a nurse" → `work:role` "works as a nurse"."""
     return _role_from(obj, stated=True)
 
 
 def occupation(match: Found, obj: str) -> list[Draft]:
-    """"I'm a nurse" (a listed occupation, or "… by profession") → `work:role` "works as a nurse"."""
+    """ "I'm a nurse" (a listed occupation, or "… by profession") → `work:role` "works as a nurse"."""
     return _role_from(match.group("art") + " " + obj, stated=False)
 
 
@@ -187,7 +188,12 @@ def _role_from(text: str, *, stated: bool) -> list[Draft]:
     by = re.search(r"^(an?\s+(?:\w+\s+){0,2}\w+)\s+by\s+(?:profession|trade)\b", " ".join(words), re.I)
     if by:
         return [fact("work:role", f"works as {by.group(1)}")]
-    if stated and len(body) <= 4 and not is_filler(" ".join(body)) and not any(w.lower() in EVALUATIVE for w in body):
+    if (
+        stated
+        and len(body) <= 4
+        and not is_filler(" ".join(body))
+        and not any(w.lower() in EVALUATIVE for w in body)
+    ):
         return [fact("work:role", f"works as {' '.join(words)}")]
     return []
 
@@ -206,7 +212,7 @@ def _job(job: list[str], words: list[str], rest: list[str]) -> list[Draft]:
 
 
 def work_state(match: Found, obj: str) -> list[Draft]:
-    """"I'm retired" → `work:role` "is retired"."""
+    """ "I'm retired" → `work:role` "is retired"."""
     rest = strip_fillers(obj).split()
     if rest and rest[0].lower() not in ("now", "and", "but", "so", "since", "for"):
         return []
@@ -225,7 +231,7 @@ def _plan_of(relation: str, who: str | None, rest: list[str]) -> list[Draft]:
 
 
 def relative(match: Found, obj: str) -> list[Draft]:
-    """"My daughter Mia starts school in September" → `family:daughter:mia` "has a daughter
+    """ "My daughter Mia starts school in September" → `family:daughter:mia` "has a daughter
     named Mia" and a plan "has a daughter named Mia who starts school in September"."""
     relation = RELATIONS[match.group("rel").lower()]
     words = strip_fillers(obj).split()
@@ -237,7 +243,7 @@ def relative(match: Found, obj: str) -> list[Draft]:
 
 
 def relative_had(match: Found, obj: str) -> list[Draft]:
-    """"I have a daughter named Mia" → `family:daughter:mia` "has a daughter named Mia"."""
+    """ "I have a daughter named Mia" → `family:daughter:mia` "has a daughter named Mia"."""
     relation = RELATIONS[match.group("rel").lower()]
     words = strip_fillers(obj).split()
     who = _word(words[0]) if words and is_name(_word(words[0])) else None
@@ -249,7 +255,7 @@ def _pet(species: str, who: str) -> Draft:
 
 
 def pet(match: Found, obj: str) -> list[Draft]:
-    """"My dog Rex" → `pet:rex` "has a dog named Rex"."""
+    """ "My dog Rex" → `pet:rex` "has a dog named Rex"."""
     species = PETS[" ".join(match.group("pet").lower().split())]
     words = strip_fillers(obj).split()
     who = _word(words[0]) if words and is_name(_word(words[0])) else None
@@ -257,11 +263,11 @@ def pet(match: Found, obj: str) -> list[Draft]:
 
 
 _RELATIVE_CUT = re.compile(r"\s(?:who|which|that|but|because|so|lol|haha)\b", re.I)
-_PET_REST = frozenset("and but so who which that at too now named called".split())
+_PET_REST = words("and but so who which that at too now named called")
 
 
 def pet_had(match: Found, obj: str) -> list[Draft]:
-    """"I have a dog named Rex" → `pet:rex`; "I have two cats" → `pet:cat` "has two cats"."""
+    """ "I have a dog named Rex" → `pet:rex`; "I have two cats" → `pet:cat` "has two cats"."""
     species = PETS[" ".join(match.group("pet").lower().split())]
     obj = cut_at(strip_fillers(obj), _RELATIVE_CUT)
     items = split_items(obj)
@@ -290,21 +296,23 @@ _ALLERGY_CUT = re.compile(r"\s(?:so|but|which|because|since|if|when|though|lol|h
 
 
 def allergy(match: Found, obj: str) -> list[Draft]:
-    """"I'm allergic to peanuts and shellfish" → `health:allergy:peanut`, `health:allergy:shellfish`."""
+    """ "I'm allergic to peanuts and shellfish" → `health:allergy:peanut`, `health:allergy:shellfish`."""
     facts = []
     for item in split_items(cut_at(strip_fillers(obj), _ALLERGY_CUT)):
         item = strip_fillers(item)
         if not item or is_filler(item) or len(item.split()) > 3 or not slugify(item):
             continue
-        facts.append(fact(f"health:allergy:{_singular(slugify(item))}", f"is allergic to {third_person(item)}"))
+        facts.append(
+            fact(f"health:allergy:{_singular(slugify(item))}", f"is allergic to {third_person(item)}")
+        )
     return facts
 
 
-_NOT_ALLERGENS = frozenset("severe mild serious bad slight food seasonal major minor little small terrible".split())
+_NOT_ALLERGENS = words("severe mild serious bad slight food seasonal major minor little small terrible")
 
 
 def allergy_named(match: Found, obj: str) -> list[Draft]:
-    """"I have a peanut allergy" → `health:allergy:peanut` "has a peanut allergy"."""
+    """ "I have a peanut allergy" → `health:allergy:peanut` "has a peanut allergy"."""
     what = match.group("what")
     if what.lower() in _NOT_ALLERGENS or what.lower() in PRONOUN_STARTS:
         return []
@@ -312,13 +320,13 @@ def allergy_named(match: Found, obj: str) -> list[Draft]:
 
 
 def intolerance(match: Found, obj: str) -> list[Draft]:
-    """"I'm lactose intolerant" → `health:intolerance:lactose` "is lactose intolerant"."""
+    """ "I'm lactose intolerant" → `health:intolerance:lactose` "is lactose intolerant"."""
     what = match.group("what").lower()
     return [fact(f"health:intolerance:{what}", f"is {what} intolerant")]
 
 
 def condition(match: Found, obj: str) -> list[Draft]:
-    """"I have asthma" → `health:condition:asthma` "has asthma"; "I'm diabetic" → "is diabetic"."""
+    """ "I have asthma" → `health:condition:asthma` "has asthma"; "I'm diabetic" → "is diabetic"."""
     said = " ".join(match.group("cond").split())
     low = said.lower()
     if low in CONDITION_ADJECTIVES:
@@ -327,13 +335,14 @@ def condition(match: Found, obj: str) -> list[Draft]:
     return [fact(f"health:condition:{slugify(low.replace(' disease', ''))}", f"has {shown}")]
 
 
-_DIET_REST = frozenset(
-    "for since now and but so btw lol haha because too actually these mostly last recently about over a ages years ever".split()
+_DIET_REST = words(
+    "for since now and but so btw lol haha because too actually these mostly last recently about over a ages "
+    "years ever"
 )
 
 
 def diet(match: Found, obj: str) -> list[Draft]:
-    """"I'm vegetarian" → `profile:diet` "is vegetarian"; "I'm on a keto diet" → "follows a keto diet"."""
+    """ "I'm vegetarian" → `profile:diet` "is vegetarian"; "I'm on a keto diet" → "follows a keto diet"."""
     rest = strip_fillers(obj).split()
     if rest and rest[0].lower().strip(",.!") not in _DIET_REST:
         return []
@@ -343,11 +352,11 @@ def diet(match: Found, obj: str) -> list[Draft]:
     return [fact("profile:diet", f"is {style}")]
 
 
-_NOT_FOODS = frozenset("before after at in on until much enough anything that out late early here there".split())
+_NOT_FOODS = words("before after at in on until much enough anything that out late early here there")
 
 
 def abstains(match: Found, obj: str) -> list[Draft]:
-    """"I don't eat pork" → `diet:pork` "does not eat pork" (negative)."""
+    """ "I don't eat pork" → `diet:pork` "does not eat pork" (negative)."""
     facts = []
     for item in split_items(cut_at(strip_fillers(obj), _ALLERGY_CUT)):
         item = strip_fillers(item)

@@ -9,21 +9,22 @@ from __future__ import annotations
 
 import re
 
+from memroute.memory.extraction_found import Found
 from memroute.memory.extraction_grammar import cut_at, is_filler, is_name, slugify, split_items, strip_fillers
 from memroute.memory.extraction_profile import place
 from memroute.memory.extraction_statements import Draft, fact
 from memroute.memory.extraction_tools import PHRASES, lookup, tool_key
-from memroute.memory.extraction_found import Found
+from memroute.memory.extraction_words import words
 
 # Tools named by an everyday word count only when written with a capital ("on edge").
-_AMBIGUOUS = frozenset(
+_AMBIGUOUS = words(
     "arc bear warp render railway drone cursor rider atom travis roam opera safari edge fly arch go "
-    "swift ruby dart julia windows zed kate eclipse brave chrome mercurial".split()
+    "swift ruby dart julia windows zed kate eclipse brave chrome mercurial"
 )
 # What may follow a tool's name in the same clause.
-_TOOL_REST = frozenset(
+_TOOL_REST = words(
     "for as at on in with to every daily now mostly exclusively these all too btw lol instead over "
-    "nowadays day since and but so because which when at".split()
+    "nowadays day since and but so because which when at"
 )
 _CUT = re.compile(r"\s(?:because|since|so|but|which|when|if|though|lol|haha|last|recently|a\s+while)\b", re.I)
 
@@ -66,7 +67,7 @@ def _uses(display: str, kind: str, rest: list[str], note: str = "") -> Draft:
 
 
 def use(match: Found, obj: str) -> list[Draft]:
-    """"I use Helix" → `tool:editor` "uses Helix as editor"; "we use Figma for design" →
+    """ "I use Helix" → `tool:editor` "uses Helix as editor"; "we use Figma for design" →
     `tool:figma` "uses Figma for design"; "I use Python" → `preference:python` "uses Python"."""
     facts = []
     for item in split_items(cut_at(strip_fillers(obj), _CUT)):
@@ -84,7 +85,7 @@ def use(match: Found, obj: str) -> list[Draft]:
 
 
 def code_in(match: Found, obj: str) -> list[Draft]:
-    """"I code in Rust" → `preference:rust` "codes in Rust" (languages only)."""
+    """ "I code in Rust" → `preference:rust` "codes in Rust" (languages only)."""
     known = _tool(strip_fillers(obj).split())
     if known is None or known[1] != "language":
         return []
@@ -102,7 +103,7 @@ def _switch_parts(match: Found, obj: str) -> tuple[str, str]:
 
 
 def switch(match: Found, obj: str) -> list[Draft]:
-    """"I switched from vim to Helix" → `tool:editor` "uses Helix as editor (switched from vim)";
+    """ "I switched from vim to Helix" → `tool:editor` "uses Helix as editor (switched from vim)";
     "I moved to Lisbon (from Porto)" → `profile:location` "lives in Lisbon (moved from Porto)"."""
     old, new = _switch_parts(match, obj)
     new_words = cut_at(strip_fillers(new), _CUT).split()
@@ -130,7 +131,7 @@ def switch(match: Found, obj: str) -> list[Draft]:
 
 
 def on(match: Found, obj: str) -> list[Draft]:
-    """"I'm on Arch" → `tool:operating_system`; "we're on AWS" → `stack:deploy` "deploys on AWS"."""
+    """ "I'm on Arch" → `tool:operating_system`; "we're on AWS" → `stack:deploy` "deploys on AWS"."""
     words = strip_fillers(obj).split()
     known = _tool(words) if words and words[0][:1].isupper() else None
     if known is None or known[1] == "language":
@@ -152,7 +153,7 @@ _MY_KINDS = {
 
 
 def my_tool(match: Found, obj: str) -> list[Draft]:
-    """"My editor is Helix" → `tool:editor` "uses Helix as editor"."""
+    """ "My editor is Helix" → `tool:editor` "uses Helix as editor"."""
     words = strip_fillers(obj).split()
     if not words:
         return []
@@ -167,7 +168,7 @@ def my_tool(match: Found, obj: str) -> list[Draft]:
 
 
 def deploy(match: Found, obj: str) -> list[Draft]:
-    """"We deploy on Fly.io" → `stack:deploy` "deploys on Fly.io"."""
+    """ "We deploy on Fly.io" → `stack:deploy` "deploys on Fly.io"."""
     words = cut_at(strip_fillers(obj), _CUT).split()
     if not words:
         return []

@@ -8,10 +8,10 @@ pronoun or filler ("I love it", "I prefer not to say") or its verb is not a habi
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import NamedTuple
 
+from memroute.memory.extraction_found import Found
 from memroute.memory.extraction_grammar import (
     conjugate,
     find_date,
@@ -23,8 +23,7 @@ from memroute.memory.extraction_grammar import (
     third_person,
     without_date,
 )
-from memroute.memory.extraction_words import EVALUATIVE, LIGHT_VERBS, PLAN_BASES, PRONOUN_STARTS
-from memroute.memory.extraction_found import Found
+from memroute.memory.extraction_words import EVALUATIVE, LIGHT_VERBS, PLAN_BASES, PRONOUN_STARTS, words
 
 MIN_FACT_LENGTH = 2
 
@@ -54,7 +53,7 @@ def _object(obj: str) -> str | None:
 
 
 def preference(match: Found, obj: str) -> list[Draft]:
-    """"I love hiking" → `preference:hiking` "loves hiking"; "I don't like X" is negative."""
+    """ "I love hiking" → `preference:hiking` "loves hiking"; "I don't like X" is negative."""
     thing = _object(obj)
     if thing is None:
         return []
@@ -65,7 +64,13 @@ def preference(match: Found, obj: str) -> list[Draft]:
     slug = slugify(thing)
     if not slug:
         return []
-    return [fact(f"preference:{slug}", f"{lead} {third_person(thing)}", polarity="negative" if negative else "positive")]
+    return [
+        fact(
+            f"preference:{slug}",
+            f"{lead} {third_person(thing)}",
+            polarity="negative" if negative else "positive",
+        )
+    ]
 
 
 def fixed_preference(phrase: str, *, negative: bool = False) -> Builder:
@@ -82,7 +87,7 @@ def fixed_preference(phrase: str, *, negative: bool = False) -> Builder:
 
 
 def favorite(match: Found, obj: str) -> list[Draft]:
-    """"My favorite is X" → "favors X"; "my favorite food is sushi" → "has sushi as favorite food"."""
+    """ "My favorite is X" → "favors X"; "my favorite food is sushi" → "has sushi as favorite food"."""
     thing = _object(obj)
     if thing is None:
         return []
@@ -106,7 +111,7 @@ _DECISIONS = {
 
 
 def decision(match: Found, obj: str) -> list[Draft]:
-    """"I'll use Postgres" → `decision:postgres` "will use Postgres" (episodic)."""
+    """ "I'll use Postgres" → `decision:postgres` "will use Postgres" (episodic)."""
     thing = _object(obj)
     if thing is None or (thing.split()[0].lower() in ("up", "out", "on", "off") and "picked" in match.text):
         return []
@@ -125,12 +130,13 @@ def decision(match: Found, obj: str) -> list[Draft]:
 
 
 def habit(match: Found, obj: str) -> list[Draft]:
-    """"I usually write tests first" → `pattern:write_tests_first` "usually writes tests first"."""
+    """ "I usually write tests first" → `pattern:write_tests_first` "usually writes tests first"."""
     adverb = match.group("adv").lower()
     words = strip_fillers(obj).split()
     negative = adverb in ("never", "rarely", "seldom")
     not_ = ""
-    if words[:1] and words[0].lower() in ("don't", "dont") or [w.lower() for w in words[:2]] == ["do", "not"]:
+    lowered = [w.lower() for w in words[:2]]
+    if lowered[:1] in (["don't"], ["dont"]) or lowered == ["do", "not"]:
         words = words[1:] if words[0].lower() != "do" else words[2:]
         not_, negative = "does not ", True
     if not words:
@@ -149,14 +155,16 @@ def habit(match: Found, obj: str) -> list[Draft]:
         return []
     said = not_ + verb if not_ else conjugate(verb)
     content = f"{adverb} {said}" + (f" {third_person(rest)}" if rest else "")
-    return [fact(f"pattern:{slugify(' '.join(words))}", content, polarity="negative" if negative else "positive")]
+    return [
+        fact(f"pattern:{slugify(' '.join(words))}", content, polarity="negative" if negative else "positive")
+    ]
 
 
-_OPINIONS = frozenset("agree disagree think believe feel say guess suppose".split())
+_OPINIONS = words("agree disagree think believe feel say guess suppose")
 
 
 def tendency(match: Found, obj: str) -> list[Draft]:
-    """"I tend to use X" → "tends to use X"."""
+    """ "I tend to use X" → "tends to use X"."""
     thing = _object(obj)
     first = thing.split()[0].lower() if thing else ""
     if thing is None or looks_past(first) or is_auxiliary(first) or first in _OPINIONS:
@@ -172,7 +180,7 @@ def _plan(phrase: str, key_text: str, obj: str) -> list[Draft]:
 
 
 def plan_progressive(match: Found, obj: str) -> list[Draft]:
-    """"I'm starting a new job in March" → `plan:starting_a_new_job` "is starting a new job in March"."""
+    """ "I'm starting a new job in March" → `plan:starting_a_new_job` "is starting a new job in March"."""
     verb = match.group("pverb").lower()
     thing = strip_fillers(obj)
     first = thing.split()[:2]
@@ -182,7 +190,8 @@ def plan_progressive(match: Found, obj: str) -> list[Draft]:
 
 
 def plan_future(match: Found, obj: str) -> list[Draft]:
-    """"I'll start a new job in March" → "will start …"; "I'm going to visit Rome in May" → "is going to visit …"."""
+    """ "I'll start a new job in March" → "will start …";
+    "I'm going to visit Rome in May" → "is going to visit …"."""
     verb = match.group("fverb")
     if verb.lower() not in PLAN_BASES:
         return []
@@ -192,14 +201,14 @@ def plan_future(match: Found, obj: str) -> list[Draft]:
 
 
 def plan_present(match: Found, obj: str) -> list[Draft]:
-    """"I start my new job on Monday" → "starts their new job on Monday"."""
+    """ "I start my new job on Monday" → "starts their new job on Monday"."""
     verb = match.group("sverb").lower()
     thing = strip_fillers(obj)
     return _plan(conjugate(verb), f"{verb} {thing}", thing)
 
 
 def plan_have(match: Found, obj: str) -> list[Draft]:
-    """"I have a dentist appointment on Tuesday" → "has a dentist appointment on Tuesday"."""
+    """ "I have a dentist appointment on Tuesday" → "has a dentist appointment on Tuesday"."""
     thing = strip_fillers(obj)
     article = match.group("art").lower()
     return _plan(f"has {article}", thing, thing)
