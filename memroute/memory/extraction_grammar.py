@@ -48,7 +48,7 @@ _DATE = re.compile(
     r"\b(?:(?:in|on|by|from|until|till|this|next|last|early|late|mid|end\s+of)\s+)*"
     r"(?:(?:" + "|".join(MONTHS) + r")(?:\s+\d{1,2}(?:st|nd|rd|th)?)?"
     r"|(?:" + "|".join(WEEKDAYS) + r")"
-    r"|tomorrow|tonight|(?:the\s+)?weekend|week|month|year|summer|winter|spring|fall|autumn"
+    r"|tomorrow|tonight|(?:the\s+)?(?:weekend|week|month|year|summer|winter|spring|fall|autumn)"
     r"|(?:a|one|two|three|four|five|six|a\s+few|a\s+couple\s+of|\d+)\s+(?:days?|weeks?|months?|years?)"
     r"|(?:19|20)\d\d|the\s+\d{1,2}(?:st|nd|rd|th)|\d{4}-\d\d-\d\d|\d{1,2}/\d{1,2}(?:/\d{2,4})?)\b",
     re.IGNORECASE,

@@ -132,7 +132,7 @@ def _employer(obj: str) -> str | None:
         return None
     if words[0].lower() in ("a", "an", "the"):
         nouns = [_word(w).lower() for w in words[1:4]]
-        if any(n in WORKPLACES or n == "government" for n in nouns):
+        if any(n in WORKPLACES for n in nouns):
             return text
         if words[0].lower() == "the" and len(words) > 1 and is_name(_word(words[1])):
             return text
@@ -223,7 +223,7 @@ def _plan_of(relation: str, who: str | None, rest: list[str]) -> list[Draft]:
     if not rest or not re.fullmatch(r"(?:is|will|has|[a-z]{2,}s)", rest[0]) or rest[0] in ("was", "has"):
         return []
     tail = " ".join(rest)
-    if find_date(tail) is None or is_filler(tail):
+    if find_date(tail) is None or is_filler(" ".join(rest[1:])):
         return []
     subject = f"a {relation} named {who}" if who else f"a {relation}"
     slug = slugify(without_date(f"{who or relation} {tail}"))

@@ -291,7 +291,7 @@ WORKPLACES = words(
     "hospital school bank startup restaurant cafe café bakery factory warehouse hotel clinic "
     "university library supermarket store shop agency firm nonprofit charity consultancy lab "
     "newspaper airline pharmacy gym salon daycare bar pub studio garage farm museum "
-    "kindergarten college company corporation"
+    "kindergarten college company corporation council ministry government army navy police"
 )
 # Lead verbs of a dated plan ("I'm starting a new job in March").
 PLAN_VERBS = words(
