@@ -163,6 +163,8 @@ def extract_at_most(text: object, limit: int | None, *, speaker: str | None = No
         lead = LEADS[found.index]
         end = found.end()
         stop = leads[number + 1][0] if number + 1 < len(leads) else len(text)
+        if lead.needs_object and stop - end < MIN_FACT_LENGTH:
+            continue  # the next lead follows at once: "I prefer I prefer …"
         obj, boundary = _capture(text, end, max(stop, end), lists=lead.lists)
         facts = lead.build(found, obj)
         # The builder's checks are cheaper than the context's, so the context is read last.

@@ -23,6 +23,7 @@ from memroute.memory.extraction_words import CONDITIONS, DIETS, PETS, PLAN_PRESE
 class Lead:
     build: Builder
     lists: bool = False  # the object may run past commas ("peanuts, shellfish and cats")
+    needs_object: bool = True  # False when the lead itself says it all ("I'm lactose intolerant")
 
 
 SUBJ_I = r"\bi\s+"
@@ -52,6 +53,7 @@ _REL = rf"(?P<rel>{_alt(RELATIONS)})"
 _REL_MOD = r"(?:(?:little|older|younger|big|baby|eldest|oldest|youngest|twin|new|lovely)\s+)?"
 _PET = rf"(?P<pet>{_alt(PETS)})"
 _DIET = rf"(?P<diet>{_alt(DIETS)})"
+_CHOSE = r"(?P<dverb>chose|decided\s+not\s+to|decided\s+to|decided|selected|picked|went\s+with)\s+"
 _DIET_PLAN = r"(?P<diet>keto|paleo|low[- ]carb|vegan|vegetarian|mediterranean|gluten[- ]free)"
 _COUNT = r"(?P<count>a|an|one|two|three|four|five|\d)\s+"
 _NAMED = r"(?:\s*,\s*|\s+(?P<named>named|called)\s+|\s+)"
@@ -82,11 +84,8 @@ _TABLE: tuple[tuple[str, Builder, bool], ...] = (
     ),
     # decisions
     (ILL + r"(?P<dverb>use)\s+", said.decision, False),
-    (
-        r"\bi(?:\s+have|\s*'ve|ve)?\s+(?P<dverb>chose|decided\s+not\s+to|decided\s+to|decided|selected|picked|went\s+with)\s+",
-        said.decision,
-        False,
-    ),
+    (SUBJ_I + r"(?:have\s+)?" + _CHOSE, said.decision, False),
+    (IVE + _CHOSE, said.decision, False),
     (IM + r"going\s+(?:to\s+)?(?P<gverb>use|adopt)\s+", said.decision, False),
     (IM + r"(?P<dverb>going\s+with)\s+", said.decision, False),
     # habits
@@ -260,7 +259,11 @@ _TABLE: tuple[tuple[str, Builder, bool], ...] = (
     (IM + NAME, profile.introduction, False),
 )
 
-LEADS: tuple[Lead, ...] = tuple(Lead(b, lists) for _, b, lists in _TABLE)
+# Builders whose lead states the whole fact, so they run even with nothing after it.
+_WHOLE = (profile.allergy_named, profile.intolerance, profile.condition, profile.diet, profile.work_state)
+LEADS: tuple[Lead, ...] = tuple(
+    Lead(b, lists, needs_object=b not in _WHOLE and b is not profile.pet_had) for _, b, lists in _TABLE
+)
 
 
 def _renamed(pattern: str, index: int) -> str:
@@ -271,6 +274,11 @@ def _renamed(pattern: str, index: int) -> str:
 # Subjects shared by many leads, longest first: a lead that starts with one is tried after
 # its subject (and optional adverbs) matched once, so the alternation stays fast.
 _SUBJECTS = (IVE, ILL, WERE, WEVE, IM, WE, MY, OUR, SUBJ_I)
+
+
+# Subjects whose second word is fixed ("I'm", "I've", "we're") fail fast, so they are tried
+# before the plain "I"; leads of their own shape come last (a subject's lead wins a tie).
+_GROUP_ORDER = (*(s + ADV for s in (IM, IVE, ILL, WERE, WEVE, WE)), MY, OUR, SUBJ_I + ADV, "")
 
 
 def _split(pattern: str) -> tuple[str, str]:
@@ -292,11 +300,12 @@ def _first_letters(pattern: str) -> set[str]:
 
 def _combined(letter: str) -> re.Pattern[str]:
     """Every lead that may start with `letter`, grouped by subject, as one alternation."""
-    groups: dict[str, list[str]] = {}
+    groups: dict[str, list[str]] = {subject: [] for subject in _GROUP_ORDER}
     for i, (pattern, _, _) in enumerate(_TABLE):
         if letter in _first_letters(pattern):
             subject, rest = _split(pattern)
-            groups.setdefault(subject, []).append(f"(?P<p{i}>{_renamed(rest, i)})")
+            groups[subject].append(f"(?P<p{i}>{_renamed(rest, i)})")
+    groups = {subject: parts for subject, parts in groups.items() if parts}
     return re.compile(
         "|".join(f"{subject}(?:{'|'.join(parts)})" for subject, parts in groups.items()), re.IGNORECASE
     )
