@@ -5,6 +5,8 @@ hypotheticals and reported speech give nothing."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memroute import extract_facts_from_text
 from memroute.memory.extraction import extract_at_most, may_state_facts
@@ -206,3 +208,55 @@ def test_crafted_texts_keep_one_fact_per_subject() -> None:
     ]
     assert _pairs("we deploy on Fly.io. " * 3000) == [("stack:deploy", "deploys on Fly.io")]
     assert extract_facts_from_text(("I like tea " * 100 + "? ") * 60) == []  # each within reach of a "?"
+
+
+_FRAGMENTS = st.sampled_from(
+    [
+        "I'm ",
+        "im ",
+        "I am ",
+        "my name is ",
+        "call me ",
+        "we use ",
+        "We deploy on ",
+        "our team uses ",
+        "I live in ",
+        "I switched from ",
+        " to ",
+        "my daughter ",
+        "I have a dog named ",
+        "allergic to ",
+        "a nurse",
+        "Dana",
+        "Lisbon",
+        "Helix",
+        "vim",
+        "Fly.io",
+        "peanuts",
+        " in March",
+        " next week",
+        "starting a new job",
+        "if ",
+        "she says ",
+        "do ",
+        '"',
+        "```",
+        "?",
+        ", ",
+        ". ",
+        " and ",
+        "\n> ",
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(_FRAGMENTS, st.text(max_size=8)), max_size=14).map("".join))
+def test_a_text_skipped_as_factless_never_has_a_fact(text: str) -> None:
+    facts = extract_facts_from_text(text)
+    if facts:
+        assert may_state_facts(text)
+    for fact in facts:
+        assert 2 <= len(fact.content) <= 500
+        assert fact.key.split(":", 1)[1]
+        assert fact.polarity in ("positive", "negative")
