@@ -83,8 +83,8 @@ def test_bad_source_is_refused_and_empty_text_queues_nothing(mem: Memory) -> Non
 
 
 def test_text_without_facts_stores_nothing_and_empties_the_queue(mem: Memory) -> None:
-    # a question has a lead ("Do I like"), so it is queued, and extraction finds nothing
-    assert mem.enqueue_extraction("k", "Do I like Go or should I avoid it here?") is not None
+    # a statement lead with a filler object ("I love it") is queued, and extraction finds nothing
+    assert mem.enqueue_extraction("k", "I love it, and I like that.") is not None
     assert mem.wait_for_extraction(10)
     assert mem.list("k").total == 0
     assert mem.extraction_queue().pending == 0

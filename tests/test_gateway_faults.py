@@ -72,7 +72,7 @@ def test_jobs_left_in_the_queue_are_processed_after_a_restart(tmp_path: Path, up
         with open_memory(db) as check:
             probe = Gateway(server.url, check, upstream, "", key.id)
             probe.wait_for(lambda: check.extraction_queue().pending == 0)
-            assert [m.content for m in check.list(api_key_id=key.id).items] == ["always pin dependencies"]
+            assert [m.content for m in check.list(api_key_id=key.id).items] == ["always pins dependencies"]
 
 
 def test_metrics_count_requests_and_injected_memories(gateway: Gateway) -> None:

@@ -313,7 +313,7 @@ def test_a_chat_turn_with_a_lone_surrogate_is_queued_and_learned_without_it(hole
         )
         assert holes.side.wait_for_extraction(10)
         learned = [m for m in holes.side.list(holes.key_id, limit=200).items if "Helix" in m.content]
-        assert [m.content for m in learned] == ["prefers Helix as my editor"]
+        assert [m.content for m in learned] == ["prefers Helix as their editor"]
         for memory in learned:
             holes.side.delete(memory.id)
     finally:

@@ -1,204 +1,151 @@
-"""Regex fact extraction: first-person statements become typed, keyed facts.
+"""Fact extraction: first-person statements become typed, keyed facts about the speaker.
 
-Each pattern matches a first-person lead ("I prefer", "I don't like", "I'll use",
-"I always", …) and captures the object that follows up to a boundary: a sentence
-end, a comma, `;`, a new line, or a new first-person clause (" and I …"). The
-object gives the key (`category:slug`), so "I like Python" and "I don't like
-Python" share `preference:python` and the newer statement replaces the older.
-The stored content keeps the verb ("does not like Python") and the polarity is
-kept in metadata.
+A cheap scan finds where a statement may start ("I …", "I'm …", "my …", "we …",
+"our …", "call me …"); the leads of `extraction_leads` are tried there, the object
+after a lead is captured up to a boundary (a sentence end, a comma, `;`, a new line,
+a new first-person clause or the next lead), and the lead's builder turns it into
+facts. A lead in a question, a hypothetical, a quote, reported speech, after a
+negation, or in a code block states nothing.
+
+Every content is a third-person verb phrase ("prefers Python", "lives in Lisbon",
+"usually writes tests"). With a speaker, the content starts with the speaker's name
+("Caroline prefers Python") and the key with the speaker's slug (`caroline/profile:name`),
+so two people in one conversation never share a fact. A key names its subject, so a
+later statement of the same subject (in the text, or stored earlier) replaces it.
 """
 
 from __future__ import annotations
 
-import bisect
 import re
 import unicodedata
-from dataclasses import dataclass
+from collections.abc import Iterator
 
+from memroute.memory.extraction_context import Questions, blocked, mask_code
+from memroute.memory.extraction_found import Found
+from memroute.memory.extraction_grammar import SLUG_LENGTH, slugify
+from memroute.memory.extraction_leads import BY_LETTER, CANDIDATE, LEADS
+from memroute.memory.extraction_statements import MIN_FACT_LENGTH, Draft
+from memroute.memory.extraction_words import words
 from memroute.models.records import Fact
 
+__all__ = [
+    "MAX_EXTRACTION_TEXT_LENGTH",
+    "MAX_FACT_LENGTH",
+    "MIN_FACT_LENGTH",
+    "SLUG_LENGTH",
+    "extract_at_most",
+    "extract_facts_from_text",
+    "may_state_facts",
+    "normalize_text",
+    "slugify",
+]
+
 MAX_FACT_LENGTH = 500
-MIN_FACT_LENGTH = 2
 MAX_EXTRACTION_TEXT_LENGTH = 64 * 1024
-SLUG_LENGTH = 40
+MAX_SPEAKER_LENGTH = 64
 # How far past the lead a capture may reach before the boundary search gives up;
 # it bounds the work per match so extraction stays linear in the text length.
 _CAPTURE_WINDOW = MAX_FACT_LENGTH * 4
 
-_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\uff07": "'", "`": "'"})
+_STRAIGHTEN = str.maketrans(
+    {"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\uff07": "'", "`": "'", "\u201c": '"', "\u201d": '"'}
+)
 
 # Where a captured object ends: sentence punctuation, a period followed by a
 # space or the end (so "Next.js" and "3.12" survive), or a new first-person clause.
-_BOUNDARY = re.compile(
-    r"[,;:!?\n\r()\[\]{}\"]"
+_ENDS = (
     r"|\.(?=\s|$|[\"')\]])"
     r"|\s[-\u2013\u2014]\s"
-    r"|\s+(?:and|but|so|or|because|while|although|though|since|whereas|then)\s+(?:i|i'\w+)\b",
-    re.IGNORECASE,
+    r"|\s+(?:and|but|so|or|because|while|although|though|since|whereas|then)\s+(?:i|i'\w+)\b"
 )
-
-
-@dataclass(frozen=True, slots=True)
-class _Pattern:
-    category: str  # preference | decision | pattern
-    type: str  # factual | episodic
-    lead: str  # regex of the lead; a `(?P<verb>…)` group fills {verb} in the template
-    template: str  # "{x}" is the captured object
-    polarity: str = "positive"
-
-
-_I = r"\bI\s+"
-_IM = r"\bI(?:\s*'m|\s+am|m)\s+going\s+"
-_PATTERNS: tuple[_Pattern, ...] = (
-    # PREFERENCE -> factual
-    _Pattern("preference", "factual", _I + r"(?:really\s+)?prefer\s+", "prefers {x}"),
-    _Pattern("preference", "factual", _I + r"(?:really\s+)?like\s+", "likes {x}"),
-    _Pattern(
-        "preference", "factual", r"\bmy\s+(?:favorite|favourite)\s+(?P<verb>is|are)\s+", "favorite {verb} {x}"
-    ),
-    _Pattern(
-        "preference",
-        "factual",
-        _I + r"(?:don'?t|do\s+not)\s+(?:really\s+)?like\s+",
-        "does not like {x}",
-        "negative",
-    ),
-    _Pattern("preference", "factual", _I + r"(?P<verb>hate|dislike|avoid)\s+", "{verb}s {x}", "negative"),
-    _Pattern("preference", "factual", _I + r"(?:really\s+)?enjoy\s+", "enjoys {x}"),
-    _Pattern("preference", "factual", _I + r"(?:really\s+)?love\s+", "loves {x}"),
-    # DECISION -> episodic
-    _Pattern("decision", "episodic", r"\bI(?:\s*'ll|\s+will|\s+shall)\s+use\s+", "will use {x}"),
-    _Pattern("decision", "episodic", _I + r"chose\s+", "chose {x}"),
-    _Pattern(
-        "decision", "episodic", _I + r"(?:have\s+)?decided\s+not\s+to\s+", "decided not to {x}", "negative"
-    ),
-    _Pattern("decision", "episodic", _I + r"(?:have\s+)?decided\s+to\s+", "decided to {x}"),
-    _Pattern("decision", "episodic", _I + r"(?:have\s+)?decided\s+", "decided {x}"),
-    _Pattern("decision", "episodic", _IM + r"(?:to\s+)?(?P<verb>use|adopt)\s+", "is going to {verb} {x}"),
-    _Pattern("decision", "episodic", _IM + r"with\s+", "is going with {x}"),
-    _Pattern("decision", "episodic", _I + r"selected\s+", "selected {x}"),
-    _Pattern("decision", "episodic", _I + r"picked\s+", "picked {x}"),
-    _Pattern("decision", "episodic", _I + r"went\s+with\s+", "went with {x}"),
-    # PATTERN -> factual
-    _Pattern(
-        "pattern", "factual", _I + r"(?P<verb>usually|typically|often|frequently|regularly)\s+", "{verb} {x}"
-    ),
-    _Pattern("pattern", "factual", _I + r"always\s+", "always {x}"),
-    _Pattern("pattern", "factual", _I + r"never\s+", "never {x}", "negative"),
-    _Pattern("pattern", "factual", _I + r"tend\s+to\s+", "tends to {x}"),
-)
-
-# 21 separate scans cost ~1 ms each per 64 KiB, so a cheap scan finds where an
-# "I …"/"my …" lead could start and the alternation of every lead is tried only
-# there. Alternatives are tried in list order, so "decided not to" wins over "decided".
-_CANDIDATE = re.compile(r"[iI](?=[\s'm])|[mM](?=[yY]\s)")
-_LEADS = re.compile(
-    "|".join(f"(?P<p{i}>{p.lead.replace('(?P<verb>', f'(?P<v{i}>')})" for i, p in enumerate(_PATTERNS)),
-    re.IGNORECASE,
-)
-
-_CATEGORY_ORDER = {"preference": 0, "decision": 1, "pattern": 2}
-_NON_WORD = re.compile(r"[\W_]+")
+_BOUNDARY = re.compile(r"[,;:!?\n\r()\[\]{}\"]" + _ENDS, re.IGNORECASE)
+_LIST_BOUNDARY = re.compile(r"[;:!?\n\r()\[\]{}\"]" + _ENDS, re.IGNORECASE)
+_CATEGORY_ORDER = {
+    c: i
+    for i, c in enumerate(
+        (
+            "preference",
+            "decision",
+            "pattern",
+            "profile",
+            "work",
+            "family",
+            "pet",
+            "health",
+            "diet",
+            "tool",
+            "stack",
+            "plan",
+        )
+    )
+}
 # Words left dangling when the next statement cuts a capture short.
-_JOINERS = frozenset(
-    {
-        "and",
-        "but",
-        "so",
-        "or",
-        "because",
-        "while",
-        "although",
-        "though",
-        "since",
-        "whereas",
-        "then",
-        "when",
-        "if",
-        "as",
-        "that",
-        "where",
-        "unless",
-        "until",
-    }
+_JOINERS = words(
+    "and but so or because while although though since whereas then when if as that where unless until with"
 )
 _TRAILING = " \t'\"`*_~-"
 _OPENERS = " \t([{\"'`*_"
 
 
 def normalize_text(text: str) -> str:
-    """NFC, straight apostrophes, and only the last 64 KiB (the newest text matters most)."""
+    """NFC, straight quotes, code blocks blanked, and only the last 64 KiB (the newest text matters most)."""
     if len(text) > MAX_EXTRACTION_TEXT_LENGTH:
         text = text[-MAX_EXTRACTION_TEXT_LENGTH:]
-    return unicodedata.normalize("NFC", text).translate(_APOSTROPHES)
+    return mask_code(unicodedata.normalize("NFC", text)).translate(_STRAIGHTEN)
 
 
-def slugify(value: str) -> str:
-    """Lower-case letters and digits of any script, other runs as `_`, at most 40 chars."""
-    slug = _NON_WORD.sub("_", value.casefold()).strip("_")
-    return slug[:SLUG_LENGTH].rstrip("_")
-
-
-class _Questions:
-    """Whether the sentence after a position ends with "?". One pass over the text finds
-    every boundary, so each lead costs a binary search, however crafted the text."""
-
-    def __init__(self, text: str) -> None:
-        self._starts: list[int] = []
-        self._marks: list[bool] = []
-        for match in _BOUNDARY.finditer(text):
-            self._starts.append(match.start())
-            self._marks.append(match.group() == "?")
-
-    def after(self, position: int) -> bool:
-        index = bisect.bisect_left(self._starts, position)
-        return (
-            index < len(self._starts)
-            and self._marks[index]
-            and self._starts[index] - position <= _CAPTURE_WINDOW
-        )
-
-
-def _capture(text: str, start: int, stop: int) -> str:
-    """The object after a lead, never past `stop` (the next lead)."""
+def _capture(text: str, start: int, stop: int, *, lists: bool) -> tuple[str, str]:
+    """The object after a lead, never past `stop` (the next lead), and the boundary that
+    ended it ("" when the capture reached `stop` or its window first)."""
     window = text[start : min(start + _CAPTURE_WINDOW, stop)].lstrip(_OPENERS)
-    end = _BOUNDARY.search(window)
+    end = (_LIST_BOUNDARY if lists else _BOUNDARY).search(window)
     raw = window[: end.start()] if end else window
     words = raw.split()
     # Cut short by the next statement ("I prefer tea when I work"): drop the dangling joiner.
     if words and words[-1].lower() in _JOINERS:
         words.pop()
-    return " ".join(words).strip(_TRAILING).strip()
+    return " ".join(words).strip(_TRAILING).strip(), (end.group() if end else "")
 
 
-def _lead_matches(text: str) -> list[re.Match[str]]:
-    matches = []
-    for candidate in _CANDIDATE.finditer(text):
-        match = _LEADS.match(text, candidate.start())
-        if match is not None:
-            matches.append(match)
-    return matches
+def _leads(text: str) -> list[tuple[int, Found]]:
+    """(start, lead) of every lead in `text`, in order."""
+    found = []
+    for candidate in CANDIDATE.finditer(text):
+        start = candidate.start()
+        match = BY_LETTER[text[start].lower()].match(text, start)
+        if match is not None and match.lastgroup:
+            found.append((start, Found(match, int(match.lastgroup[1:]))))
+    return found
+
+
+def _stated(text: str, leads: list[tuple[int, Found]]) -> Iterator[int]:
+    """The starts of the leads that state something: not in a question ("Do I like
+    Python?"), a hypothetical, a quote or reported speech."""
+    questions = Questions(text, _BOUNDARY, _CAPTURE_WINDOW) if leads else None
+    for start, found in leads:
+        if questions is not None and not questions.after(found.end()) and not blocked(text, start):
+            yield start
 
 
 def may_state_facts(text: str) -> bool:
-    """False when `text` holds no statement lead at all ("I prefer", "my …", "I decided" …),
-    so extracting it cannot find a fact. Cheap: used to skip queueing such texts."""
+    """False when `text` holds no statement lead outside a question or a hypothetical
+    ("I prefer", "my name is", "we use" …), so extracting it cannot find a fact. Cheap:
+    used to skip queueing such texts."""
     if not text.strip():
         return False
     text = normalize_text(text)
-    return any(_LEADS.match(text, c.start()) for c in _CANDIDATE.finditer(text))
+    return any(True for _ in _stated(text, _leads(text)))
 
 
-def extract_facts_from_text(text: object) -> list[Fact]:
-    """Facts stated in `text`, without storing them.
+def extract_facts_from_text(text: object, *, speaker: str | None = None) -> list[Fact]:
+    """Facts stated in `text` by `speaker` (or by the one user), without storing them.
 
     One fact per key: when the same subject is stated twice, the later statement
     in the text wins (so "I like X. I don't like X." ends negative). Output is in
-    category order (preference, decision, pattern), then pattern order, then
-    position, as the reference.
+    category order (preference, decision, pattern, profile, work, family, pet, health,
+    diet, tool, stack, plan), then in the order stated.
     """
-    return extract_at_most(text, None)[0]
+    return extract_at_most(text, None, speaker=speaker)[0]
 
 
 def extract_at_most(text: object, limit: int | None, *, speaker: str | None = None) -> tuple[list[Fact], int]:
@@ -207,35 +154,49 @@ def extract_at_most(text: object, limit: int | None, *, speaker: str | None = No
     if not isinstance(text, str) or not text.strip():
         return [], 0
     text = normalize_text(text)
-    # key -> (sort order, pattern index, lead match, object); later statements overwrite.
-    winners: dict[str, tuple[tuple[int, int, int], int, re.Match[str], str]] = {}
-    matches = _lead_matches(text)
-    questions = _Questions(text) if matches else None
-    for number, match in enumerate(matches):
-        if questions is not None and questions.after(match.end()):
-            continue  # "Do I like Python?" is a question, not a fact
-        stop = matches[number + 1].start() if number + 1 < len(matches) else len(text)
-        obj = _capture(text, match.end(), max(stop, match.end()))
-        if len(obj) < MIN_FACT_LENGTH:
-            continue
-        slug = slugify(obj)
-        if not slug:
-            continue
-        index = int(match.lastgroup[1:]) if match.lastgroup else 0
-        category = _PATTERNS[index].category
-        winners[f"{category}:{slug}"] = ((_CATEGORY_ORDER[category], index, match.start()), index, match, obj)
-    kept = list(winners.items())
+    leads = _leads(text)
+    if not leads:
+        return [], 0
+    questions = Questions(text, _BOUNDARY, _CAPTURE_WINDOW)
+    winners: dict[str, tuple[int, Draft]] = {}  # key -> (position, fact); later statements overwrite
+    for number, (start, found) in enumerate(leads):
+        lead = LEADS[found.index]
+        end = found.end()
+        stop = leads[number + 1][0] if number + 1 < len(leads) else len(text)
+        if lead.needs_object and stop - end < MIN_FACT_LENGTH:
+            continue  # the next lead follows at once: "I prefer I prefer …"
+        obj, boundary = _capture(text, end, max(stop, end), lists=lead.lists)
+        facts = lead.build(found, obj)
+        # The builder's checks are cheaper than the context's, so the context is read last.
+        if not facts or blocked(text, start):
+            continue  # "if I lived in Paris", "she says I like it"
+        if (boundary == "?") if boundary and not lead.lists else questions.after(end):
+            continue  # "Do I like Python?"
+        for fact in facts:
+            winners[fact.key] = (start, fact)
+    kept = list(winners.values())
     if limit is not None and len(kept) > limit:
-        kept = sorted(kept, key=lambda kv: kv[1][2].start())[-limit:]
-    ranked = sorted(kept, key=lambda kv: kv[1][0])
-    facts = [_fact(key, index, match, obj) for key, (_, index, match, obj) in ranked]
-    return facts, len(winners) - len(facts)
+        kept = sorted(kept, key=lambda item: item[0])[-limit:]
+    ranked = sorted(kept, key=lambda item: (_CATEGORY_ORDER.get(_category(item[1].key), 99), item[0]))
+    stated = [_said_by(draft, speaker) for _, draft in ranked]
+    return stated, len(winners) - len(stated)
 
 
-def _fact(key: str, index: int, match: re.Match[str], obj: str) -> Fact:
-    pattern = _PATTERNS[index]
-    verb = (match.group(f"v{index}") or "").lower() if "{verb}" in pattern.template else ""
-    content = pattern.template.format(verb=verb, x=obj)[:MAX_FACT_LENGTH].rstrip()
+def _category(key: str) -> str:
+    return key.split(":", 1)[0]
+
+
+def _said_by(draft: Draft, speaker: str | None) -> Fact:
+    """The fact of `draft`, its content capped, and named after `speaker` when there is one."""
+    key, content = draft.key, draft.content
+    name = " ".join(speaker.split())[:MAX_SPEAKER_LENGTH] if speaker else ""
+    prefix = slugify(name) if name else ""
+    if prefix:
+        key, content = f"{prefix}/{key}", f"{name} {content}"
     return Fact(
-        key=key, content=content, type=pattern.type, category=pattern.category, polarity=pattern.polarity
+        key=key,
+        content=content[:MAX_FACT_LENGTH].rstrip(),
+        type=draft.type,
+        category=_category(draft.key),
+        polarity=draft.polarity,
     )

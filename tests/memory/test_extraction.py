@@ -11,6 +11,8 @@ from memroute import extract_facts_from_text
 from memroute.memory.extraction import MAX_EXTRACTION_TEXT_LENGTH, may_state_facts, slugify
 
 P, N = "positive", "negative"
+CATEGORIES = ("preference", "decision", "pattern", "profile", "work", "family", "pet", "health", "diet")
+CATEGORIES += ("tool", "stack", "plan")
 
 # (input, [(key, content, type, polarity), ...]) in output order.
 REF_TABLE = [
@@ -21,7 +23,7 @@ REF_TABLE = [
             ("preference:typescript", "prefers TypeScript", "factual", P),
             ("preference:python", "does not like Python", "factual", N),
             ("decision:postgres_for_this_project", "will use Postgres for this project", "episodic", P),
-            ("pattern:commit_before_pushing", "always commit before pushing", "factual", P),
+            ("pattern:commit_before_pushing", "always commits before pushing", "factual", P),
         ],
     ),
     # Polarity is kept and the later statement wins (REF lost it, §17.1).
@@ -29,7 +31,7 @@ REF_TABLE = [
     ("I don't like Python. I like Python.", [("preference:python", "likes Python", "factual", P)]),
     (
         "I never commit to main. I always commit to main.",
-        [("pattern:commit_to_main", "always commit to main", "factual", P)],
+        [("pattern:commit_to_main", "always commits to main", "factual", P)],
     ),
     # A capture stops at a clause boundary instead of swallowing the next statement.
     (
@@ -65,12 +67,12 @@ REF_TABLE = [
         "i prefer vim, and I usually test first",
         [
             ("preference:vim", "prefers vim", "factual", P),
-            ("pattern:test_first", "usually test first", "factual", P),
+            ("pattern:test_first", "usually tests first", "factual", P),
         ],
     ),
     (
         "My favorite are cats and dogs",
-        [("preference:cats_and_dogs", "favorite are cats and dogs", "factual", P)],
+        [("preference:cats_and_dogs", "favors cats and dogs", "factual", P)],
     ),
     (
         "I prefer TypeScript over JavaScript for large projects, honestly.",
@@ -118,9 +120,9 @@ REF_CASES = [
     ("I chose React for the frontend.", "decision", "episodic", "react"),
     ("I decided to migrate to Docker.", "decision", "episodic", "migrate to docker"),
     ("I went with Tailwind for styling.", "decision", "episodic", "tailwind"),
-    ("I usually start with tests first.", "pattern", "factual", "start with tests"),
+    ("I usually start with tests first.", "pattern", "factual", "starts with tests"),
     ("I always use ESLint in my projects.", "pattern", "factual", "eslint"),
-    ("I never commit directly to main.", "pattern", "factual", "commit directly to main"),
+    ("I never commit directly to main.", "pattern", "factual", "commits directly to main"),
     ("I tend to use functional components.", "pattern", "factual", "functional components"),
 ]
 
@@ -152,7 +154,7 @@ def test_statements_keep_their_verb() -> None:
         "I hate Rust",
         "I dislike Rust",
         "I avoid Rust",
-        "I never Rust",
+        "I never use Rust",
     ],
 )
 def test_negative_statements_are_marked_negative(text: str) -> None:
@@ -215,7 +217,8 @@ def test_lead_must_be_the_word_i() -> None:
 def test_never_fails_and_respects_limits(text: str) -> None:
     for fact in extract_facts_from_text(text):
         assert 2 <= len(fact.content) <= 500
-        assert fact.key.split(":", 1)[0] in ("preference", "decision", "pattern")
+        assert fact.key.split(":", 1)[0] in CATEGORIES
+        assert fact.category == fact.key.split(":", 1)[0]
         assert fact.key.split(":", 1)[1]
         assert fact.polarity in ("positive", "negative")
 
@@ -223,7 +226,7 @@ def test_never_fails_and_respects_limits(text: str) -> None:
 def test_a_new_statement_ends_the_previous_capture() -> None:
     assert _shape("I prefer coffee when I usually work late") == [
         ("preference:coffee", "prefers coffee", "factual", P),
-        ("pattern:work_late", "usually work late", "factual", P),
+        ("pattern:work_late", "usually works late", "factual", P),
     ]
 
 

@@ -96,7 +96,7 @@ def test_a_secret_in_a_chat_is_never_stored_nor_queued(tmp_path: Path) -> None:
         [fact] = mem.list("k").items
         assert fact.content == "prefers deploying with token"  # the capture ends at the placeholder
         stored = mem.remember("k", "I always type my password: hunter2024 twice.")
-        assert [m.content for m in stored] == ["always type my password"]
+        assert [m.content for m in stored] == ["always types their password"]
         assert "hunter2024" not in str([h.new_content for h in mem.history(stored[0].id)])
 
 

@@ -1,0 +1,39 @@
+"""One lead found in the combined alternation of every lead: its own groups by name.
+
+Each lead's named groups are renamed `<name>_<index>` in the alternation, so one
+match serves both to find the lead and to read its groups.
+"""
+
+from __future__ import annotations
+
+import re
+
+
+class Found:
+    __slots__ = ("_index", "_match", "_names")
+
+    def __init__(self, match: re.Match[str], index: int) -> None:
+        self._match = match
+        self._index = index
+        self._names = match.re.groupindex
+
+    def group(self, name: str) -> str:
+        """The text of the lead's group `name` (a group the lead always fills)."""
+        return self._match.group(f"{name}_{self._index}") or ""
+
+    def get(self, name: str) -> str | None:
+        """The text of an optional group, None when it did not take part (or does not exist)."""
+        key = f"{name}_{self._index}"
+        return self._match.group(key) if key in self._names else None
+
+    @property
+    def index(self) -> int:
+        return self._index
+
+    @property
+    def text(self) -> str:
+        """The whole lead ("I don't really like ")."""
+        return self._match.group(f"p{self._index}")
+
+    def end(self) -> int:
+        return self._match.end()  # the lead's group is the whole match
