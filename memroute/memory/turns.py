@@ -30,7 +30,6 @@ _DATA_URL = re.compile(r"data:[\w.+-]+/[\w.+-]+;base64,(?:\[redacted\]|[A-Za-z0-
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{120,}={0,2}")
 _PLACEHOLDER_RUN = re.compile(r"(\[(?:code|data)\])(?:\s*\1)+")
 _WORD = re.compile(r"[^\W_]+")
-_SPEAKER_SLUG = re.compile(r"[\W_]+")
 _PARAGRAPH = re.compile(r"\n\s*\n")
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
 
@@ -71,11 +70,9 @@ def says_something(text: str) -> bool:
 
 def turn_key(text: str, speaker: str = "") -> str:
     """The memory key of a kept text: the same for the same words, whatever their spacing
-    or case, said by the same speaker. The speaker's name is a word of the key, so a
-    keyword search for the person finds what they said."""
-    digest = hashlib.sha256(normalised(text).encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    who = _SPEAKER_SLUG.sub("_", speaker.casefold()).strip("_")[:MAX_SPEAKER_CHARS]
-    return f"{TURN_KEY_PREFIX}{who}:{digest}" if who else TURN_KEY_PREFIX + digest
+    or case, said by the same speaker."""
+    said = normalised(text) if not speaker else f"{normalised(speaker)}\n{normalised(text)}"
+    return TURN_KEY_PREFIX + hashlib.sha256(said.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def _pieces(text: str, limit: int) -> list[str]:
