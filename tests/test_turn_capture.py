@@ -131,11 +131,17 @@ def test_two_speakers_in_one_conversation_keep_their_own_facts(gateway: Gateway)
     _say(gateway, "I prefer coffee in the morning.", name="Melanie", stream=True)
     learned = _learned(gateway)
     facts = {m.metadata.get("speaker"): m for m in learned if not m.key.startswith("turn:")}
-    assert facts["Caroline"].content.startswith("Caroline ") and "tea" in facts["Caroline"].content
-    assert facts["Melanie"].content.startswith("Melanie ") and "coffee" in facts["Melanie"].content
-    assert facts["Caroline"].key != facts["Melanie"].key  # two people are never merged
+    assert (facts["Caroline"].key, facts["Caroline"].content) == (
+        "caroline/preference:tea_in_the_morning",
+        "prefers tea in the morning",
+    )
+    assert facts["Melanie"].key == "melanie/preference:coffee_in_the_morning"  # never merged
     speakers = {m.metadata["speaker"] for m in learned if m.key.startswith("turn:")}
     assert speakers == {"Caroline", "Melanie"}
+    _say(gateway, "What does Caroline drink in the morning?")
+    system = gateway.upstream.last["body"]["messages"][0]["content"]
+    assert "Caroline prefers tea in the morning" in system  # each fact is told of its speaker
+    assert "Melanie prefers coffee in the morning" in system
 
 
 def test_the_assistants_sentences_never_become_facts_about_the_user(gateway: Gateway) -> None:

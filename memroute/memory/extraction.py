@@ -186,10 +186,15 @@ def _category(key: str) -> str:
     return key.split(":", 1)[0]
 
 
+def speaker_name(speaker: str | None) -> str:
+    """How a speaker is named in a fact: white space collapsed, at most 64 characters."""
+    return " ".join(speaker.split())[:MAX_SPEAKER_LENGTH] if speaker else ""
+
+
 def _said_by(draft: Draft, speaker: str | None) -> Fact:
     """The fact of `draft`, its content capped, and named after `speaker` when there is one."""
     key, content = draft.key, draft.content
-    name = " ".join(speaker.split())[:MAX_SPEAKER_LENGTH] if speaker else ""
+    name = speaker_name(speaker)
     prefix = slugify(name) if name else ""
     if prefix:
         key, content = f"{prefix}/{key}", f"{name} {content}"

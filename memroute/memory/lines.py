@@ -2,7 +2,8 @@
 
 A kept chat turn carries its date and speaker, so the model can answer "when" and
 "who" questions: `[2026-05-08] Caroline: I adopted a dog last week.` (the role, "User"
-or "Assistant", when the message named no speaker). A fact reads as stored. Of two lines
+or "Assistant", when the message named no speaker). A fact reads as stored, behind its
+speaker's name when a named speaker stated it ("Caroline prefers tea"). Of two lines
 that say the same words (see `LineDeduper`) only the first is injected.
 """
 
@@ -37,13 +38,22 @@ def is_turn_key(key: str) -> bool:
     return key.startswith(TURN_KEY_PREFIX)
 
 
+def reads_metadata(key: str) -> bool:
+    """Whether the injected line of a memory with this key depends on its metadata: a kept
+    turn (date and speaker) or a speaker's fact (`caroline/…`: the speaker's name)."""
+    return key.startswith(TURN_KEY_PREFIX) or "/" in key
+
+
 def is_turn(metadata: Mapping[str, Any] | None) -> bool:
     return isinstance(metadata, Mapping) and metadata.get("category") == TURN_CATEGORY
 
 
 def injected_line(content: str, metadata: Mapping[str, Any] | None) -> str:
     """The line of a memory in the injected block (see the module docstring)."""
-    if not is_turn(metadata):
+    if not is_turn(metadata):  # a fact: said of its speaker, when it has one
+        speaker = metadata.get("speaker") if isinstance(metadata, Mapping) else None
+        if isinstance(speaker, str) and speaker.strip() and not content.startswith(speaker.strip() + " "):
+            return f"{' '.join(speaker.split())} {content}"
         return content
     assert metadata is not None
     speaker = metadata.get("speaker")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from memroute.errors import MemrouteError
-from memroute.memory.lines import LineDeduper, injected_line, is_turn_key, normalised
+from memroute.memory.lines import LineDeduper, injected_line, is_turn_key, normalised, reads_metadata
 from memroute.models.records import (
     MemoryFilter,
     MemoryRecord,
@@ -156,8 +156,8 @@ def pack(
 
 
 def _line(memory: MemoryRecord) -> str:
-    """The memory as injected (only a kept turn's metadata is read: decoding it costs)."""
-    return injected_line(memory.content, memory.metadata) if is_turn_key(memory.key) else memory.content
+    """The memory as injected (metadata is read only when the line needs it: decoding costs)."""
+    return injected_line(memory.content, memory.metadata) if reads_metadata(memory.key) else memory.content
 
 
 def _item(cand: _Candidate, memory: MemoryRecord, tokens: int, truncated: bool = False) -> RetrievedItem:

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from memroute.memory import validate
-from memroute.memory.extraction import extract_at_most
+from memroute.memory.extraction import extract_at_most, speaker_name
 from memroute.memory.origin import Origin, with_source
 from memroute.memory.redact import redact
 from memroute.models.records import Fact, MemoryRecord
@@ -44,9 +45,15 @@ class FactWriter:
         return redact(text) if self._redact_secrets else text
 
     def extract(self, text: str, speaker: str = "") -> list[Fact]:
-        """The facts of one message to store: redacted, at most `max_facts` (the last stated),
-        each told of `speaker` when the message names one."""
+        """The facts of one message to store: redacted, at most `max_facts` (the last stated).
+        A speaker's facts are keyed under their name (`caroline/preference:tea`) and their
+        content is the bare phrase ("prefers tea"): the name is in `metadata.speaker` and in
+        every line that shows the fact ("Caroline prefers tea"), not in the stored text,
+        where it made every fact of one person look alike to keyword and vector search."""
         facts, dropped = extract_at_most(self.redact(text), self.max_facts, speaker=speaker or None)
+        name = speaker_name(speaker)
+        if name:
+            facts = [replace(f, content=f.content.removeprefix(name + " ")) for f in facts]
         if dropped:
             self.facts_dropped += dropped
             log.info("memory.extraction.capped kept=%d dropped=%d", len(facts), dropped)
