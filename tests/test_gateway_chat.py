@@ -11,7 +11,7 @@ from pathlib import Path
 import openai
 import pytest
 from memories import open_memory
-from servers import LiveServer, ScriptedUpstream, free_port
+from servers import TLS, LiveServer, ScriptedUpstream, free_port
 from storage import scalar
 
 from memroute import Memory
@@ -37,6 +37,7 @@ class Gateway:
             api_key=secret or self.secret,
             max_retries=0,
             default_headers=headers or None,
+            http_client=openai.DefaultHttpxClient(verify=TLS),
         )
 
     def wait_for(self, check: Callable[[], bool], timeout: float = 10.0) -> None:
