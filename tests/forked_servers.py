@@ -13,6 +13,7 @@ from pathlib import Path
 from types import TracebackType
 
 import httpx
+from servers import TLS
 
 # The parent: imports what `serve` imports, then forks a child per "start PORT DB" line and
 # SIGKILLs and reaps one per "kill PID" line (and every one left when its input ends).
@@ -76,14 +77,15 @@ class ServerForks:
         """The pid of a server on 127.0.0.1:`port` over `db`, once `/healthz` answers."""
         pid = int(self._ask(f"start {port} {db}"))
         deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                    return pid
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.05)
+        with httpx.Client(timeout=1, verify=TLS) as probe:
+            while True:
+                try:
+                    if probe.get(f"http://127.0.0.1:{port}/healthz").status_code == 200:
+                        return pid
+                except httpx.HTTPError:
+                    pass
+                assert time.monotonic() < deadline, "the server did not start"
+                time.sleep(0.05)
 
     def kill(self, pid: int) -> None:
         """SIGKILL the server `pid` and wait until it is gone."""

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import openai
 from memories import open_memory
-from servers import LiveServer, ScriptedUpstream
+from servers import TLS, LiveServer, ScriptedUpstream
 
 from memroute import Memory
 from memroute.config import Config
@@ -35,6 +35,7 @@ class Gateway:
             api_key=secret or self.secret,
             max_retries=0,
             default_headers=headers or None,
+            http_client=openai.DefaultHttpxClient(verify=TLS),
         )
 
     def wait_for(self, check: Callable[[], bool], timeout: float = 10.0) -> None:

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from error_shape import assert_error
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from servers import ADMIN, AUTH, MCP_INITIALIZE, LiveServer, ScriptedUpstream, app_server
+from servers import ADMIN, AUTH, MCP_INITIALIZE, TLS, LiveServer, ScriptedUpstream, app_server
 
 from memroute.cli import main
 from memroute.config import Config
@@ -39,7 +39,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
 
 
 def _login(url: str, token: str) -> httpx.Response:
-    return httpx.post(f"{url}/api/session", json={"token": token}, timeout=30)
+    return httpx.post(f"{url}/api/session", json={"token": token}, timeout=30, verify=TLS)
 
 
 def _bearer(token: str) -> dict[str, str]:
@@ -48,11 +48,11 @@ def _bearer(token: str) -> dict[str, str]:
 
 def _mcp_post(url: str, token: str, body: dict[str, Any], session: str | None = None) -> httpx.Response:
     headers = {**MCP_HEADERS, **_bearer(token), **({"mcp-session-id": session} if session else {})}
-    return httpx.post(f"{url}/mcp", json=body, headers=headers, timeout=30)
+    return httpx.post(f"{url}/mcp", json=body, headers=headers, timeout=30, verify=TLS)
 
 
 def _new_key(url: str, name: str) -> tuple[str, str]:
-    created = httpx.post(f"{url}/api/keys", json={"name": name}, headers=AUTH, timeout=30).json()
+    created = httpx.post(f"{url}/api/keys", json={"name": name}, headers=AUTH, timeout=30, verify=TLS).json()
     return created["key"]["id"], created["secret"]
 
 

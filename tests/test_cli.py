@@ -199,7 +199,7 @@ def test_serve_prints_the_admin_token_once_and_serves(tmp_path: Path) -> None:
     import time
 
     import httpx
-    from servers import free_port
+    from servers import TLS, free_port
 
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMROUTE_")}
@@ -219,7 +219,7 @@ def test_serve_prints_the_admin_token_once_and_serves(tmp_path: Path) -> None:
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             try:
-                if httpx.get(f"{url}/healthz").status_code == 200:
+                if httpx.get(f"{url}/healthz", verify=TLS).status_code == 200:
                     break
             except httpx.HTTPError:
                 time.sleep(0.1)

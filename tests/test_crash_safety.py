@@ -18,7 +18,7 @@ import openai
 import pytest
 from forked_servers import ServerForks
 from memories import open_memory
-from servers import ADMIN, AUTH, LiveServer, ScriptedUpstream, free_port
+from servers import ADMIN, AUTH, TLS, LiveServer, ScriptedUpstream, free_port
 from storage import database
 
 from memroute.models.results import ExtractionQueue
@@ -38,7 +38,7 @@ def _server_env(upstream_url: str) -> dict[str, str]:
 def _rest(base: str, owner: str, prefix: str, stop: threading.Event, added: list[str]) -> None:
     """REST adds (memory keys `prefix:0`, `prefix:1`, …) until `stop` or the server dies;
     each key whose add was answered 200 goes into `added`."""
-    with httpx.Client(base_url=base, headers=AUTH, timeout=5) as api:
+    with httpx.Client(base_url=base, headers=AUTH, timeout=5, verify=TLS) as api:
         for i in range(10_000):
             if stop.is_set():
                 return
@@ -54,7 +54,13 @@ def _rest(base: str, owner: str, prefix: str, stop: threading.Event, added: list
 def _chat(base: str, secret: str, prefix: str, stop: threading.Event, learned: list[str]) -> None:
     """Chat turns ("I prefer {prefix}x0.", …) until `stop` or the server dies; the fact of
     each answered turn goes into `learned`."""
-    client = openai.OpenAI(base_url=base + "/v1", api_key=secret, max_retries=0, timeout=5)
+    client = openai.OpenAI(
+        base_url=base + "/v1",
+        api_key=secret,
+        max_retries=0,
+        timeout=5,
+        http_client=openai.DefaultHttpxClient(verify=TLS),
+    )
     for i in range(10_000):
         if stop.is_set():
             return

@@ -41,6 +41,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from memroute.config import Config
+from memroute.embeddings import DISTILLED_STATIC_NAME, build_static_model
 from memroute.web.app import create_app
 from memroute.web.routes.gateway import ChatCompletionRequest, EmbeddingRequest
 from memroute.web.schemas.memory import MemoryOut
@@ -53,6 +54,10 @@ TRACE_MARKERS = ("Traceback", 'File "')
 # POST /api/session count against it, not against 127.0.0.1, which later tests log in from
 # (the login throttle is per client address and per process).
 FUZZ_SOURCE = "127.0.0.2"
+# The static model the server finds in its cache when the fuzzer turns the static source on:
+# distilled from the first tokens only (under a second), instead of the whole vocabulary
+# (~30 s of CPU in the server's re-index thread, tested in tests/embeddings/).
+STATIC_VOCAB = 500
 
 
 class FromAddress(requests.adapters.HTTPAdapter):
@@ -167,7 +172,9 @@ def fuzz_target(
     tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
 ) -> Iterator[FuzzTarget]:
     upstream = StrictUpstream()
-    db = tmp_path_factory.mktemp("fuzz") / "memroute.db"
+    folder = tmp_path_factory.mktemp("fuzz")
+    db = folder / "memroute.db"
+    build_static_model(folder / "embeddings" / DISTILLED_STATIC_NAME, vocab_limit=STATIC_VOCAB)
     started = time.monotonic()
     with (
         LiveServer(upstream.app()) as upstream_server,

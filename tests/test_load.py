@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 from memories import open_memory
-from servers import ADMIN, AUTH, LiveServer, ScriptedUpstream, free_port
+from servers import ADMIN, AUTH, TLS, LiveServer, ScriptedUpstream, free_port
 
 CLIENTS = 100
 REQUESTS = 3_000
@@ -130,7 +130,7 @@ def test_a_hundred_streaming_clients_and_rest_writers(tmp_path: Path) -> None:
             deadline = time.monotonic() + 30
             while True:
                 try:
-                    if httpx.get(base + "/healthz", timeout=1).status_code == 200:
+                    if httpx.get(base + "/healthz", timeout=1, verify=TLS).status_code == 200:
                         break
                 except httpx.HTTPError:
                     pass

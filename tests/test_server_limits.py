@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 from error_shape import assert_error
-from servers import ADMIN, app_server
+from servers import ADMIN, TLS, app_server
 
 from memroute.config import Config
 from memroute.errors import InvalidInput
@@ -221,7 +221,7 @@ def _wait_healthy(url: str, process: subprocess.Popen[bytes], log: Path) -> None
     deadline = time.monotonic() + 30
     while True:
         try:
-            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+            if httpx.get(f"{url}/healthz", timeout=1, verify=TLS).status_code == 200:
                 return
         except httpx.HTTPError:
             pass

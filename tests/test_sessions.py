@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
-from servers import ADMIN, LiveServer, app_server
+from servers import ADMIN, TLS, LiveServer, app_server
 
 
 def _login(url: str, token: str = ADMIN) -> httpx.Response:
-    return httpx.post(f"{url}/api/session", json={"token": token}, timeout=30)
+    return httpx.post(f"{url}/api/session", json={"token": token}, timeout=30, verify=TLS)
 
 
 def test_a_session_survives_a_restart_and_ends_with_logout_or_a_new_token(tmp_path: Path) -> None:

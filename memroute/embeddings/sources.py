@@ -37,6 +37,7 @@ from memroute.errors import EmbeddingError
 from memroute.lru import LruTtlCache
 from memroute.masking import scrub
 from memroute.models.status import EmbeddingCacheStats, LocalSourceStatus
+from memroute.upstream.tls import tls_context
 
 if TYPE_CHECKING:
     from memroute.upstream.route import Route
@@ -154,7 +155,9 @@ class EmbeddingSources:
             if self._closed:
                 raise EmbeddingError("the embedding sources are closed", reason="unknown", source="remote")
             if self._client is None:
-                self._client = httpx.Client(timeout=self._timeout_s, follow_redirects=False)
+                self._client = httpx.Client(
+                    timeout=self._timeout_s, follow_redirects=False, verify=tls_context()
+                )
             return self._client
 
     # -- embedding ---------------------------------------------------------------------

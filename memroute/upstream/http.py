@@ -18,6 +18,7 @@ import httpx
 from memroute.errors import UpstreamError
 from memroute.masking import url_for_logs
 from memroute.upstream.route import Route
+from memroute.upstream.tls import tls_context
 
 log = logging.getLogger("memroute.upstream")
 
@@ -125,8 +126,7 @@ async def read_json(client: httpx.AsyncClient, route: Route, path: str, limit: i
 
 class LazyClient:
     """One `httpx.Client` for short synchronous calls to providers (rerank, model lists),
-    made on first use (a client costs an SSL context, and most processes never need it)
-    and closed with the service."""
+    made on first use (most processes never need it) and closed with the service."""
 
     def __init__(self) -> None:
         self._client: httpx.Client | None = None
@@ -135,7 +135,7 @@ class LazyClient:
     def get(self) -> httpx.Client:
         with self._lock:
             if self._client is None:
-                self._client = httpx.Client()
+                self._client = httpx.Client(verify=tls_context())
             return self._client
 
     def close(self) -> None:

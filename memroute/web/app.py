@@ -16,6 +16,7 @@ from memroute.gateway.relay import UpstreamBounds
 from memroute.mcp.http import http_endpoint
 from memroute.mcp.server import build_server
 from memroute.service import Memory
+from memroute.upstream.tls import tls_context
 from memroute.version import package_version
 from memroute.web import errors
 from memroute.web.auth import bearer_token, load_or_create_admin_token, same_token
@@ -50,7 +51,9 @@ def create_app(config: Config, *, memory: Memory | None = None) -> FastAPI:
         limits = httpx.Limits(
             max_connections=pool, max_keepalive_connections=min(pool, 100), keepalive_expiry=2.0
         )
-        async with httpx.AsyncClient(timeout=timeout, limits=limits, follow_redirects=False) as client:
+        async with httpx.AsyncClient(
+            timeout=timeout, limits=limits, follow_redirects=False, verify=tls_context()
+        ) as client:
             app.state.memory = mem
             app.state.http = client
             app.state.metrics = standard_metrics(lambda: float(mem.extraction_queue().pending))

@@ -1,0 +1,17 @@
+"""The TLS settings every HTTP client to providers shares: the system's rules as httpx
+reads them (SSL_CERT_FILE, SSL_CERT_DIR, else certifi's bundle), built once per process.
+Building them loads the whole CA bundle (~20 ms of CPU), which httpx would otherwise do
+again for each client it makes."""
+
+from __future__ import annotations
+
+import functools
+import ssl
+
+import httpx
+
+
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """The verifying TLS context, made on first use and shared from then on."""
+    return httpx.create_ssl_context()
