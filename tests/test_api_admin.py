@@ -338,7 +338,7 @@ def test_openapi_request_models_are_strict_and_camel_case(shared: httpx.Client) 
     assert set(schemas["MemorySettingsUpdate"]["properties"]) == set(
         schemas["MemorySettingsOut"]["properties"]
     )
-    assert len(schemas["MemorySettingsOut"]["properties"]) == 15
+    assert len(schemas["MemorySettingsOut"]["properties"]) == 16
     assert schemas["MemorySettingsUpdate"]["properties"]["maxTokens"]["maximum"] == 16000
     assert "apiKeyId" in schemas["MemoryCreate"]["properties"]
     assert "apiKey" not in schemas["ProviderOut"]["properties"]

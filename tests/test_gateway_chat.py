@@ -282,7 +282,7 @@ def test_session_scope_keeps_sessions_apart(gateway: Gateway) -> None:
     gateway.client(**{"x-memroute-session-id": "b"}).chat.completions.create(
         model="echo-1", messages=[{"role": "user", "content": "I like coffee."}]
     )
-    gateway.wait_for(lambda: len(gateway.memories()) == 2)
+    gateway.wait_for(lambda: len(gateway.memories()) == 4)  # two facts, two kept turns
     gateway.client(**{"x-memroute-session-id": "a"}).chat.completions.create(
         model="echo-1", messages=[{"role": "user", "content": "What do I drink?"}]
     )

@@ -78,7 +78,9 @@ def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
     db = tmp_path_factory.mktemp("hostile") / "memroute.db"
     side = open_memory(db)
     key, secret = side.keys.create("hostile")
-    side.update_settings(enabled=True)
+    # The chats here check that hostile text is plain text to retrieval and injection; they
+    # are not kept (each would become a memory the next chat recalls).
+    side.update_settings(enabled=True, captureTurns="off")
     recalled = side.add(key.id, "prefers dark mode", key="chat-memory")  # recalled in chats
     upstream = ScriptedUpstream(default_echo=False)  # replies "OK", whatever the turn held
     with (
