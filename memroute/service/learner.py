@@ -5,8 +5,8 @@ the job captures, its text is kept as the speaker's episodes: verbatim, in bound
 chunks, each at most once per owner (`memroute.memory.turns`). When the job reads facts,
 the facts it states become facts of the speaker; only user messages are read for facts,
 so nothing the assistant says is ever stored as a fact about the user. Everything learned
-records where it came from (`memroute.memory.origin`). A batch of jobs is stored, and the
-jobs deleted, in one transaction.
+records where it came from (`memroute.memory.origin`). What a job teaches is stored, and
+the job deleted, in one transaction.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from memroute.store import ExtractionJob, NewMemory, SqliteStore
 log = logging.getLogger("memroute.memory")
 
 ROLES = {"user_message": "user", "llm_response": "assistant"}
+JOBS_PER_TRANSACTION = 4
 
 
 def origin_of(job: ExtractionJob) -> Origin:
@@ -58,19 +59,27 @@ class TurnLearner:
         self.turns_repeated = 0  # chunks not stored again: the owner already had their text
 
     def process_jobs(self, jobs: Sequence[ExtractionJob]) -> None:
-        """Store what `jobs` teach and delete the jobs, all in one transaction."""
+        """Store what `jobs` teach and delete the jobs, a few jobs per transaction (a job's
+        memories and its deletion are always in one). Short transactions keep the chat
+        path's own writes (queueing the next turns) from waiting behind the worker."""
         # Chunk and extract outside the write lock: API writes never wait on regexes.
         found = [(job, *self._read(job)) for job in jobs]
         stored = 0
-        with self._store.db.write():
-            for job, chunks, facts in found:
-                origin = origin_of(job)
-                stored += len(self.store_episodes(job.api_key_id, chunks, origin))
-                if facts:
-                    self._facts.store(
-                        job.api_key_id, job.session_id, job.source, facts, actor="extraction", origin=origin
-                    )
-                self._store.jobs.finish(job.id)
+        for start in range(0, len(found), JOBS_PER_TRANSACTION):
+            with self._store.db.write():
+                for job, chunks, facts in found[start : start + JOBS_PER_TRANSACTION]:
+                    origin = origin_of(job)
+                    stored += len(self.store_episodes(job.api_key_id, chunks, origin))
+                    if facts:
+                        self._facts.store(
+                            job.api_key_id,
+                            job.session_id,
+                            job.source,
+                            facts,
+                            actor="extraction",
+                            origin=origin,
+                        )
+                    self._store.jobs.finish(job.id)
         if stored:
             self._on_stored()
 
