@@ -190,7 +190,11 @@ def test_demo_runs_a_conversation_through_the_gateway() -> None:
     assert "preference:typescript_for_new_services" in result.output
     assert "does not like ORMs that hide SQL  [negative]" in result.output
     assert "system: Memory context: " in result.output
-    assert "injected 4 memories" in result.output
+    assert (
+        "Hi! I prefer TypeScript for new services, and I always write tests first.  [what was said]"
+        in result.output
+    )
+    assert "injected 5 memories" in result.output  # the four facts and the first turn, which matches
 
 
 def test_serve_prints_the_admin_token_once_and_serves(tmp_path: Path) -> None:

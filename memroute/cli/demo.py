@@ -50,7 +50,8 @@ def run_demo(data_dir: Path, echo: Callable[[str], None]) -> None:
             _wait_for_extraction(mem, key.id)
             echo("\nlearned:")
             for memory in mem.list(api_key_id=key.id).items:
-                echo(f"   {memory.key:<36} {memory.content}  [{memory.metadata.get('polarity')}]")
+                label = memory.metadata.get("polarity") or "what was said"
+                echo(f"   {memory.key:<36} {memory.content}  [{label}]")
             echo(f"\nuser> {QUESTION}")
             raw = client.chat.completions.with_raw_response.create(
                 model="echo", messages=[{"role": "user", "content": QUESTION}]
