@@ -257,7 +257,8 @@ def test_memories_added_over_mcp_are_injected_by_the_gateway(
     assert raw.headers["x-memroute-memory-count"] == "1"
     first = upstream.last["body"]["messages"][0]
     assert first == {"role": "system", "content": framed("prefers answers in French")}
-    assert side.list(key.id).items[0].content == "prefers answers in French"
+    # The key's own memory (the chat's turn is kept beside it, once the worker has run).
+    assert "prefers answers in French" in [m.content for m in side.list(key.id).items]
 
 
 def test_the_tool_reference_in_the_docs_is_generated_from_the_registry() -> None:
