@@ -20,7 +20,7 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from memroute.memory.lines import injected_line
+from memroute.memory.lines import injected_line, reads_metadata
 
 log = logging.getLogger("memroute.memory.injection")
 
@@ -212,7 +212,9 @@ def _memory_line(item: object) -> str:
         value = getattr(record, "content", None)
         if value is None:
             value = getattr(item, "content", None)
-        metadata = getattr(record, "metadata", None)
+        key = getattr(record, "key", None)
+        if not isinstance(key, str) or reads_metadata(key):  # decoding metadata costs: only when needed
+            metadata = getattr(record, "metadata", None)
     if not isinstance(value, str):
         raise TypeError(f"memory item of type {type(item).__name__} has no string content")
     return injected_line(value, metadata if isinstance(metadata, Mapping) else None)

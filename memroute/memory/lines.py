@@ -68,7 +68,7 @@ class LineDeduper:
     """Remembers the lines taken so far and tells whether a new one repeats one of them.
 
     Two lines repeat each other when they have the same content words: case, spacing,
-    punctuation, word order, a plural "s" and the small words ("I", "the", "so", …) aside.
+    punctuation, word order and the small words ("I", "the", "so", …) aside.
     One set lookup per line, whatever the number of lines."""
 
     def __init__(self) -> None:
@@ -86,6 +86,6 @@ class LineDeduper:
 
 
 def content_words(text: str) -> frozenset[str]:
-    """The words of `text` that carry its meaning, case-folded, a final "s" dropped."""
-    words = (w[:-1] if len(w) > 3 and w.endswith("s") else w for w in _WORD.findall(text.casefold()))
-    return frozenset(w for w in words if w not in _SMALL_WORDS)
+    """The words of `text` that carry its meaning, case-folded (set operations only: this
+    runs for every candidate of every chat)."""
+    return frozenset(_WORD.findall(text.casefold())) - _SMALL_WORDS

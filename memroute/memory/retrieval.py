@@ -129,7 +129,7 @@ def pack(
         if memory.id in seen:
             continue
         seen.add(memory.id)
-        if already_said and normalised(memory.content) in already_said:
+        if len(memory.content) <= len(already_said) and normalised(memory.content) in already_said:
             continue
         tokens = estimate_tokens(_line(memory))
         if not out and tokens > max_tokens:
