@@ -9,16 +9,14 @@ message memroute added)."""
 from __future__ import annotations
 
 import hashlib
-import time
-from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from memroute.gateway.echo import word_event
+from memroute.gateway.echo import EchoUpstream
 
 REPLIES = (
     "Got it.",
@@ -51,47 +49,26 @@ def last_user_text(body: dict[str, Any]) -> str:
     return content if isinstance(content, str) else ""
 
 
-class ShortReplies:
+class ShortReplies(EchoUpstream):
+    """The echo upstream's chat endpoint (JSON and streamed), answering with a short reply
+    instead of the user's words, and counting what it answered."""
+
     def __init__(self) -> None:
+        super().__init__()
         self.answered = 0
         self.with_memory = 0
 
-    async def chat(self, request: Request) -> Response:
-        body = await request.json()
+    def answer(self, body: dict[str, Any]) -> str:  # type: ignore[override]
         self.answered += 1
         messages = body.get("messages") or []
         if any(isinstance(m, dict) and m.get("role") == "system" for m in messages):
             self.with_memory += 1
-        text = reply_for(last_user_text(body))
-        model = body.get("model", MODEL)
-        if body.get("stream"):
-            return StreamingResponse(self._stream(model, text), media_type="text/event-stream")
-        return JSONResponse(
-            {
-                "id": "chatcmpl-recall",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": model,
-                "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
-                ],
-                "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
-            }
-        )
-
-    @staticmethod
-    async def _stream(model: str, text: str) -> AsyncIterator[bytes]:
-        for index, word in enumerate(text.split(" ")):
-            yield word_event(model, word if index == 0 else " " + word, "chatcmpl-recall")
-        yield b"data: [DONE]\n\n"
+        return reply_for(last_user_text(body))
 
     async def stats(self, request: Request) -> Response:
         return JSONResponse({"answered": self.answered, "withMemory": self.with_memory})
 
     def app(self) -> Starlette:
-        return Starlette(
-            routes=[
-                Route("/v1/chat/completions", self.chat, methods=["POST"]),
-                Route("/stats", self.stats, methods=["GET"]),
-            ]
-        )
+        app = super().app()
+        app.router.routes.append(Route("/stats", self.stats, methods=["GET"]))
+        return app

@@ -36,6 +36,7 @@ WAL_FORCE_CHECKPOINT_PAGES = 25_000
 # The WAL's file is cut back to this once a checkpoint has copied it all (its high-water
 # size otherwise stays on disk for good).
 WAL_SIZE_LIMIT_BYTES = 16 * 1024 * 1024
+READER_CACHE_KIB = 512  # page cache of each read connection (SQLite's default is 2,000 KiB)
 
 
 def sqlite_vec_path() -> tuple[str | None, str | None]:
@@ -268,6 +269,9 @@ class Database:
         con: apsw.Connection | None = getattr(self._local, "con", None)
         if con is None:
             con = self._connect(readonly=True)
+            # One reader per worker thread (up to ~40): each caches at most this much, so the
+            # server's memory stays bounded as the database grows (the OS caches the file too).
+            con.pragma("cache_size", -READER_CACHE_KIB)
             self._local.con = con
             with self._readers_lock:
                 for thread in [t for t in self._readers if not t.is_alive()]:
