@@ -204,6 +204,9 @@ def _memory_line(item: object) -> str:
     """The injected line of one memory: a kept turn with its date and speaker, else its content."""
     if isinstance(item, str):
         return item
+    line = getattr(item, "line", None)  # a RetrievedItem knows its line
+    if isinstance(line, str) and line:
+        return line
     metadata: Any = None
     if isinstance(item, Mapping):
         value, metadata = item.get("content"), item.get("metadata")

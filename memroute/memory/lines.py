@@ -74,15 +74,35 @@ class LineDeduper:
     def __init__(self) -> None:
         self._taken: set[frozenset[str]] = set()
 
-    def repeats(self, content: str) -> bool:
-        """True when `content` repeats a line already taken; else takes it."""
-        words = content_words(content)
+    def repeats(self, content: str, words: frozenset[str] | None = None) -> bool:
+        """True when `content` (whose `content_words` the caller may pass) repeats a line
+        already taken; else takes it."""
+        if words is None:
+            words = content_words(content)
         if not words:
             return False
         if words in self._taken:
             return True
         self._taken.add(words)
         return False
+
+
+class AlreadySaid:
+    """The request's own messages, normalised (see `said_in`): a memory whose text they
+    hold is not injected again. Most memories share few words with the request, and a
+    set comparison tells so before any text is normalised."""
+
+    def __init__(self, said: str) -> None:
+        self.text = said
+        self.words = content_words(said) if said else frozenset()
+
+    def holds(self, content: str, words: frozenset[str]) -> bool:
+        """Whether the request already holds `content` (`words`: its `content_words`)."""
+        if not self.text or len(content) > len(self.text):
+            return False
+        if content.isascii() and not words <= self.words:  # non-ASCII text: NFC may change its words
+            return False
+        return normalised(content) in self.text
 
 
 def content_words(text: str) -> frozenset[str]:

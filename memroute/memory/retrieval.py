@@ -15,7 +15,14 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from memroute.errors import MemrouteError
-from memroute.memory.lines import LineDeduper, injected_line, is_turn_key, normalised, reads_metadata
+from memroute.memory.lines import (
+    AlreadySaid,
+    LineDeduper,
+    content_words,
+    injected_line,
+    is_turn_key,
+    reads_metadata,
+)
 from memroute.models.records import (
     MemoryFilter,
     MemoryRecord,
@@ -124,30 +131,32 @@ def pack(
     misfits = 0
     seen: set[str] = set()
     lines = LineDeduper()
+    said = AlreadySaid(already_said)
     for cand in candidates:
         memory = cand.memory
         if memory.id in seen:
             continue
         seen.add(memory.id)
-        if len(memory.content) <= len(already_said) and normalised(memory.content) in already_said:
-            continue
-        tokens = estimate_tokens(_line(memory))
+        line = _line(memory)
+        tokens = estimate_tokens(line)
         if not out and tokens > max_tokens:
-            if lines.repeats(memory.content):
+            words = content_words(memory.content)
+            if said.holds(memory.content, words) or lines.repeats(memory.content, words):
                 continue
-            room = max(1, max_tokens * 4 - (len(_line(memory)) - len(memory.content)))
+            room = max(1, max_tokens * 4 - (len(line) - len(memory.content)))
             cut = replace(memory, content=memory.content[:room])
-            line_tokens = estimate_tokens(_line(cut))
-            out.append(_item(cand, cut, min(max_tokens, line_tokens), truncated=True))
+            cut_line = _line(cut)
+            out.append(_item(cand, cut, cut_line, min(max_tokens, estimate_tokens(cut_line)), truncated=True))
             break
         if used + tokens > max_tokens:
             misfits += 1
             if misfits >= MAX_MISFITS:
                 break
             continue
-        if lines.repeats(memory.content):
+        words = content_words(memory.content)
+        if said.holds(memory.content, words) or lines.repeats(memory.content, words):
             continue
-        out.append(_item(cand, memory, tokens))
+        out.append(_item(cand, memory, line, tokens))
         used += tokens
         misfits = 0
         if len(out) >= limit or used >= max_tokens:
@@ -160,9 +169,12 @@ def _line(memory: MemoryRecord) -> str:
     return injected_line(memory.content, memory.metadata) if reads_metadata(memory.key) else memory.content
 
 
-def _item(cand: _Candidate, memory: MemoryRecord, tokens: int, truncated: bool = False) -> RetrievedItem:
+def _item(
+    cand: _Candidate, memory: MemoryRecord, line: str, tokens: int, truncated: bool = False
+) -> RetrievedItem:
     return RetrievedItem(
         memory=memory,
+        line=line,
         score=cand.score,
         tokens=tokens,
         tier=cand.tier,

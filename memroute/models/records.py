@@ -140,11 +140,13 @@ class MemoryFilter:
 
 @dataclass(slots=True)
 class RetrievedItem:
-    """A memory chosen by retrieval, with its score and the tier that found it. On the
-    wire the memory is flattened to the fields a ranking needs (`id` … `content`)."""
+    """A memory chosen by retrieval, with its score and the tier that found it, and the
+    line it is injected as (`line`, built once while the budget is counted; "" when not
+    known). On the wire the memory is flattened to the fields a ranking needs (`id` …
+    `content`)."""
 
     __wire__: ClassVar[Wire] = Wire(
-        hidden=("memory",), computed=("id", "api_key_id", "type", "key", "content")
+        hidden=("memory", "line"), computed=("id", "api_key_id", "type", "key", "content")
     )
 
     memory: MemoryRecord
@@ -154,6 +156,7 @@ class RetrievedItem:
     vec_score: float | None = None
     fts_score: float | None = None
     truncated: bool = False
+    line: str = ""
 
     @property
     def id(self) -> str:
