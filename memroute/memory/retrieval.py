@@ -140,8 +140,7 @@ def pack(
         line = _line(memory)
         tokens = estimate_tokens(line)
         if not out and tokens > max_tokens:
-            words = content_words(memory.content)
-            if said.holds(memory.content, words) or lines.repeats(memory.content, words):
+            if _unwanted(memory.content, said, lines):
                 continue
             room = max(1, max_tokens * 4 - (len(line) - len(memory.content)))
             cut = replace(memory, content=memory.content[:room])
@@ -153,8 +152,7 @@ def pack(
             if misfits >= MAX_MISFITS:
                 break
             continue
-        words = content_words(memory.content)
-        if said.holds(memory.content, words) or lines.repeats(memory.content, words):
+        if _unwanted(memory.content, said, lines):
             continue
         out.append(_item(cand, memory, line, tokens))
         used += tokens
@@ -162,6 +160,12 @@ def pack(
         if len(out) >= limit or used >= max_tokens:
             break
     return out
+
+
+def _unwanted(content: str, said: AlreadySaid, lines: LineDeduper) -> bool:
+    """Whether the request already holds `content` or it repeats a line taken (else taken)."""
+    words = content_words(content)
+    return said.holds(content, words) or lines.repeats(content, words)
 
 
 def _line(memory: MemoryRecord) -> str:
