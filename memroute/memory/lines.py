@@ -14,8 +14,9 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
+from memroute.models.records import TURN_KEY_PREFIX
+
 TURN_CATEGORY = "turn"  # metadata.category of a kept chat turn
-TURN_KEY_PREFIX = "turn:"  # the key of a kept chat turn starts so
 
 _SMALL_WORDS = frozenset(
     """

@@ -20,7 +20,6 @@ from memroute.memory.lines import (
     LineDeduper,
     content_words,
     injected_line,
-    is_turn_key,
     reads_metadata,
 )
 from memroute.models.records import (
@@ -45,7 +44,9 @@ NO_VECTOR_REASON = "no embedding source configured — keyword search (FTS5) onl
 
 
 class MemoryReader(Protocol):
-    def recent(self, flt: MemoryFilter, *, limit: int, offset: int = 0) -> list[MemoryRecord]: ...
+    def recent(
+        self, flt: MemoryFilter, *, limit: int, offset: int = 0, without_turns: bool = False
+    ) -> list[MemoryRecord]: ...
 
     def keyword_search(
         self, flt: MemoryFilter, query: str | None, *, limit: int
@@ -188,10 +189,11 @@ def _item(
     )
 
 
-def _recent(reader: MemoryReader, flt: MemoryFilter) -> Iterator[_Candidate]:
-    """Newest first, fetched lazily in batches (the budget usually stops early)."""
+def _recent(reader: MemoryReader, flt: MemoryFilter, *, without_turns: bool = False) -> Iterator[_Candidate]:
+    """Newest first (kept turns left out with `without_turns`), fetched lazily in batches
+    (the budget usually stops early)."""
     for offset in range(0, RECENT_SCAN_CAP, RECENT_BATCH):
-        batch = reader.recent(flt, limit=RECENT_BATCH, offset=offset)
+        batch = reader.recent(flt, limit=RECENT_BATCH, offset=offset, without_turns=without_turns)
         for memory in batch:
             yield _Candidate(memory, 0.0, "recent")
         if len(batch) < RECENT_BATCH:
@@ -372,8 +374,7 @@ def _without_vectors(
     else:
         # The newest memories fill what the matches leave of the budget, but not kept turns:
         # they are the conversation itself, worth injecting only when they match.
-        fill = (c for c in _recent(reader, flt) if not is_turn_key(c.memory.key))
-        outcome.ranked = _chain(_keyword(reader, flt, params.query), fill)
+        outcome.ranked = _chain(_keyword(reader, flt, params.query), _recent(reader, flt, without_turns=True))
 
 
 RERANK_CANDIDATES = 100

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from memroute.memory.injection import last_user_text, parts_text, user_item_text
-from memroute.memory.lines import TURN_KEY_PREFIX, normalised
+from memroute.memory.lines import normalised
+from memroute.models.records import TURN_KEY_PREFIX
 
 MAX_CHUNK_CHARS = 1200
 MAX_TURN_CHARS = 64 * 1024  # the newest part of a longer text is kept

@@ -17,6 +17,8 @@ STRATEGIES: tuple[str, ...] = ("exact", "semantic", "hybrid")
 
 SCOPES: tuple[str, ...] = ("apiKey", "session", "global")
 
+TURN_KEY_PREFIX = "turn:"  # the key of a kept chat turn (an episode) starts so
+
 
 def estimate_tokens(text: str | None) -> int:
     """Rough token count used for every budget: ceil(len / 4)."""

@@ -13,9 +13,13 @@ import apsw
 
 from memroute.errors import Conflict
 from memroute.lru import LruTtlCache
-from memroute.models.records import HistoryEntry, MemoryFilter, MemoryRecord
+from memroute.models.records import TURN_KEY_PREFIX, HistoryEntry, MemoryFilter, MemoryRecord
 from memroute.store.db import Database
 from memroute.store.fts import BM25, match_expression
+
+# Not a kept chat turn: word for word the condition of the partial index of migration 0009,
+# so the newest facts are read from that index without walking the turns.
+NOT_A_KEPT_TURN = f"substr(key, 1, {len(TURN_KEY_PREFIX)}) <> '{TURN_KEY_PREFIX}'"
 
 # Keyword search reads at most this many ranked matches looking for ones the filter admits.
 KEYWORD_SCAN_CAP = 2000
@@ -415,9 +419,14 @@ class MemoryRepository:
         ).fetchone()[0]  # type: ignore[index]
         return sum(by_type.values()), by_type, int(tokens)
 
-    def recent(self, flt: MemoryFilter, *, limit: int, offset: int = 0) -> builtins.list[MemoryRecord]:
-        """Newest first (by last update) among the memories `flt` lets through."""
+    def recent(
+        self, flt: MemoryFilter, *, limit: int, offset: int = 0, without_turns: bool = False
+    ) -> builtins.list[MemoryRecord]:
+        """Newest first (by last update) among the memories `flt` lets through; with
+        `without_turns`, kept chat turns left out (read from the facts' own index)."""
         where, params = filter_sql(flt)
+        if without_turns:
+            where = f"{where} AND {NOT_A_KEPT_TURN}"
         rows = (
             self.db.read()
             .execute(

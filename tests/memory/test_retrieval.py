@@ -26,6 +26,7 @@ from memroute.clock import to_iso
 from memroute.memory.retrieval import RetrieveParams, VectorSearch, retrieve
 from memroute.models.records import MemoryFilter, MemoryRecord, Retrieval, RetrievedItem, estimate_tokens
 from memroute.models.wire import to_wire
+from memroute.service.turn_queue import ChatTurn
 from memroute.vectors import Vector, VectorHit, VectorIndex
 
 STRATEGIES = ("exact", "semantic", "hybrid")
@@ -203,6 +204,20 @@ def test_hybrid_puts_keyword_matches_first_then_newest_fill_the_budget(mem: Memo
         "likes green tea",
     ]
     assert [item.tier for item in items] == ["fts5", "recent", "recent"]
+
+
+def test_hybrid_fill_finds_the_facts_behind_thousands_of_newer_kept_turns(mem: Memory, clock: Any) -> None:
+    # A long conversation keeps thousands of turns, all newer than the facts; the newest-facts
+    # fill must still reach the facts (it stopped after 2,000 turns and injected nothing).
+    facts = [_add(mem, clock, "k", text).id for text in ("prefers Go for backend work", "lives in Lisbon")]
+    settings = mem.update_settings(enabled=True)
+    for i in range(2_100):
+        mem.enqueue_turn("k", ChatTurn(f"We walked to market number {i}, bought apples"), settings=settings)
+    assert mem.wait_for_extraction(120)
+    assert mem.stats("k").total == 2_102
+    items = mem.retrieve("k", "any thoughts on gardening?", strategy="hybrid", record_access=False)
+    assert _ids(items) == facts[::-1]
+    assert [item.tier for item in items] == ["recent", "recent"]
 
 
 def test_hybrid_injects_a_small_memory_for_a_question_sharing_no_word(mem: Memory, clock: Any) -> None:
