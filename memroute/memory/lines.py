@@ -10,11 +10,13 @@ that say the same words (see `LineDeduper`) only the first is injected.
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from memroute.models.records import TURN_KEY_PREFIX
+from memroute.models.records import TURN_KEY_PREFIX, MemoryRecord, estimate_tokens, stored_metadata_text
 
 TURN_CATEGORY = "turn"  # metadata.category of a kept chat turn
 
@@ -110,3 +112,56 @@ def content_words(text: str) -> frozenset[str]:
     """The words of `text` that carry its meaning, case-folded (set operations only: this
     runs for every candidate of every chat)."""
     return frozenset(_WORD.findall(text.casefold())) - _SMALL_WORDS
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    """A memory as it is injected: its line, the tokens the line costs, and its content's
+    words (what the repeat and already-said checks compare)."""
+
+    line: str
+    tokens: int
+    words: frozenset[str]
+
+
+def render(memory: MemoryRecord) -> Rendered:
+    # Metadata is decoded only when the line needs it (a kept turn, a speaker's fact).
+    line = injected_line(memory.content, memory.metadata) if reads_metadata(memory.key) else memory.content
+    return Rendered(line, estimate_tokens(line), content_words(memory.content))
+
+
+class RenderedLines:
+    """The rendered form of the memories seen lately, so a memory that comes back request
+    after request (the newest facts, common matches) is rendered once: for a chat, packing
+    renders a hundred memories or more, and decoding their metadata and finding their words
+    was most of its work.
+
+    An entry is found by what the rendering reads (the text, and the stored metadata when
+    the line uses it), so a changed memory never gets a stale line. At most `max_entries`
+    are kept (the oldest go first); safe to share between threads."""
+
+    def __init__(self, max_entries: int = 20_000) -> None:
+        self.max_entries = max_entries
+        self._entries: dict[Hashable, Rendered] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def of(self, memory: MemoryRecord) -> Rendered:
+        """How `memory` reads when injected (rendered now, or found from an earlier render)."""
+        entry: Hashable = memory.content
+        if reads_metadata(memory.key):
+            stored = stored_metadata_text(memory)
+            if stored is None:  # decoded (or given as a dict) already: nothing to find it by
+                return render(memory)
+            entry = (memory.content, stored)
+        found = self._entries.get(entry)
+        if found is not None:
+            return found
+        made = render(memory)
+        with self._lock:
+            if len(self._entries) >= self.max_entries:
+                del self._entries[next(iter(self._entries))]
+            self._entries[entry] = made
+        return made

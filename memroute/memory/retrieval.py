@@ -15,20 +15,13 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from memroute.errors import MemrouteError
-from memroute.memory.lines import (
-    AlreadySaid,
-    LineDeduper,
-    content_words,
-    injected_line,
-    reads_metadata,
-)
+from memroute.memory.lines import AlreadySaid, LineDeduper, RenderedLines, render
 from memroute.models.records import (
     MemoryFilter,
     MemoryRecord,
     Resolution,
     Retrieval,
     RetrievedItem,
-    estimate_tokens,
 )
 from memroute.vectors import Vector, VectorHit, VectorIndex
 
@@ -37,6 +30,7 @@ log = logging.getLogger("memroute.memory.retrieval")
 MAX_BUDGET_TOKENS = 16_000
 DEFAULT_LIMIT = 100
 KEYWORD_CANDIDATES = 100
+RECENT_FIRST_BATCH = 20
 RECENT_BATCH = 100
 RECENT_SCAN_CAP = 2_000
 MAX_MISFITS = 50
@@ -115,7 +109,11 @@ def clamp_budget(max_tokens: int) -> int:
 
 
 def pack(
-    candidates: Iterable[_Candidate], max_tokens: int, limit: int, already_said: str = ""
+    candidates: Iterable[_Candidate],
+    max_tokens: int,
+    limit: int,
+    already_said: str = "",
+    rendered: RenderedLines | None = None,
 ) -> list[RetrievedItem]:
     """Walk the ranking and take every memory that still fits the budget.
 
@@ -126,7 +124,9 @@ def pack(
     normalised) is skipped, and so is a near duplicate of a memory already taken. The
     walk stops at `limit`, at a full budget, or after `MAX_MISFITS` memories in a row
     that did not fit (the budget is as good as full; reading further only costs time).
+    `rendered` remembers how memories read across calls (each is rendered here without it).
     """
+    of = rendered.of if rendered is not None else render
     out: list[RetrievedItem] = []
     used = 0
     misfits = 0
@@ -138,40 +138,34 @@ def pack(
         if memory.id in seen:
             continue
         seen.add(memory.id)
-        line = _line(memory)
-        tokens = estimate_tokens(line)
-        if not out and tokens > max_tokens:
-            if _unwanted(memory.content, said, lines):
+        form = of(memory)
+        if not out and form.tokens > max_tokens:
+            if _unwanted(memory.content, form.words, said, lines):
                 continue
-            room = max(1, max_tokens * 4 - (len(line) - len(memory.content)))
+            room = max(1, max_tokens * 4 - (len(form.line) - len(memory.content)))
             cut = replace(memory, content=memory.content[:room])
-            cut_line = _line(cut)
-            out.append(_item(cand, cut, cut_line, min(max_tokens, estimate_tokens(cut_line)), truncated=True))
+            cut_form = render(cut)
+            out.append(_item(cand, cut, cut_form.line, min(max_tokens, cut_form.tokens), truncated=True))
             break
-        if used + tokens > max_tokens:
+        if used + form.tokens > max_tokens:
             misfits += 1
             if misfits >= MAX_MISFITS:
                 break
             continue
-        if _unwanted(memory.content, said, lines):
+        if _unwanted(memory.content, form.words, said, lines):
             continue
-        out.append(_item(cand, memory, line, tokens))
-        used += tokens
+        out.append(_item(cand, memory, form.line, form.tokens))
+        used += form.tokens
         misfits = 0
         if len(out) >= limit or used >= max_tokens:
             break
     return out
 
 
-def _unwanted(content: str, said: AlreadySaid, lines: LineDeduper) -> bool:
-    """Whether the request already holds `content` or it repeats a line taken (else taken)."""
-    words = content_words(content)
+def _unwanted(content: str, words: frozenset[str], said: AlreadySaid, lines: LineDeduper) -> bool:
+    """Whether the request already holds `content` (whose content words are `words`) or it
+    repeats a line taken (else taken)."""
     return said.holds(content, words) or lines.repeats(content, words)
-
-
-def _line(memory: MemoryRecord) -> str:
-    """The memory as injected (metadata is read only when the line needs it: decoding costs)."""
-    return injected_line(memory.content, memory.metadata) if reads_metadata(memory.key) else memory.content
 
 
 def _item(
@@ -190,14 +184,17 @@ def _item(
 
 
 def _recent(reader: MemoryReader, flt: MemoryFilter, *, without_turns: bool = False) -> Iterator[_Candidate]:
-    """Newest first (kept turns left out with `without_turns`), fetched lazily in batches
-    (the budget usually stops early)."""
-    for offset in range(0, RECENT_SCAN_CAP, RECENT_BATCH):
-        batch = reader.recent(flt, limit=RECENT_BATCH, offset=offset, without_turns=without_turns)
+    """Newest first (kept turns left out with `without_turns`), fetched lazily in batches:
+    a small one first (after the keyword matches a few memories often fill the budget),
+    then `RECENT_BATCH` at a time."""
+    offset, size = 0, RECENT_FIRST_BATCH
+    while offset < RECENT_SCAN_CAP:
+        batch = reader.recent(flt, limit=size, offset=offset, without_turns=without_turns)
         for memory in batch:
             yield _Candidate(memory, 0.0, "recent")
-        if len(batch) < RECENT_BATCH:
+        if len(batch) < size:
             return
+        offset, size = offset + size, RECENT_BATCH
 
 
 def _keyword(reader: MemoryReader, flt: MemoryFilter, query: str | None) -> list[_Candidate]:
@@ -289,12 +286,13 @@ def retrieve(
     vector_search: VectorSearch | None = None,
     vector_unavailable_reason: str = NO_VECTOR_REASON,
     reranker: Reranker | None = None,
+    rendered: RenderedLines | None = None,
 ) -> Retrieval:
     """Rank and pack. Never raises for a vector-index or rerank failure: it degrades and says why.
 
     The indexes of `vector_search` are tried in order (Qdrant, then sqlite-vec): the first
     with a match answers; the last falls back to FTS5. `reranker` (optional) reorders the
-    vector index's candidates (never the SQL-only paths)."""
+    vector index's candidates (never the SQL-only paths). `rendered`: see `pack`."""
     indexes = vector_search.indexes if vector_search is not None else ()
     outcome = _Outcome(vector_store=indexes[0].name if indexes else "none")
     if params.strategy != "exact" and params.query and vector_search is not None and indexes:
@@ -303,7 +301,7 @@ def retrieve(
         outcome.reason = vector_unavailable_reason if params.query else "no query — newest memories"
     if not outcome.answered:
         _without_vectors(reader, flt, params, outcome)
-    items = pack(outcome.ranked, clamp_budget(params.max_tokens), params.limit, params.already_said)
+    items = pack(outcome.ranked, clamp_budget(params.max_tokens), params.limit, params.already_said, rendered)
     log.debug(
         "memory.retrieval.complete apiKeyId=%s count=%d strategy=%s",
         flt.api_key_id,

@@ -62,6 +62,13 @@ class _JsonObjectField:
         obj.__dict__[self._attr] = value
 
 
+def stored_metadata_text(memory: MemoryRecord) -> str | None:
+    """The metadata of `memory` as the JSON text it was read with, while it has not been
+    decoded (None once it has, or when it was given as a dict)."""
+    value = memory.__dict__.get("_metadata")
+    return value if isinstance(value, str) else None
+
+
 @dataclass
 class MemoryRecord:
     """One stored memory (`memroute.models.wire.to_wire` gives its camelCase JSON object).

@@ -17,6 +17,7 @@ from memroute.embeddings import EmbeddingSources, SourceChoice, resolve_source
 from memroute.loops import PeriodicTask
 from memroute.memory import maintenance
 from memroute.memory.decay import DecayPolicy
+from memroute.memory.lines import RenderedLines
 from memroute.memory.settings import MemorySettings
 from memroute.memory.settings import normalize as normalize_memory_settings
 from memroute.service.facts import FactWriter
@@ -65,6 +66,7 @@ class Parts:
     extraction: ExtractionWorker
     access: AccessRecorder
     decay_sweep: PeriodicTask
+    rendered: RenderedLines  # how the memories seen lately read when injected
 
 
 def build(config: Config, clock: Clock) -> Parts:
@@ -189,6 +191,7 @@ def _assemble(store: SqliteStore, config: Config, clock: Clock) -> Parts:
         decay_sweep=PeriodicTask(
             "decay", config.decay_sweep_interval_s if config.decay_enabled else 0, sweep_decayed
         ),
+        rendered=RenderedLines(),
     )
 
 

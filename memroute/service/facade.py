@@ -73,6 +73,7 @@ class Memory:
         self._access = parts.access
         self._decay_sweep = parts.decay_sweep
         self._semantic = parts.semantic
+        self._rendered = parts.rendered
         self.keys = parts.keys
         self.sessions = parts.sessions
         self.providers = parts.providers
@@ -429,7 +430,7 @@ class Memory:
             already_said=already_said,
         )
         if strategy == "exact" or params.query is None:
-            return retrieve(self._store.memories, flt, params)
+            return retrieve(self._store.memories, flt, params, rendered=self._rendered)
         settings = settings or self.settings()
         plan = self._semantic.plan(settings, params.query)
         reranker = self._semantic.reranker(settings)[0] if plan.indexes else None
@@ -440,6 +441,7 @@ class Memory:
             vector_search=plan.vector_search,
             vector_unavailable_reason=plan.reason or NO_VECTOR_REASON,
             reranker=reranker,
+            rendered=self._rendered,
         )
         resolution = replace(
             result.resolution,

@@ -23,6 +23,7 @@ from storage import database
 
 from memroute import InvalidInput, Memory
 from memroute.clock import to_iso
+from memroute.memory.lines import RenderedLines
 from memroute.memory.retrieval import RetrieveParams, VectorSearch, retrieve
 from memroute.models.records import MemoryFilter, MemoryRecord, Retrieval, RetrievedItem, estimate_tokens
 from memroute.models.wire import to_wire
@@ -218,6 +219,26 @@ def test_hybrid_fill_finds_the_facts_behind_thousands_of_newer_kept_turns(mem: M
     items = mem.retrieve("k", "any thoughts on gardening?", strategy="hybrid", record_access=False)
     assert _ids(items) == facts[::-1]
     assert [item.tier for item in items] == ["recent", "recent"]
+
+
+def test_an_edited_memory_is_injected_as_edited_even_within_the_same_millisecond(mem: Memory) -> None:
+    # Packing remembers how memories read across requests; an edit must never leave the old line.
+    fact = mem.add("k", "prefers tea", key="dana/preference:drink", metadata={"speaker": "Dana"})
+    assert [i.line for i in mem.retrieve("k", "tea", record_access=False)] == ["Dana prefers tea"]
+    mem.update(fact.id, content="prefers green tea")  # the test clock has not moved
+    assert [i.line for i in mem.retrieve("k", "tea", record_access=False)] == ["Dana prefers green tea"]
+    mem.update(fact.id, metadata={"speaker": "Mia"})
+    assert [i.line for i in mem.retrieve("k", "tea", record_access=False)] == ["Mia prefers green tea"]
+
+
+def test_rendered_lines_are_bounded() -> None:
+    rendered = RenderedLines(max_entries=3)
+    records = [
+        MemoryRecord(str(i), "k", "", "factual", "", f"fact {i}", "2026-01-01", "2026-01-01")
+        for i in range(10)
+    ]
+    assert [rendered.of(r).line for r in records] == [f"fact {i}" for i in range(10)]
+    assert len(rendered) == 3
 
 
 def test_hybrid_injects_a_small_memory_for_a_question_sharing_no_word(mem: Memory, clock: Any) -> None:
