@@ -22,9 +22,11 @@ from memories import open_memory
 from storage import database
 
 from memroute import Memory, StoreError
+from memroute.clock import to_iso, utc_now
 from memroute.models.wire import to_wire
 from memroute.store import SqliteStore
 from memroute.store.db import WAL_SIZE_LIMIT_BYTES
+from memroute.store.memories import NewMemory
 from memroute.store.migrate import available_migrations, migrate
 
 ISO_MS_Z = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
@@ -384,6 +386,29 @@ def test_a_successful_outer_transaction_commits_everything(mem: Memory, db_path:
     assert _counts(db_path) == (2, 2, 3)
     assert mem.get(a.id).content == "first in batch, edited"  # type: ignore[union-attr]
     assert mem.get(b.id) is not None
+
+
+def test_a_transaction_without_savepoints_is_still_all_or_nothing(db_path: Path) -> None:
+    # The extraction worker's transactions let nested writes join them (no savepoints, which
+    # make FTS5 write a new index segment each): an error still leaves nothing behind.
+    now = to_iso(utc_now())
+    with database(db_path) as store:
+        with pytest.raises(RuntimeError, match="boom"), store.db.write(savepoints=False):
+            store.memories.insert(NewMemory("k1", "never committed"), now=now, actor="test")
+            store.memories.insert(NewMemory("k1", "also never committed"), now=now, actor="test")
+            raise RuntimeError("boom")
+        assert _counts(db_path) == (0, 0, 0)
+        with store.db.write(savepoints=False):
+            for text in ("kept one", "kept two", "kept three"):
+                store.memories.insert(NewMemory("k1", text), now=now, actor="test")
+    assert _counts(db_path) == (3, 3, 3)
+    _fts_consistent(db_path)
+    with open_memory(db_path) as mem:
+        assert {m.content for m in mem.retrieve("k1", "kept", strategy="semantic")} == {
+            "kept one",
+            "kept two",
+            "kept three",
+        }
 
 
 # -- concurrency --------------------------------------------------------------------------------

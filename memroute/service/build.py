@@ -140,7 +140,7 @@ def _assemble(store: SqliteStore, config: Config, clock: Clock) -> Parts:
         qdrant.notify()
 
     def queue_turns(turns: list[HeldTurn]) -> list[int]:
-        with store.db.write():
+        with store.db.write(savepoints=False):  # any error ends the transaction: no savepoints
             return [
                 store.jobs.enqueue(
                     t.owner,

@@ -66,7 +66,9 @@ class TurnLearner:
         found = [(job, *self._read(job)) for job in jobs]
         stored = 0
         for start in range(0, len(found), JOBS_PER_TRANSACTION):
-            with self._store.db.write():
+            # Any error ends the whole transaction (the worker then retries the jobs one by
+            # one), so nested writes need no savepoints.
+            with self._store.db.write(savepoints=False):
                 for job, chunks, facts in found[start : start + JOBS_PER_TRANSACTION]:
                     origin = origin_of(job)
                     stored += len(self.store_episodes(job.api_key_id, chunks, origin))

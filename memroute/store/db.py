@@ -124,6 +124,7 @@ class Database:
         self._on_room: list[Callable[[], object]] = []
         self._owner: int | None = None
         self._depth = 0
+        self._savepoints = True  # whether nested writes of the open transaction are savepoints
         self._after_commit: list[Callable[[], object]] = []
         self._local = threading.local()
         # One read connection per live thread. Thread pools retire idle workers and start
@@ -175,32 +176,23 @@ class Database:
         return con
 
     @contextmanager
-    def write(self) -> Iterator[apsw.Connection]:
+    def write(self, *, savepoints: bool = True) -> Iterator[apsw.Connection]:
         """A write transaction; nested calls on the same thread become savepoints.
 
-        When SQLite has already rolled the whole transaction back itself (it does on a
-        full disk), nothing is rolled back again: the original error is what the caller
-        sees, and a full database becomes `StorageFull`."""
+        `savepoints=False` (on the outermost call) makes nested calls join the transaction
+        instead: for a caller that lets any error end the whole transaction, where a
+        savepoint only costs (FTS5 writes its pending terms out at every savepoint, a new
+        index segment each time). When SQLite has already rolled the whole transaction back
+        itself (it does on a full disk), nothing is rolled back again: the original error is
+        what the caller sees, and a full database becomes `StorageFull`."""
         self._check_open()
         with self._lock:
             if self._depth:
-                name = f"mr_sp{self._depth}"
-                self._depth += 1
-                try:
-                    self._writer.execute(f"SAVEPOINT {name}")
-                    yield self._writer
-                except BaseException:
-                    if not self._writer.getautocommit():
-                        self._writer.execute(f"ROLLBACK TO {name}")
-                        self._writer.execute(f"RELEASE {name}")
-                    raise
-                else:
-                    self._writer.execute(f"RELEASE {name}")
-                finally:
-                    self._depth -= 1
+                with self._nested() as con:
+                    yield con
                 return
             self._writer.execute("BEGIN IMMEDIATE")
-            self._owner, self._depth = threading.get_ident(), 1
+            self._owner, self._depth, self._savepoints = threading.get_ident(), 1, savepoints
             try:
                 try:
                     yield self._writer
@@ -211,7 +203,7 @@ class Database:
                     self._after_commit.clear()
                     raise
                 finally:
-                    self._owner, self._depth = None, 0
+                    self._owner, self._depth, self._savepoints = None, 0, True
             except apsw.FullError as exc:
                 self._mark_full()
                 raise StorageFull("the database or its disk is full: nothing was written") from exc
@@ -221,6 +213,28 @@ class Database:
                 callbacks += self._on_room
         for callback in callbacks:
             callback()
+
+    @contextmanager
+    def _nested(self) -> Iterator[apsw.Connection]:
+        """A write inside the open transaction: a savepoint, or joined when the transaction
+        was opened with `savepoints=False` (caller holds the lock)."""
+        self._depth += 1
+        try:
+            if not self._savepoints:
+                yield self._writer
+                return
+            name = f"mr_sp{self._depth - 1}"
+            self._writer.execute(f"SAVEPOINT {name}")
+            try:
+                yield self._writer
+            except BaseException:
+                if not self._writer.getautocommit():
+                    self._writer.execute(f"ROLLBACK TO {name}")
+                    self._writer.execute(f"RELEASE {name}")
+                raise
+            self._writer.execute(f"RELEASE {name}")
+        finally:
+            self._depth -= 1
 
     def _mark_full(self) -> None:
         if self.full_since is None:
