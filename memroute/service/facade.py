@@ -143,7 +143,7 @@ class Memory:
             metadata=validate.metadata(metadata),
             expires_at=validate.expires_at(expires_at),
         )
-        with self._store.db.write():
+        with self._store.db.write(savepoints=False):  # any error ends the transaction
             self._cap.admit(new.api_key_id, new.key)
             memory, created = self._store.memories.upsert(new, now=self._now(), actor=actor)
         self._semantic.notify()

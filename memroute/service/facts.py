@@ -75,7 +75,7 @@ class FactWriter:
         facts = validate.clean_facts(facts)  # a chat's NUL or control character is dropped, not refused
         now = self._now()
         stored: list[MemoryRecord] = []
-        with self._store.db.write():
+        with self._store.db.write(savepoints=False):  # any error ends the transaction
             earlier = self._store.memories.by_keys(owner, [f.key for f in facts])
             self._cap.make_room(owner, sum(1 for f in facts if f.key not in earlier), now=now)
             for fact in facts:
