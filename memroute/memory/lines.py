@@ -137,31 +137,52 @@ class RenderedLines:
     was most of its work.
 
     An entry is found by what the rendering reads (the text, and the stored metadata when
-    the line uses it), so a changed memory never gets a stale line. At most `max_entries`
-    are kept (the oldest go first); safe to share between threads."""
+    the line uses it), so a changed memory never gets a stale line. The entries' estimated
+    size stays under `max_bytes` (the oldest go first); safe to share between threads."""
 
-    def __init__(self, max_entries: int = 20_000) -> None:
-        self.max_entries = max_entries
-        self._entries: dict[Hashable, Rendered] = {}
+    def __init__(self, max_bytes: int = 8 * 1024 * 1024) -> None:
+        self.max_bytes = max_bytes
+        self._entries: dict[Hashable, tuple[Rendered, int]] = {}
+        self._bytes = 0
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._entries)
 
+    @property
+    def size_bytes(self) -> int:
+        """The estimated memory the entries take."""
+        return self._bytes
+
     def of(self, memory: MemoryRecord) -> Rendered:
         """How `memory` reads when injected (rendered now, or found from an earlier render)."""
         entry: Hashable = memory.content
+        stored = ""
         if reads_metadata(memory.key):
-            stored = stored_metadata_text(memory)
-            if stored is None:  # decoded (or given as a dict) already: nothing to find it by
+            found_text = stored_metadata_text(memory)
+            if found_text is None:  # decoded (or given as a dict) already: nothing to find it by
                 return render(memory)
+            stored = found_text
             entry = (memory.content, stored)
         found = self._entries.get(entry)
         if found is not None:
-            return found
+            return found[0]
         made = render(memory)
-        with self._lock:
-            if len(self._entries) >= self.max_entries:
-                del self._entries[next(iter(self._entries))]
-            self._entries[entry] = made
+        self._keep(entry, made, _estimated_bytes(memory.content, stored, made))
         return made
+
+    def _keep(self, entry: Hashable, made: Rendered, size: int) -> None:
+        with self._lock:
+            if entry in self._entries:
+                return
+            self._entries[entry] = (made, size)
+            self._bytes += size
+            while self._bytes > self.max_bytes and self._entries:
+                self._bytes -= self._entries.pop(next(iter(self._entries)))[1]
+
+
+def _estimated_bytes(content: str, stored: str, made: Rendered) -> int:
+    """Roughly what one entry holds: its texts, its line when that is another string, and
+    its word set (a word and its slot in the set)."""
+    line = len(made.line) if made.line is not content else 0
+    return 200 + len(content) + len(stored) + line + 90 * len(made.words)

@@ -231,14 +231,16 @@ def test_an_edited_memory_is_injected_as_edited_even_within_the_same_millisecond
     assert [i.line for i in mem.retrieve("k", "tea", record_access=False)] == ["Mia prefers green tea"]
 
 
-def test_rendered_lines_are_bounded() -> None:
-    rendered = RenderedLines(max_entries=3)
+def test_rendered_lines_stay_within_their_bound() -> None:
+    rendered = RenderedLines(max_bytes=20_000)
     records = [
-        MemoryRecord(str(i), "k", "", "factual", "", f"fact {i}", "2026-01-01", "2026-01-01")
-        for i in range(10)
+        MemoryRecord(str(i), "k", "", "factual", "", f"fact {i} " + "word " * 20, "2026-01-01", "2026-01-01")
+        for i in range(200)
     ]
-    assert [rendered.of(r).line for r in records] == [f"fact {i}" for i in range(10)]
-    assert len(rendered) == 3
+    assert [rendered.of(r).line for r in records] == [r.content for r in records]
+    assert 0 < rendered.size_bytes <= 20_000
+    assert 0 < len(rendered) < 200
+    assert rendered.of(records[-1]).line == records[-1].content  # the newest are kept
 
 
 def test_hybrid_injects_a_small_memory_for_a_question_sharing_no_word(mem: Memory, clock: Any) -> None:
