@@ -212,8 +212,11 @@ def test_hybrid_fill_finds_the_facts_behind_thousands_of_newer_kept_turns(mem: M
     # fill must still reach the facts (it stopped after 2,000 turns and injected nothing).
     facts = [_add(mem, clock, "k", text).id for text in ("prefers Go for backend work", "lives in Lisbon")]
     settings = mem.update_settings(enabled=True)
-    for i in range(2_100):
-        mem.enqueue_turn("k", ChatTurn(f"We walked to market number {i}, bought apples"), settings=settings)
+    with mem.transaction():  # queued in one commit
+        for i in range(2_100):
+            mem.enqueue_turn(
+                "k", ChatTurn(f"We walked to market number {i}, bought apples"), settings=settings
+            )
     assert mem.wait_for_extraction(120)
     assert mem.stats("k").total == 2_102
     items = mem.retrieve("k", "any thoughts on gardening?", strategy="hybrid", record_access=False)
