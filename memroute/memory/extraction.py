@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from memroute.memory.extraction_context import Questions, blocked, mask_code
 from memroute.memory.extraction_found import Found
 from memroute.memory.extraction_grammar import SLUG_LENGTH, slugify
-from memroute.memory.extraction_leads import BY_LETTER, CANDIDATE, LEADS
+from memroute.memory.extraction_leads import LEAD, LEADS
 from memroute.memory.extraction_statements import MIN_FACT_LENGTH, Draft
 from memroute.memory.extraction_words import words
 from memroute.models.records import Fact
@@ -109,13 +109,11 @@ def _capture(text: str, start: int, stop: int, *, lists: bool) -> tuple[str, str
 
 def _leads(text: str) -> list[tuple[int, Found]]:
     """(start, lead) of every lead in `text`, in order."""
-    found = []
-    for candidate in CANDIDATE.finditer(text):
-        start = candidate.start()
-        match = BY_LETTER[text[start].lower()].match(text, start)
-        if match is not None and match.lastgroup:
-            found.append((start, Found(match, int(match.lastgroup[1:]))))
-    return found
+    return [
+        (match.start(), Found(match, int(match.lastgroup[1:])))
+        for match in LEAD.finditer(text)
+        if match.lastgroup
+    ]
 
 
 def _stated(text: str, leads: list[tuple[int, Found]]) -> Iterator[int]:
