@@ -51,15 +51,25 @@ _STRAIGHTEN = str.maketrans(
     {"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\uff07": "'", "`": "'", "\u201c": '"', "\u201d": '"'}
 )
 
-# Where a captured object ends: sentence punctuation, a period followed by a
-# space or the end (so "Next.js" and "3.12" survive), or a new first-person clause.
+# Where a captured object ends: sentence punctuation, a period followed by a space, a
+# closing mark or the end (so "Next.js" and "3.12" survive), a dash between spaces, or a
+# new first-person clause. Every boundary starts with one of the marks, a period or a
+# space, matched first so the engine skips to them in a fast loop; look-behinds then say
+# which kind of boundary it starts.
 _ENDS = (
-    r"|\.(?=\s|$|[\"')\]])"
-    r"|\s[-\u2013\u2014]\s"
-    r"|\s+(?:and|but|so|or|because|while|although|though|since|whereas|then)\s+(?:i|i'\w+)\b"
+    r"|(?<=\.)(?=\s|$|[\"')\]])"
+    r"|(?<=\s)[-\u2013\u2014]\s"
+    r"|(?<=\s)\s*(?:and|but|so|or|because|while|although|though|since|whereas|then)\s+(?:i|i'\w+)\b"
 )
-_BOUNDARY = re.compile(r"[,;:!?\n\r()\[\]{}\"]" + _ENDS, re.IGNORECASE)
-_LIST_BOUNDARY = re.compile(r"[;:!?\n\r()\[\]{}\"]" + _ENDS, re.IGNORECASE)
+
+
+def _boundary(marks: str) -> re.Pattern[str]:
+    """The boundary pattern whose single-character marks are the class `marks`."""
+    return re.compile(f"[{marks}.\\s](?:(?<=[{marks}])" + _ENDS + ")", re.IGNORECASE)
+
+
+_BOUNDARY = _boundary(r",;:!?\n\r()\[\]{}\"")
+_LIST_BOUNDARY = _boundary(r";:!?\n\r()\[\]{}\"")
 _CATEGORY_ORDER = {
     c: i
     for i, c in enumerate(
@@ -97,10 +107,11 @@ def normalize_text(text: str) -> str:
 def _capture(text: str, start: int, stop: int, *, lists: bool) -> tuple[str, str]:
     """The object after a lead, never past `stop` (the next lead), and the boundary that
     ended it ("" when the capture reached `stop` or its window first)."""
-    window = text[start : min(start + _CAPTURE_WINDOW, stop)].lstrip(_OPENERS)
-    end = (_LIST_BOUNDARY if lists else _BOUNDARY).search(window)
-    raw = window[: end.start()] if end else window
-    words = raw.split()
+    stop = min(start + _CAPTURE_WINDOW, stop)
+    while start < stop and text[start] in _OPENERS:
+        start += 1
+    end = (_LIST_BOUNDARY if lists else _BOUNDARY).search(text, start, stop)
+    words = text[start : end.start() if end else stop].split()
     # Cut short by the next statement ("I prefer tea when I work"): drop the dangling joiner.
     if words and words[-1].lower() in _JOINERS:
         words.pop()
