@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from memroute.memory.extraction_context import Questions, blocked, mask_code
 from memroute.memory.extraction_found import Found
 from memroute.memory.extraction_grammar import SLUG_LENGTH, slugify
-from memroute.memory.extraction_leads import LEAD, LEADS
+from memroute.memory.extraction_leads import LEAD, LEAD_GROUPS, LEAD_OF_GROUP, LEADS
 from memroute.memory.extraction_statements import MIN_FACT_LENGTH, Draft
 from memroute.memory.extraction_words import words
 from memroute.models.records import Fact
@@ -121,9 +121,8 @@ def _capture(text: str, start: int, stop: int, *, lists: bool) -> tuple[str, str
 def _leads(text: str) -> list[tuple[int, Found]]:
     """(start, lead) of every lead in `text`, in order."""
     return [
-        (match.start(), Found(match, int(match.lastgroup[1:])))
+        (match.start(), Found(match, LEAD_OF_GROUP[match.lastindex or 0], LEAD_GROUPS))
         for match in LEAD.finditer(text)
-        if match.lastgroup
     ]
 
 

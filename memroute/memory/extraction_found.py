@@ -9,16 +9,19 @@ lead ends where its empty group `p<index>` closes.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 
 class Found:
     __slots__ = ("_end", "_index", "_match", "_names")
 
-    def __init__(self, match: re.Match[str], index: int) -> None:
+    def __init__(self, match: re.Match[str], index: int, names: Mapping[str, int]) -> None:
+        """The lead `index` of `match`, whose pattern has the groups `names` and whose last
+        group to close is the lead's empty group `p<index>`."""
         self._match = match
         self._index = index
-        self._names = match.re.groupindex
-        self._end = match.end(f"p{index}")
+        self._names = names
+        self._end = match.end(match.lastindex or 0)
 
     def group(self, name: str) -> str:
         """The text of the lead's group `name` (a group the lead always fills)."""

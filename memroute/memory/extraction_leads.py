@@ -314,3 +314,18 @@ LEAD = re.compile(
     r"(?-i:[iImMwWoOcC])(?<![\w'].)(?<=(?=(?-i:" + _CANDIDATE + r"))(?=" + _alternatives() + r").)",
     re.IGNORECASE,
 )
+# The pattern's groups by name, read once instead of per match.
+LEAD_GROUPS: dict[str, int] = dict(LEAD.groupindex)
+
+
+def _lead_of_group() -> tuple[int, ...]:
+    """By group number, the lead whose empty group `p<index>` it is (-1 for other groups)."""
+    leads = [-1] * (LEAD.groups + 1)
+    for name, number in LEAD_GROUPS.items():
+        if re.fullmatch(r"p\d+", name):
+            leads[number] = int(name[1:])
+    return tuple(leads)
+
+
+# Which lead a match found: the lead of its last group to close (`lastindex`).
+LEAD_OF_GROUP = _lead_of_group()
