@@ -118,20 +118,25 @@ def _capture(text: str, start: int, stop: int, *, lists: bool) -> tuple[str, str
     return " ".join(words).strip(_TRAILING).strip(), (end.group() if end else "")
 
 
-def _leads(text: str) -> list[tuple[int, Found]]:
-    """(start, lead) of every lead in `text`, in order."""
-    return [
-        (match.start(), Found(match, LEAD_OF_GROUP[match.lastindex or 0], LEAD_GROUPS))
-        for match in LEAD.finditer(text)
-    ]
+# A lead found in the text: where it starts and ends, its row in the table of leads, its match.
+_Lead = tuple[int, int, int, re.Match[str]]
 
 
-def _stated(text: str, leads: list[tuple[int, Found]]) -> Iterator[int]:
+def _leads(text: str) -> list[_Lead]:
+    """Every lead in `text`, in order."""
+    found: list[_Lead] = []
+    for match in LEAD.finditer(text):
+        group = match.lastindex or 0  # the lead's empty group: the last to close
+        found.append((match.start(), match.end(group), LEAD_OF_GROUP[group], match))
+    return found
+
+
+def _stated(text: str, leads: list[_Lead]) -> Iterator[int]:
     """The starts of the leads that state something: not in a question ("Do I like
     Python?"), a hypothetical, a quote or reported speech."""
     questions = Questions(text, _BOUNDARY, _CAPTURE_WINDOW) if leads else None
-    for start, found in leads:
-        if questions is not None and not questions.after(found.end()) and not blocked(text, start):
+    for start, end, _, _ in leads:
+        if questions is not None and not questions.after(end) and not blocked(text, start):
             yield start
 
 
@@ -167,14 +172,13 @@ def extract_at_most(text: object, limit: int | None, *, speaker: str | None = No
         return [], 0
     questions = Questions(text, _BOUNDARY, _CAPTURE_WINDOW)
     winners: dict[str, tuple[int, Draft]] = {}  # key -> (position, fact); later statements overwrite
-    for number, (start, found) in enumerate(leads):
-        lead = LEADS[found.index]
-        end = found.end()
+    for number, (start, end, row, match) in enumerate(leads):
+        lead = LEADS[row]
         stop = leads[number + 1][0] if number + 1 < len(leads) else len(text)
         if lead.needs_object and stop - end < MIN_FACT_LENGTH:
             continue  # the next lead follows at once: "I prefer I prefer …"
         obj, boundary = _capture(text, end, max(stop, end), lists=lead.lists)
-        facts = lead.build(found, obj)
+        facts = lead.build(Found(match, row, LEAD_GROUPS), obj)
         # The builder's checks are cheaper than the context's, so the context is read last.
         if not facts or blocked(text, start):
             continue  # "if I lived in Paris", "she says I like it"
