@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from memroute.memory.extraction_context import Questions, blocked, mask_code
 from memroute.memory.extraction_found import Found
 from memroute.memory.extraction_grammar import SLUG_LENGTH, slugify
-from memroute.memory.extraction_leads import BY_LETTER, CANDIDATE, LEADS
+from memroute.memory.extraction_leads import LEAD, LEAD_GROUPS, LEAD_OF_GROUP, LEADS
 from memroute.memory.extraction_statements import MIN_FACT_LENGTH, Draft
 from memroute.memory.extraction_words import words
 from memroute.models.records import Fact
@@ -51,15 +51,25 @@ _STRAIGHTEN = str.maketrans(
     {"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\uff07": "'", "`": "'", "\u201c": '"', "\u201d": '"'}
 )
 
-# Where a captured object ends: sentence punctuation, a period followed by a
-# space or the end (so "Next.js" and "3.12" survive), or a new first-person clause.
+# Where a captured object ends: sentence punctuation, a period followed by a space, a
+# closing mark or the end (so "Next.js" and "3.12" survive), a dash between spaces, or a
+# new first-person clause. Every boundary starts with one of the marks, a period or a
+# space, matched first so the engine skips to them in a fast loop; look-behinds then say
+# which kind of boundary it starts.
 _ENDS = (
-    r"|\.(?=\s|$|[\"')\]])"
-    r"|\s[-\u2013\u2014]\s"
-    r"|\s+(?:and|but|so|or|because|while|although|though|since|whereas|then)\s+(?:i|i'\w+)\b"
+    r"|(?<=\.)(?=\s|$|[\"')\]])"
+    r"|(?<=\s)[-\u2013\u2014]\s"
+    r"|(?<=\s)\s*(?:and|but|so|or|because|while|although|though|since|whereas|then)\s+(?:i|i'\w+)\b"
 )
-_BOUNDARY = re.compile(r"[,;:!?\n\r()\[\]{}\"]" + _ENDS, re.IGNORECASE)
-_LIST_BOUNDARY = re.compile(r"[;:!?\n\r()\[\]{}\"]" + _ENDS, re.IGNORECASE)
+
+
+def _boundary(marks: str) -> re.Pattern[str]:
+    """The boundary pattern whose single-character marks are the class `marks`."""
+    return re.compile(f"[{marks}.\\s](?:(?<=[{marks}])" + _ENDS + ")", re.IGNORECASE)
+
+
+_BOUNDARY = _boundary(r",;:!?\n\r()\[\]{}\"")
+_LIST_BOUNDARY = _boundary(r";:!?\n\r()\[\]{}\"")
 _CATEGORY_ORDER = {
     c: i
     for i, c in enumerate(
@@ -97,33 +107,36 @@ def normalize_text(text: str) -> str:
 def _capture(text: str, start: int, stop: int, *, lists: bool) -> tuple[str, str]:
     """The object after a lead, never past `stop` (the next lead), and the boundary that
     ended it ("" when the capture reached `stop` or its window first)."""
-    window = text[start : min(start + _CAPTURE_WINDOW, stop)].lstrip(_OPENERS)
-    end = (_LIST_BOUNDARY if lists else _BOUNDARY).search(window)
-    raw = window[: end.start()] if end else window
-    words = raw.split()
+    stop = min(start + _CAPTURE_WINDOW, stop)
+    while start < stop and text[start] in _OPENERS:
+        start += 1
+    end = (_LIST_BOUNDARY if lists else _BOUNDARY).search(text, start, stop)
+    words = text[start : end.start() if end else stop].split()
     # Cut short by the next statement ("I prefer tea when I work"): drop the dangling joiner.
     if words and words[-1].lower() in _JOINERS:
         words.pop()
     return " ".join(words).strip(_TRAILING).strip(), (end.group() if end else "")
 
 
-def _leads(text: str) -> list[tuple[int, Found]]:
-    """(start, lead) of every lead in `text`, in order."""
-    found = []
-    for candidate in CANDIDATE.finditer(text):
-        start = candidate.start()
-        match = BY_LETTER[text[start].lower()].match(text, start)
-        if match is not None and match.lastgroup:
-            found.append((start, Found(match, int(match.lastgroup[1:]))))
+# A lead found in the text: where it starts and ends, its row in the table of leads, its match.
+_Lead = tuple[int, int, int, re.Match[str]]
+
+
+def _leads(text: str) -> list[_Lead]:
+    """Every lead in `text`, in order."""
+    found: list[_Lead] = []
+    for match in LEAD.finditer(text):
+        group = match.lastindex or 0  # the lead's empty group: the last to close
+        found.append((match.start(), match.end(group), LEAD_OF_GROUP[group], match))
     return found
 
 
-def _stated(text: str, leads: list[tuple[int, Found]]) -> Iterator[int]:
+def _stated(text: str, leads: list[_Lead]) -> Iterator[int]:
     """The starts of the leads that state something: not in a question ("Do I like
     Python?"), a hypothetical, a quote or reported speech."""
     questions = Questions(text, _BOUNDARY, _CAPTURE_WINDOW) if leads else None
-    for start, found in leads:
-        if questions is not None and not questions.after(found.end()) and not blocked(text, start):
+    for start, end, _, _ in leads:
+        if questions is not None and not questions.after(end) and not blocked(text, start):
             yield start
 
 
@@ -159,14 +172,13 @@ def extract_at_most(text: object, limit: int | None, *, speaker: str | None = No
         return [], 0
     questions = Questions(text, _BOUNDARY, _CAPTURE_WINDOW)
     winners: dict[str, tuple[int, Draft]] = {}  # key -> (position, fact); later statements overwrite
-    for number, (start, found) in enumerate(leads):
-        lead = LEADS[found.index]
-        end = found.end()
+    for number, (start, end, row, match) in enumerate(leads):
+        lead = LEADS[row]
         stop = leads[number + 1][0] if number + 1 < len(leads) else len(text)
         if lead.needs_object and stop - end < MIN_FACT_LENGTH:
             continue  # the next lead follows at once: "I prefer I prefer …"
         obj, boundary = _capture(text, end, max(stop, end), lists=lead.lists)
-        facts = lead.build(found, obj)
+        facts = lead.build(Found(match, row, LEAD_GROUPS), obj)
         # The builder's checks are cheaper than the context's, so the context is read last.
         if not facts or blocked(text, start):
             continue  # "if I lived in Paris", "she says I like it"

@@ -65,6 +65,9 @@ def mask_code(text: str) -> str:
 def blocked(text: str, start: int) -> bool:
     """Whether the lead at `start` is in a hypothetical, quoted, reported or negated clause."""
     window = text[max(0, start - LOOKBACK) : start]
+    tail = window.rstrip()
+    if not tail or tail[-1] in ".!?;":
+        return False  # the lead starts its sentence or clause: nothing before it to block it
     cut = max(window.rfind("."), window.rfind("!"), window.rfind("?"), window.rfind("\n"), window.rfind(";"))
     clause = window[cut + 1 :]
     if not clause.strip():

@@ -27,8 +27,14 @@ from memroute.memory.extraction_words import (
 
 SLUG_LENGTH = 40
 _NON_WORD = re.compile(r"[\W_]+")
+# First-person words: "i", "i'm", "i am", "i've", "i'll", "i'd", "i was", "myself", "mine", "my",
+# "me", as whole words in any case. The first letter (every character the ignored case
+# matches to "i" or "m") comes first so the engine skips to it in a fast loop; the look
+# back then checks that it starts a word and which letter it is.
 _PERSON = re.compile(
-    r"\b(?:i\s*'m|i\s+am|i\s*'ve|i\s*'ll|i\s*'d|i\s+was|myself|mine|my|me|i)\b", re.IGNORECASE
+    r"(?-i:[iI\u0130\u0131mM])(?<!\w.)"
+    r"(?:(?<=[iI])(?:\s*'m|\s+am|\s*'ve|\s*'ll|\s*'d|\s+was|)|(?<=[mM])(?:yself|ine|y|e))\b",
+    re.IGNORECASE,
 )
 _THIRD = {
     "i'm": "they're",
@@ -58,7 +64,9 @@ _NAME = re.compile(r"^[^\W\d_][^\W\d_'-]*(?:-[^\W\d_]+)?$")
 
 def slugify(value: str) -> str:
     """Lower-case letters and digits of any script, other runs as `_`, at most 40 chars."""
-    slug = _NON_WORD.sub("_", value.casefold()).strip("_")
+    words = value.casefold().split()
+    # Words of letters and digits only (the usual case) need no pattern: their runs are the words.
+    slug = "_".join(words) if "".join(words).isalnum() else _NON_WORD.sub("_", value.casefold()).strip("_")
     return slug[:SLUG_LENGTH].rstrip("_")
 
 
@@ -67,7 +75,7 @@ def third_person(text: str) -> str:
     low = f" {text.lower()}"
     if " i" not in low and " m" not in low:
         return text
-    return _PERSON.sub(lambda m: _THIRD[re.sub(r"\s+", " ", m.group().lower()).replace(" '", "'")], text)
+    return _PERSON.sub(lambda m: _THIRD[" ".join(m.group().lower().split()).replace(" '", "'")], text)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -290,30 +290,42 @@ def _split(pattern: str) -> tuple[str, str]:
     return "", pattern
 
 
-def _first_letters(pattern: str) -> set[str]:
-    """The letters a lead can start with: "i" for `\\bi\\s+`, {"i", "w"} for `\\b(?:i|we)\\s+`."""
-    body = pattern.removeprefix(r"\b")
-    if body.startswith("(?:"):
-        return {alt[0].lower() for alt in body[3 : body.index(")")].split("|")}
-    return {body[0].lower()}
-
-
-def _combined(letter: str) -> re.Pattern[str]:
-    """Every lead that may start with `letter`, grouped by subject, as one alternation."""
+def _alternatives() -> str:
+    """Every lead as one alternation, grouped by subject in `_GROUP_ORDER`, each lead in table
+    order within its group. A lead ends with an empty group `p<index>` that names it: the last
+    group to close, so `lastgroup` says which lead matched and where it ends, and no group opens
+    an alternative (the engine skips an alternative on its first letter only then)."""
     groups: dict[str, list[str]] = {subject: [] for subject in _GROUP_ORDER}
     for i, (pattern, _, _) in enumerate(_TABLE):
-        if letter in _first_letters(pattern):
-            subject, rest = _split(pattern)
-            groups[subject].append(f"(?P<p{i}>{_renamed(rest, i)})")
-    groups = {subject: parts for subject, parts in groups.items() if parts}
-    return re.compile(
-        "|".join(f"{subject}(?:{'|'.join(parts)})" for subject, parts in groups.items()), re.IGNORECASE
-    )
+        subject, rest = _split(pattern)
+        groups[subject].append(f"(?:{_renamed(rest, i)})(?P<p{i}>)")
+    return "|".join(f"{subject}(?:{'|'.join(parts)})" for subject, parts in groups.items() if parts)
 
 
-# One alternation per first letter of a lead: "i", "m" (my), "w" (we), "o" (our), "c" (call).
-BY_LETTER = {letter: _combined(letter) for letter in "imwoc"}
 # Where a lead may start: a word "i…", "my", "we", "our", "call(s)", not after a letter or `'`.
-CANDIDATE = re.compile(
-    r"(?<![\w'])(?:[iI](?=[\s'mMvV])|[mM](?=[yY]\s)|[wW](?=[eE][\s'])|[oO](?=[uU][rR]\s)|[cC](?=[aA][lL][lL][sS]?\s))"
+_CANDIDATE = (
+    r"(?:[iI](?=[\s'mMvV])|[mM](?=[yY]\s)|[wW](?=[eE][\s'])|[oO](?=[uU][rR]\s)|[cC](?=[aA][lL][lL][sS]?\s))"
 )
+# Every lead in the text, each found as the one letter it starts at, so leads may overlap
+# ("I deploy my app on" holds "my app …" too) and one scan finds them all. The first letter
+# comes first, outside the ignored case, so the engine looks for it in a fast loop; the look
+# back then checks the character before it, the candidate shape and the leads from that letter.
+LEAD = re.compile(
+    r"(?-i:[iImMwWoOcC])(?<![\w'].)(?<=(?=(?-i:" + _CANDIDATE + r"))(?=" + _alternatives() + r").)",
+    re.IGNORECASE,
+)
+# The pattern's groups by name, read once instead of per match.
+LEAD_GROUPS: dict[str, int] = dict(LEAD.groupindex)
+
+
+def _lead_of_group() -> tuple[int, ...]:
+    """By group number, the lead whose empty group `p<index>` it is (-1 for other groups)."""
+    leads = [-1] * (LEAD.groups + 1)
+    for name, number in LEAD_GROUPS.items():
+        if re.fullmatch(r"p\d+", name):
+            leads[number] = int(name[1:])
+    return tuple(leads)
+
+
+# Which lead a match found: the lead of its last group to close (`lastindex`).
+LEAD_OF_GROUP = _lead_of_group()
