@@ -75,7 +75,10 @@ def third_person(text: str) -> str:
     low = f" {text.lower()}"
     if " i" not in low and " m" not in low:
         return text
-    return _PERSON.sub(lambda m: _THIRD[" ".join(m.group().lower().split()).replace(" '", "'")], text)
+    # Case-blind matching also takes the Turkish ı and İ for "i": they stay as written.
+    return _PERSON.sub(
+        lambda m: _THIRD.get(" ".join(m.group().lower().split()).replace(" '", "'"), m.group()), text
+    )
 
 
 @functools.lru_cache(maxsize=1024)

@@ -223,6 +223,13 @@ def test_never_fails_and_respects_limits(text: str) -> None:
         assert fact.polarity in ("positive", "negative")
 
 
+def test_the_turkish_dotless_and_dotted_i_never_break_extraction() -> None:
+    # Case-blind matching takes ı and İ for "i"; they crashed the turn into "they" (KeyError),
+    # and the worker then failed the whole job: the turn was not kept either.
+    assert [f.content for f in extract_facts_from_text("I like my ı phone")] == ["likes their ı phone"]
+    assert [f.content for f in extract_facts_from_text("I like my İ phone")] == ["likes their İ phone"]
+
+
 def test_a_new_statement_ends_the_previous_capture() -> None:
     assert _shape("I prefer coffee when I usually work late") == [
         ("preference:coffee", "prefers coffee", "factual", P),
@@ -276,6 +283,8 @@ _FRAGMENTS = st.sampled_from(
         "'",
         "\u00e9",
         "caf\u00e9 au lait",
+        "\u0131 ",
+        "\u0130",
     ]
 )
 
