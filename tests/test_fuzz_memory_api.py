@@ -17,6 +17,6 @@ def fuzz_target(
 
 
 @pytest.mark.parametrize("label", MEMORY_OPERATIONS)
-@pytest.mark.slow
+@pytest.mark.slow(seconds=30)
 def test_every_memory_operation_survives_the_fuzzer(label: str, fuzz_target: FuzzTarget) -> None:
     fuzz_operation(label, fuzz_target)
