@@ -16,10 +16,14 @@ from memroute import Memory
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Files that hold a slow test run first: on parallel workers (whole files each), the
-    long ones then run beside the short ones instead of trailing alone at the end."""
-    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in slow_files)  # stable: file order is kept
+    """Files that hold a slow test run first, the longest first (`slow(seconds=N)`: about how
+    long the file takes on an idle core): on parallel workers (whole files each), the long ones
+    then start together and run beside the short ones, instead of trailing alone at the end."""
+    seconds: dict[Path, float] = {}
+    for item in items:
+        for marker in item.iter_markers("slow"):
+            seconds[item.path] = max(seconds.get(item.path, 0.0), float(marker.kwargs.get("seconds", 0)))
+    items.sort(key=lambda item: (item.path not in seconds, -seconds.get(item.path, 0.0)))  # stable
 
 
 @pytest.fixture

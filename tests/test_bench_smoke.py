@@ -13,7 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=70)
 def test_every_benchmark_runs_and_reports_its_figures(tmp_path: Path) -> None:
     out = tmp_path / "figures.json"
     done = subprocess.run(

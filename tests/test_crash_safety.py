@@ -74,7 +74,7 @@ def _chat(base: str, secret: str, prefix: str, stop: threading.Event, learned: l
         learned.append(topic)
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=15)
 def test_acknowledged_writes_survive_sigkill(tmp_path: Path) -> None:
     db = tmp_path / "crash.db"
     with open_memory(db) as setup:

@@ -1283,7 +1283,7 @@ def run_machine(harness: Harness, examples: int, name: str) -> None:
     )
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=40)
 def test_isolation_with_sqlite_vec(tmp_path: Path) -> None:
     with open_harness(tmp_path, qdrant=False) as harness:
         run_machine(harness, SQLITE_VEC_EXAMPLES, "sqlite-vec")

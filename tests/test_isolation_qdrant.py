@@ -10,7 +10,7 @@ import pytest
 from test_isolation import QDRANT_EXAMPLES, QDRANT_REQUIRED, open_harness, report_run, run_machine
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=60)
 def test_isolation_with_qdrant(tmp_path: Path) -> None:
     with open_harness(tmp_path, qdrant=True) as harness:
         run_machine(harness, QDRANT_EXAMPLES, "qdrant")

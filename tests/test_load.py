@@ -101,7 +101,7 @@ async def _drive(base: str, secret: str, owner: str, server_pid: int) -> dict[st
     }
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=100)
 def test_a_hundred_streaming_clients_and_rest_writers(tmp_path: Path) -> None:
     db = tmp_path / "load.db"
     with open_memory(db) as setup:

@@ -107,7 +107,7 @@ def test_offline_repo_id_uses_an_existing_distilled_model(
     assert status.reason == f"loaded: {DISTILLED_STATIC_MODEL}"
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=45)
 def test_offline_default_distils_the_full_model(
     tmp_path: Path, offline_hub: None, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -1,0 +1,22 @@
+"""The API fuzzer (tests/fuzzing.py) on the memory routes (`/api/memory...`), against a
+server of its own, beside tests/test_fuzz_api.py on a parallel worker."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from fuzzing import MEMORY_OPERATIONS, FuzzTarget, fuzz_operation, serve_fuzz_target
+
+
+@pytest.fixture(scope="module")
+def fuzz_target(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[FuzzTarget]:
+    yield from serve_fuzz_target(tmp_path_factory.mktemp("fuzz-memory"), request)
+
+
+@pytest.mark.parametrize("label", MEMORY_OPERATIONS)
+@pytest.mark.slow(seconds=30)
+def test_every_memory_operation_survives_the_fuzzer(label: str, fuzz_target: FuzzTarget) -> None:
+    fuzz_operation(label, fuzz_target)
