@@ -175,6 +175,19 @@ class FuzzTarget:
         ]
 
 
+def fuzz_target_fixture(folder: str) -> Any:
+    """A module fixture `fuzz_target`: a server of the module's own (see `serve_fuzz_target`)
+    in a new temporary folder named `folder`. A test module assigns it to `fuzz_target`."""
+
+    @pytest.fixture(scope="module", name="fuzz_target")
+    def fixture(
+        tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+    ) -> Iterator[FuzzTarget]:
+        yield from serve_fuzz_target(tmp_path_factory.mktemp(folder), request)
+
+    return fixture
+
+
 def serve_fuzz_target(folder: Path, request: pytest.FixtureRequest) -> Iterator[FuzzTarget]:
     """memroute in `folder` with a fuzzing key and three memories, for a module fixture: yields
     the target, then checks the server still answers and prints what the fuzzer sent."""

@@ -4,17 +4,10 @@ fuzzed by tests/test_fuzz_memory_api.py, against a server of its own."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
-from fuzzing import OTHER_OPERATIONS, FuzzTarget, fuzz_operation, serve_fuzz_target
+from fuzzing import OTHER_OPERATIONS, FuzzTarget, fuzz_operation, fuzz_target_fixture
 
-
-@pytest.fixture(scope="module")
-def fuzz_target(
-    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
-) -> Iterator[FuzzTarget]:
-    yield from serve_fuzz_target(tmp_path_factory.mktemp("fuzz"), request)
+fuzz_target = fuzz_target_fixture("fuzz")
 
 
 @pytest.mark.parametrize("label", OTHER_OPERATIONS)

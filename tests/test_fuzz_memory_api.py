@@ -3,17 +3,10 @@ server of its own, beside tests/test_fuzz_api.py on a parallel worker."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
-from fuzzing import MEMORY_OPERATIONS, FuzzTarget, fuzz_operation, serve_fuzz_target
+from fuzzing import MEMORY_OPERATIONS, FuzzTarget, fuzz_operation, fuzz_target_fixture
 
-
-@pytest.fixture(scope="module")
-def fuzz_target(
-    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
-) -> Iterator[FuzzTarget]:
-    yield from serve_fuzz_target(tmp_path_factory.mktemp("fuzz-memory"), request)
+fuzz_target = fuzz_target_fixture("fuzz-memory")
 
 
 @pytest.mark.parametrize("label", MEMORY_OPERATIONS)
