@@ -164,7 +164,13 @@ def _assemble(store: SqliteStore, config: Config, clock: Clock) -> Parts:
         fail=lambda job, exc: store.jobs.fail(job.id, f"{type(exc).__name__}: {exc}"),
     )
     turn_queue = TurnQueue(
-        held, redact=facts.redact, max_bytes=config.max_content_bytes, now=now, notify=extraction.notify
+        held,
+        redact=facts.redact,
+        max_bytes=config.max_content_bytes,
+        now=now,
+        # Inside a caller's transaction the worker is woken once it commits: woken before,
+        # it would see no job and count the pass as done.
+        notify=lambda: store.db.after_commit(extraction.notify),
     )
 
     return Parts(
