@@ -88,7 +88,16 @@ def test_memroute_makes_a_request_id_when_the_client_sends_none_or_a_bad_one(gat
 
 
 def test_trivial_turns_code_and_media_are_not_kept(gateway: Gateway) -> None:
-    for said in ("ok", "thanks!", "lol", "\U0001f602\U0001f602", "Yes", "haha ok thanks so much"):
+    for said in (
+        "ok",
+        "thanks!",
+        "lol",
+        "\U0001f602\U0001f602",
+        "Yes",
+        "haha ok thanks so much",
+        "morning Beatriz",
+        "hi Felix, how are things?",
+    ):
         _say(gateway, said)
     assert gateway.memory.wait_for_extraction(10)
     assert gateway.memories() == []

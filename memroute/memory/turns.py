@@ -43,6 +43,21 @@ _FILLER = frozenset(
     alright np welcome yw agreed indeed true same fine ikr idk brb ttyl xd
     """.split()  # noqa: SIM905 - a word list reads better as text
 )
+# Small talk around a greeting ("how are things?", "not bad, you?", "long time").
+_SMALL_TALK = frozenset(
+    """
+    how are is was things thing going doing your day week weekend evening afternoon long time
+    see not bad too old all been it up sup what s again soon talk care take catch heya
+    hola yo howdy dear mate guys everyone folks cheers and
+    """.split()  # noqa: SIM905 - a word list reads better as text
+)
+# The words that make a turn a greeting, so the names in it are whom it greets.
+_GREETINGS = frozenset(
+    """
+    hi hello hey hiya heya hola yo howdy morning evening afternoon night gm gn bye cya later
+    cheers thanks thank thx ty long
+    """.split()  # noqa: SIM905 - a word list reads better as text
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,9 +79,20 @@ def without_media(text: str) -> str:
 
 
 def says_something(text: str) -> bool:
-    """False for a turn of only filler words, placeholders, punctuation or emoji."""
-    words = [w for w in _WORD.findall(text.casefold()) if w not in ("code", "data")]
-    return any(w not in _FILLER for w in words)
+    """False for a turn of only filler words, placeholders, punctuation or emoji, and for a
+    greeting or small talk that names at most two people ("morning Beatriz", "hi Felix, how
+    are things?"): it says who talks to whom, nothing to remember."""
+    names = 0
+    greets = False
+    for word in _WORD.findall(text):
+        low = word.casefold()
+        if low in _FILLER or low in _SMALL_TALK or low in ("code", "data"):
+            greets = greets or low in _GREETINGS
+        elif word[0].isupper() and word != "I":
+            names += 1
+        else:
+            return True
+    return names > 0 and (names > 2 or not greets)
 
 
 def turn_key(text: str, speaker: str = "") -> str:

@@ -13,6 +13,29 @@ def test_a_short_turn_is_one_chunk_and_a_trivial_one_none() -> None:
         assert chunks(said) == [], said
 
 
+def test_a_greeting_that_names_people_is_not_kept_but_a_name_with_news_is() -> None:
+    for said in (
+        "morning Beatriz",
+        "hey Felix!",
+        "hi Felix, how are things?",
+        "evening Beatriz, how was your day?",
+        "Greta!! long time",
+        "Hi Caroline and Melanie!",
+        "hey, not bad, you?",
+        "cheers, you too",
+    ):
+        assert chunks(said) == [], said
+    for said in (
+        "hey Felix, I moved to Lisbon",
+        "morning! Oscar is 4 now",
+        "How are things with Tom?",
+        "Lisbon!",  # an answer, not a greeting
+        "Paris, yes",
+        "hey! Paris, Rome and Vienna",  # more than two names: a list, kept
+    ):
+        assert [c.text for c in chunks(said)] == [said], said
+
+
 def test_long_text_splits_at_paragraphs_then_sentences_then_words() -> None:
     paragraphs = ["First part. " * 70, "Second part. " * 70, "Third part. " * 70]  # ~850 chars each
     pieces = chunks("\n\n".join(p.strip() for p in paragraphs))
@@ -20,8 +43,8 @@ def test_long_text_splits_at_paragraphs_then_sentences_then_words() -> None:
     assert [c.text.split(".")[0] for c in pieces] == ["First part", "Second part", "Third part"]
     words = chunks("word " * 2000)  # no sentence end at all: cut between words
     assert all(len(c.text) <= MAX_CHUNK_CHARS and not c.text.endswith("wor") for c in words)
-    run = chunks("see-" * 1250)  # one unbroken run: cut into chunk-sized pieces
-    assert "".join(c.text for c in run) == "see-" * 1250 and len(run) == 5
+    run = chunks("sea-" * 1250)  # one unbroken run: cut into chunk-sized pieces
+    assert "".join(c.text for c in run) == "sea-" * 1250 and len(run) == 5
 
 
 def test_a_huge_text_keeps_its_newest_chunks_only() -> None:
