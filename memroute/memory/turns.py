@@ -48,7 +48,7 @@ _SMALL_TALK = frozenset(
     """
     how are is was things thing going doing your day week weekend evening afternoon long time
     see not bad too old all been it up sup what s again soon talk care take catch heya
-    hola yo howdy dear mate guys everyone folks cheers and
+    hola yo howdy dear mate guys everyone folks cheers and around there here stranger
     """.split()  # noqa: SIM905 - a word list reads better as text
 )
 # The words that make a turn a greeting, so the names in it are whom it greets.
@@ -58,6 +58,12 @@ _GREETINGS = frozenset(
     cheers thanks thank thx ty long
     """.split()  # noqa: SIM905 - a word list reads better as text
 )
+
+
+_DOUBLED = re.compile(r"(.)\1+")
+# A filler or small-talk word written with its letters drawn out, found by its letters
+# with every run cut to one ("heyy", "hiii" → "hey", "hi").
+_ELONGATED = {_DOUBLED.sub(r"\1", w): w for w in sorted(_FILLER | _SMALL_TALK)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +92,8 @@ def says_something(text: str) -> bool:
     greets = False
     for word in _WORD.findall(text):
         low = word.casefold()
+        if low not in _FILLER and low not in _SMALL_TALK:
+            low = _ELONGATED.get(_DOUBLED.sub(r"\1", low), low)  # "hiii", "heyy", "sooo"
         if low in _FILLER or low in _SMALL_TALK or low in ("code", "data"):
             greets = greets or low in _GREETINGS
         elif word[0].isupper() and word != "I":

@@ -23,6 +23,9 @@ def test_a_greeting_that_names_people_is_not_kept_but_a_name_with_news_is() -> N
         "Hi Caroline and Melanie!",
         "hey, not bad, you?",
         "cheers, you too",
+        "hiii",  # drawn out
+        "heyyy Felix!!",
+        "yeeah sooo good",
     ):
         assert chunks(said) == [], said
     for said in (
@@ -32,6 +35,7 @@ def test_a_greeting_that_names_people_is_not_kept_but_a_name_with_news_is() -> N
         "Lisbon!",  # an answer, not a greeting
         "Paris, yes",
         "hey! Paris, Rome and Vienna",  # more than two names: a list, kept
+        "heyy, coool bike",
     ):
         assert [c.text for c in chunks(said)] == [said], said
 
