@@ -64,6 +64,8 @@ def mask_code(text: str) -> str:
 
 def blocked(text: str, start: int) -> bool:
     """Whether the lead at `start` is in a hypothetical, quoted, reported or negated clause."""
+    if start > 1 and text[start - 2] in ".!?;" and text[start - 1].isspace():
+        return False  # "… . I like": the usual start of a clause, seen without copying the window
     window = text[max(0, start - LOOKBACK) : start]
     tail = window.rstrip()
     if not tail or tail[-1] in ".!?;":

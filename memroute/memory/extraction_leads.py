@@ -314,14 +314,26 @@ LEAD = re.compile(
     r"(?-i:[iImMwWoOcC])(?<![\w'].)(?<=(?=(?-i:" + _CANDIDATE + r"))(?=" + _alternatives() + r").)",
     re.IGNORECASE,
 )
-# The pattern's groups by name, read once instead of per match.
-LEAD_GROUPS: dict[str, int] = dict(LEAD.groupindex)
+
+
+def _groups_by_lead() -> tuple[dict[str, int], ...]:
+    """By lead, the numbers of its named groups under their names without the lead's index."""
+    groups: list[dict[str, int]] = [{} for _ in _TABLE]
+    for name, number in LEAD.groupindex.items():
+        base, _, index = name.rpartition("_")
+        if base:
+            groups[int(index)][base] = number
+    return tuple(groups)
+
+
+# By lead, its groups' numbers in `LEAD`, read once instead of by name per match.
+LEAD_GROUPS = _groups_by_lead()
 
 
 def _lead_of_group() -> tuple[int, ...]:
     """By group number, the lead whose empty group `p<index>` it is (-1 for other groups)."""
     leads = [-1] * (LEAD.groups + 1)
-    for name, number in LEAD_GROUPS.items():
+    for name, number in LEAD.groupindex.items():
         if re.fullmatch(r"p\d+", name):
             leads[number] = int(name[1:])
     return tuple(leads)
