@@ -108,7 +108,8 @@ def _capture(text: str, start: int, stop: int, boundary: re.Pattern[str]) -> tup
     """The object after a lead, up to the first match of `boundary` and never past `stop`
     (the next lead), and the boundary that ended it ("" when the capture reached `stop` or
     its window first)."""
-    stop = min(start + _CAPTURE_WINDOW, stop)
+    if stop > start + _CAPTURE_WINDOW:
+        stop = start + _CAPTURE_WINDOW
     while start < stop and text[start] in _OPENERS:
         start += 1
     end = boundary.search(text, start, stop)
@@ -180,7 +181,9 @@ def extract_at_most(text: object, limit: int | None, *, speaker: str | None = No
         lead = LEADS[row]
         if lead.needs_object and stop - end < MIN_FACT_LENGTH:
             continue  # the next lead follows at once: "I prefer I prefer …"
-        obj, boundary = _capture(text, end, max(stop, end), _LIST_BOUNDARY if lead.lists else _BOUNDARY)
+        obj, boundary = _capture(
+            text, end, stop if stop > end else end, _LIST_BOUNDARY if lead.lists else _BOUNDARY
+        )
         facts = lead.build(Found(match, LEAD_GROUPS[row], end), obj)
         # The builder's checks are cheaper than the context's, so the context is read last.
         if not facts or blocked(text, start):
