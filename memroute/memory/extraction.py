@@ -25,7 +25,7 @@ from memroute.memory.extraction_found import Found
 from memroute.memory.extraction_grammar import SLUG_LENGTH, slugify
 from memroute.memory.extraction_leads import LEAD, LEAD_GROUPS, LEAD_OF_GROUP, LEADS
 from memroute.memory.extraction_statements import MIN_FACT_LENGTH, Draft
-from memroute.memory.extraction_words import words
+from memroute.memory.extraction_words import quick_alternation, words
 from memroute.models.records import Fact
 
 __all__ = [
@@ -59,7 +59,9 @@ _STRAIGHTEN = str.maketrans(
 _ENDS = (
     r"|(?<=\.)(?=\s|$|[\"')\]])"
     r"|(?<=\s)[-\u2013\u2014]\s"
-    r"|(?<=\s)\s*(?:and|but|so|or|because|while|although|though|since|whereas|then)\s+(?:i|i'\w+)\b"
+    r"|(?<=\s)\s*(?:"
+    + quick_alternation("and|but|so|or|because|while|although|though|since|whereas|then")
+    + r")\s+(?:i|i'\w+)\b"
 )
 
 

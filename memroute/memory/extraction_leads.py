@@ -16,7 +16,15 @@ from memroute.memory import extraction_profile as profile
 from memroute.memory import extraction_stack as stack
 from memroute.memory import extraction_statements as said
 from memroute.memory.extraction_statements import Builder
-from memroute.memory.extraction_words import CONDITIONS, DIETS, PETS, PLAN_PRESENT, PLAN_VERBS, RELATIONS
+from memroute.memory.extraction_words import (
+    CONDITIONS,
+    DIETS,
+    PETS,
+    PLAN_PRESENT,
+    PLAN_VERBS,
+    RELATIONS,
+    quick_alternation,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,26 +43,10 @@ WERE = r"\bwe(?:\s*'re|\s+are)\s+"
 WEVE = r"\bwe(?:\s*'ve|\s+have)\s+"
 MY = r"\bmy\s+"
 OUR = r"\bour\s+"
-# Characters the ignored case matches to an ASCII letter besides its two cases ("ſ" to "s").
-CASE_EXTRAS = {"i": "\u0130\u0131", "k": "\u212a", "s": "\u017f"}
-
-
-def _quick(words: str) -> str:
-    """The alternation `words` ("a|b|…") with each alternative's first letter written as a
-    case-sensitive class of every character the ignored case matches to it: it matches the
-    same, but the engine rules an alternative out on its first character before entering it."""
-
-    def first(word: str) -> str:
-        low = word[0].lower()
-        return f"(?-i:[{low}{low.upper()}{CASE_EXTRAS.get(low, '')}]){word[1:]}"
-
-    return "|".join(first(word) for word in words.split("|"))
-
-
 # Adverbs between a subject and its verb ("I really like"); tried at every "I", so quick.
 ADV = (
     r"(?:(?:"
-    + _quick(
+    + quick_alternation(
         r"really|rly|lowkey|def|actually|also|still|just|totally|absolutely|honestly|genuinely|definitely|truly|"
         r"kinda|personally|generally|mostly|mainly|now|currently|only|do|sort\s+of|kind\s+of|pretty\s+much"
     )

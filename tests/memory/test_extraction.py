@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from memroute import extract_facts_from_text
 from memroute.memory.extraction import MAX_EXTRACTION_TEXT_LENGTH, may_state_facts, slugify
-from memroute.memory.extraction_leads import CASE_EXTRAS
+from memroute.memory.extraction_words import CASE_EXTRAS
 
 P, N = "positive", "negative"
 CATEGORIES = ("preference", "decision", "pattern", "profile", "work", "family", "pet", "health", "diet")
