@@ -55,11 +55,11 @@ _STRAIGHTEN = str.maketrans(
 # closing mark or the end (so "Next.js" and "3.12" survive), a dash between spaces, or a
 # new first-person clause. Every boundary starts with one of the marks, a period or a
 # space, matched first so the engine skips to them in a fast loop; look-behinds then say
-# which kind of boundary it starts.
-_ENDS = (
-    r"|(?<=\.)(?=\s|$|[\"')\]])"
-    r"|(?<=\s)[-\u2013\u2014]\s"
-    r"|(?<=\s)\s*(?:"
+# which kind of boundary it starts, one for a mark or a period and one for a space (the
+# usual candidate, which so fails only one before its own).
+_SPACE_ENDS = (
+    r"[-\u2013\u2014]\s"
+    r"|\s*(?:"
     + quick_alternation("and|but|so|or|because|while|although|though|since|whereas|then")
     + r")\s+(?:i|i'\w+)\b"
 )
@@ -67,7 +67,10 @@ _ENDS = (
 
 def _boundary(marks: str) -> re.Pattern[str]:
     """The boundary pattern whose single-character marks are the class `marks`."""
-    return re.compile(f"[{marks}.\\s](?:(?<=[{marks}])" + _ENDS + ")", re.IGNORECASE)
+    return re.compile(
+        f"[{marks}.\\s](?:(?<=[{marks}.])(?:(?<=[{marks}])|(?=\\s|$|[\"')\\]]))|(?<=\\s)(?:{_SPACE_ENDS}))",
+        re.IGNORECASE,
+    )
 
 
 _BOUNDARY = _boundary(r",;:!?\n\r()\[\]{}\"")
