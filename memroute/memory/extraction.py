@@ -25,7 +25,7 @@ from memroute.memory.extraction_found import Found
 from memroute.memory.extraction_grammar import SLUG_LENGTH, slugify
 from memroute.memory.extraction_leads import LEAD, LEAD_GROUPS, LEAD_OF_GROUP, LEADS
 from memroute.memory.extraction_statements import MIN_FACT_LENGTH, Draft
-from memroute.memory.extraction_words import words
+from memroute.memory.extraction_words import quick_alternation, words
 from memroute.models.records import Fact
 
 __all__ = [
@@ -55,17 +55,22 @@ _STRAIGHTEN = str.maketrans(
 # closing mark or the end (so "Next.js" and "3.12" survive), a dash between spaces, or a
 # new first-person clause. Every boundary starts with one of the marks, a period or a
 # space, matched first so the engine skips to them in a fast loop; look-behinds then say
-# which kind of boundary it starts.
-_ENDS = (
-    r"|(?<=\.)(?=\s|$|[\"')\]])"
-    r"|(?<=\s)[-\u2013\u2014]\s"
-    r"|(?<=\s)\s*(?:and|but|so|or|because|while|although|though|since|whereas|then)\s+(?:i|i'\w+)\b"
+# which kind of boundary it starts, one for a mark or a period and one for a space (the
+# usual candidate, which so fails only one before its own).
+_SPACE_ENDS = (
+    r"[-\u2013\u2014]\s"
+    r"|\s*(?:"
+    + quick_alternation("and|but|so|or|because|while|although|though|since|whereas|then")
+    + r")\s+(?:i|i'\w+)\b"
 )
 
 
 def _boundary(marks: str) -> re.Pattern[str]:
     """The boundary pattern whose single-character marks are the class `marks`."""
-    return re.compile(f"[{marks}.\\s](?:(?<=[{marks}])" + _ENDS + ")", re.IGNORECASE)
+    return re.compile(
+        f"[{marks}.\\s](?:(?<=[{marks}.])(?:(?<=[{marks}])|(?=\\s|$|[\"')\\]]))|(?<=\\s)(?:{_SPACE_ENDS}))",
+        re.IGNORECASE,
+    )
 
 
 _BOUNDARY = _boundary(r",;:!?\n\r()\[\]{}\"")
@@ -104,18 +109,21 @@ def normalize_text(text: str) -> str:
     return mask_code(unicodedata.normalize("NFC", text)).translate(_STRAIGHTEN)
 
 
-def _capture(text: str, start: int, stop: int, *, lists: bool) -> tuple[str, str]:
-    """The object after a lead, never past `stop` (the next lead), and the boundary that
-    ended it ("" when the capture reached `stop` or its window first)."""
-    stop = min(start + _CAPTURE_WINDOW, stop)
+def _capture(text: str, start: int, stop: int, boundary: re.Pattern[str]) -> tuple[str, str]:
+    """The object after a lead, up to the first match of `boundary` and never past `stop`
+    (the next lead), and the boundary that ended it ("" when the capture reached `stop` or
+    its window first)."""
+    if stop > start + _CAPTURE_WINDOW:
+        stop = start + _CAPTURE_WINDOW
     while start < stop and text[start] in _OPENERS:
         start += 1
-    end = (_LIST_BOUNDARY if lists else _BOUNDARY).search(text, start, stop)
+    end = boundary.search(text, start, stop)
     words = text[start : end.start() if end else stop].split()
     # Cut short by the next statement ("I prefer tea when I work"): drop the dangling joiner.
     if words and words[-1].lower() in _JOINERS:
         words.pop()
-    return " ".join(words).strip(_TRAILING).strip(), (end.group() if end else "")
+    # The words hold no white space, so nothing is left to strip after the trailing marks.
+    return " ".join(words).strip(_TRAILING), (end.group() if end else "")
 
 
 # A lead found in the text: where it starts and ends, its row in the table of leads, its match.
@@ -172,13 +180,16 @@ def extract_at_most(text: object, limit: int | None, *, speaker: str | None = No
         return [], 0
     questions = Questions(text, _BOUNDARY, _CAPTURE_WINDOW)
     winners: dict[str, tuple[int, Draft]] = {}  # key -> (position, fact); later statements overwrite
-    for number, (start, end, row, match) in enumerate(leads):
+    stops = [lead[0] for lead in leads[1:]]  # each lead's capture stops at the next lead
+    stops.append(len(text))
+    for (start, end, row, match), stop in zip(leads, stops, strict=True):
         lead = LEADS[row]
-        stop = leads[number + 1][0] if number + 1 < len(leads) else len(text)
         if lead.needs_object and stop - end < MIN_FACT_LENGTH:
             continue  # the next lead follows at once: "I prefer I prefer …"
-        obj, boundary = _capture(text, end, max(stop, end), lists=lead.lists)
-        facts = lead.build(Found(match, row, LEAD_GROUPS), obj)
+        obj, boundary = _capture(
+            text, end, stop if stop > end else end, _LIST_BOUNDARY if lead.lists else _BOUNDARY
+        )
+        facts = lead.build(Found(match, LEAD_GROUPS[row], end), obj)
         # The builder's checks are cheaper than the context's, so the context is read last.
         if not facts or blocked(text, start):
             continue  # "if I lived in Paris", "she says I like it"
@@ -190,7 +201,9 @@ def extract_at_most(text: object, limit: int | None, *, speaker: str | None = No
     if limit is not None and len(kept) > limit:
         kept = sorted(kept, key=lambda item: item[0])[-limit:]
     ranked = sorted(kept, key=lambda item: (_CATEGORY_ORDER.get(_category(item[1].key), 99), item[0]))
-    stated = [_said_by(draft, speaker) for _, draft in ranked]
+    name = speaker_name(speaker)
+    prefix = slugify(name) if name else ""
+    stated = [_said_by(draft, name, prefix) for _, draft in ranked]
     return stated, len(winners) - len(stated)
 
 
@@ -203,11 +216,10 @@ def speaker_name(speaker: str | None) -> str:
     return " ".join(speaker.split())[:MAX_SPEAKER_LENGTH] if speaker else ""
 
 
-def _said_by(draft: Draft, speaker: str | None) -> Fact:
-    """The fact of `draft`, its content capped, and named after `speaker` when there is one."""
+def _said_by(draft: Draft, name: str, prefix: str) -> Fact:
+    """The fact of `draft`, its content capped, and said by `name` (its key under `prefix`)
+    when there is one."""
     key, content = draft.key, draft.content
-    name = speaker_name(speaker)
-    prefix = slugify(name) if name else ""
     if prefix:
         key, content = f"{prefix}/{key}", f"{name} {content}"
     return Fact(

@@ -13,28 +13,23 @@ from collections.abc import Mapping
 
 
 class Found:
-    __slots__ = ("_end", "_index", "_match", "_names")
+    __slots__ = ("_end", "_groups", "_match")
 
-    def __init__(self, match: re.Match[str], index: int, names: Mapping[str, int]) -> None:
-        """The lead `index` of `match`, whose pattern has the groups `names` and whose last
-        group to close is the lead's empty group `p<index>`."""
+    def __init__(self, match: re.Match[str], groups: Mapping[str, int], end: int) -> None:
+        """The lead of `match` that ends at `end`, whose groups (by their names without the
+        lead's index) have the numbers `groups` in the match."""
         self._match = match
-        self._index = index
-        self._names = names
-        self._end = match.end(match.lastindex or 0)
+        self._groups = groups
+        self._end = end
 
     def group(self, name: str) -> str:
         """The text of the lead's group `name` (a group the lead always fills)."""
-        return self._match.group(f"{name}_{self._index}") or ""
+        return self._match.group(self._groups[name]) or ""
 
     def get(self, name: str) -> str | None:
         """The text of an optional group, None when it did not take part (or does not exist)."""
-        key = f"{name}_{self._index}"
-        return self._match.group(key) if key in self._names else None
-
-    @property
-    def index(self) -> int:
-        return self._index
+        number = self._groups.get(name)
+        return None if number is None else self._match.group(number)
 
     @property
     def text(self) -> str:

@@ -141,10 +141,11 @@ _TRAILING_LAST = frozenset(f.split()[-1] for f in TRAILING_FILLERS)
 
 def is_filler(obj: str) -> bool:
     """Whether `obj` names nothing by itself: a pronoun, "to", "not to say", "that one"."""
-    words = obj.lower().split()
+    low = obj.lower()
+    words = low.split()
     if not words:
         return True
-    if obj.lower() in FILLER_OBJECTS or words[0] in PRONOUN_STARTS or words[-1] in PRONOUN_ENDS:
+    if low in FILLER_OBJECTS or words[0] in PRONOUN_STARTS or words[-1] in PRONOUN_ENDS:
         return True
     return words[0] == "to" and (len(words) == 1 or words[1] in _SPEECH)
 

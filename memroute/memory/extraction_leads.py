@@ -16,7 +16,15 @@ from memroute.memory import extraction_profile as profile
 from memroute.memory import extraction_stack as stack
 from memroute.memory import extraction_statements as said
 from memroute.memory.extraction_statements import Builder
-from memroute.memory.extraction_words import CONDITIONS, DIETS, PETS, PLAN_PRESENT, PLAN_VERBS, RELATIONS
+from memroute.memory.extraction_words import (
+    CONDITIONS,
+    DIETS,
+    PETS,
+    PLAN_PRESENT,
+    PLAN_VERBS,
+    RELATIONS,
+    quick_alternation,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,9 +43,14 @@ WERE = r"\bwe(?:\s*'re|\s+are)\s+"
 WEVE = r"\bwe(?:\s*'ve|\s+have)\s+"
 MY = r"\bmy\s+"
 OUR = r"\bour\s+"
+# Adverbs between a subject and its verb ("I really like"); tried at every "I", so quick.
 ADV = (
-    r"(?:(?:really|rly|lowkey|def|actually|also|still|just|totally|absolutely|honestly|genuinely|definitely|truly|kinda|"
-    r"personally|generally|mostly|mainly|now|currently|only|do|sort\s+of|kind\s+of|pretty\s+much)\s+){0,2}"
+    r"(?:(?:"
+    + quick_alternation(
+        r"really|rly|lowkey|def|actually|also|still|just|totally|absolutely|honestly|genuinely|definitely|truly|"
+        r"kinda|personally|generally|mostly|mainly|now|currently|only|do|sort\s+of|kind\s+of|pretty\s+much"
+    )
+    + r")\s+){0,2}"
 )
 NOT = r"(?:don'?t|do\s+not|dont)\s+"
 NAME = r"(?=(?-i:[A-ZÀ-ÖØ-Þ]))"
@@ -314,14 +327,26 @@ LEAD = re.compile(
     r"(?-i:[iImMwWoOcC])(?<![\w'].)(?<=(?=(?-i:" + _CANDIDATE + r"))(?=" + _alternatives() + r").)",
     re.IGNORECASE,
 )
-# The pattern's groups by name, read once instead of per match.
-LEAD_GROUPS: dict[str, int] = dict(LEAD.groupindex)
+
+
+def _groups_by_lead() -> tuple[dict[str, int], ...]:
+    """By lead, the numbers of its named groups under their names without the lead's index."""
+    groups: list[dict[str, int]] = [{} for _ in _TABLE]
+    for name, number in LEAD.groupindex.items():
+        base, _, index = name.rpartition("_")
+        if base:
+            groups[int(index)][base] = number
+    return tuple(groups)
+
+
+# By lead, its groups' numbers in `LEAD`, read once instead of by name per match.
+LEAD_GROUPS = _groups_by_lead()
 
 
 def _lead_of_group() -> tuple[int, ...]:
     """By group number, the lead whose empty group `p<index>` it is (-1 for other groups)."""
     leads = [-1] * (LEAD.groups + 1)
-    for name, number in LEAD_GROUPS.items():
+    for name, number in LEAD.groupindex.items():
         if re.fullmatch(r"p\d+", name):
             leads[number] = int(name[1:])
     return tuple(leads)

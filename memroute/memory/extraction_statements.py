@@ -47,7 +47,7 @@ def fact(key: str, content: str, *, kind: str = "factual", polarity: str = "posi
 
 def _object(obj: str) -> str | None:
     obj = strip_fillers(obj)
-    if len(obj) < MIN_FACT_LENGTH or is_filler(obj) or not any(c.isalnum() for c in obj):
+    if len(obj) < MIN_FACT_LENGTH or is_filler(obj) or not (obj[0].isalnum() or any(map(str.isalnum, obj))):
         return None
     return obj
 
@@ -113,7 +113,9 @@ _DECISIONS = {
 def decision(match: Found, obj: str) -> list[Draft]:
     """ "I'll use Postgres" → `decision:postgres` "will use Postgres" (episodic)."""
     thing = _object(obj)
-    if thing is None or (thing.split()[0].lower() in ("up", "out", "on", "off") and "picked" in match.text):
+    if thing is None or (
+        thing.split(None, 1)[0].lower() in ("up", "out", "on", "off") and "picked" in match.text
+    ):
         return []
     going = match.get("gverb")
     verb = " ".join((going or match.group("dverb")).lower().split())

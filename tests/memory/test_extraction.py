@@ -3,12 +3,16 @@ extraction cases, and the SPEC §3 fixes (polarity, verbs, boundaries, Unicode).
 
 from __future__ import annotations
 
+import re
+import string
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memroute import extract_facts_from_text
 from memroute.memory.extraction import MAX_EXTRACTION_TEXT_LENGTH, may_state_facts, slugify
+from memroute.memory.extraction_words import CASE_EXTRAS
 
 P, N = "positive", "negative"
 CATEGORIES = ("preference", "decision", "pattern", "profile", "work", "family", "pet", "health", "diet")
@@ -306,3 +310,15 @@ def test_questions_and_small_talk_are_factless_statements_are_not() -> None:
     assert extract_facts_from_text("We decided to use Postgres.") == []  # not a lead: no fact, no job
     assert not may_state_facts("We decided to use Postgres.")
     assert may_state_facts("I\u2019m going to use Next.js 14.")
+
+
+def test_the_case_extras_are_every_character_the_ignored_case_matches_to_a_letter() -> None:
+    """The quick alternations of the leads write a letter as a case-sensitive class: it must
+    hold every character that the ignored case matches to the letter, no more."""
+    everything = "".join(map(chr, range(0x110000)))
+    found: dict[str, str] = {}
+    for char in set(re.findall("[a-z]", everything, re.IGNORECASE)) - set(string.ascii_letters):
+        for letter in string.ascii_lowercase:
+            if re.fullmatch(letter, char, re.IGNORECASE):
+                found[letter] = "".join(sorted(found.get(letter, "") + char))
+    assert found == {letter: "".join(sorted(extra)) for letter, extra in CASE_EXTRAS.items()}
