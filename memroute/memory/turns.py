@@ -48,14 +48,15 @@ _SMALL_TALK = frozenset(
     """
     how are is was things thing going doing your day week weekend evening afternoon long time
     see not bad too old all been it up sup what s again soon talk care take catch heya
-    hola yo howdy dear mate guys everyone folks cheers and around there here stranger
+    hola yo howdy dear mate guys everyone folks cheers and around there here stranger to have
+    meet hear from hope glad re ve well
     """.split()  # noqa: SIM905 - a word list reads better as text
 )
 # The words that make a turn a greeting, so the names in it are whom it greets.
 _GREETINGS = frozenset(
     """
     hi hello hey hiya heya hola yo howdy morning evening afternoon night gm gn bye cya later
-    cheers thanks thank thx ty long
+    cheers thanks thank thx ty long meet see welcome
     """.split()  # noqa: SIM905 - a word list reads better as text
 )
 

@@ -23,6 +23,9 @@ def test_a_greeting_that_names_people_is_not_kept_but_a_name_with_news_is() -> N
         "Hi Caroline and Melanie!",
         "hey, not bad, you?",
         "cheers, you too",
+        "Hey Mel! Good to see you! How have you been?",
+        "Nice to meet you, Caroline!",
+        "Hope you are doing well!",
         "hiii",  # drawn out
         "heyyy Felix!!",
         "yeeah sooo good",
@@ -36,6 +39,7 @@ def test_a_greeting_that_names_people_is_not_kept_but_a_name_with_news_is() -> N
         "Paris, yes",
         "hey! Paris, Rome and Vienna",  # more than two names: a list, kept
         "heyy, coool bike",
+        "Hey Mel! Good to see you! I went to a support group yesterday.",
     ):
         assert [c.text for c in chunks(said)] == [said], said
 
