@@ -36,7 +36,7 @@ WAL_FORCE_CHECKPOINT_PAGES = 25_000
 # The WAL's file is cut back to this once a checkpoint has copied it all (its high-water
 # size otherwise stays on disk for good).
 WAL_SIZE_LIMIT_BYTES = 16 * 1024 * 1024
-READER_CACHE_KIB = 512  # page cache of each read connection (SQLite's default is 2,000 KiB)
+READER_CACHE_KIB = 256  # page cache of each read connection (SQLite's default is 2,000 KiB)
 
 
 def sqlite_vec_path() -> tuple[str | None, str | None]:
