@@ -47,7 +47,7 @@ def fact(key: str, content: str, *, kind: str = "factual", polarity: str = "posi
 
 def _object(obj: str) -> str | None:
     obj = strip_fillers(obj)
-    if len(obj) < MIN_FACT_LENGTH or is_filler(obj) or not (obj[0].isalnum() or any(map(str.isalnum, obj))):
+    if len(obj) < MIN_FACT_LENGTH or is_filler(obj) or not any(map(str.isalnum, obj)):
         return None
     return obj
 

@@ -61,10 +61,12 @@ _GREETINGS = frozenset(
 )
 
 
+# What a turn that says nothing is made of (placeholders of removed code and data included).
+_CHATTER = _FILLER | _SMALL_TALK | {"code", "data"}
 _DOUBLED = re.compile(r"(.)\1+")
-# A filler or small-talk word written with its letters drawn out, found by its letters
-# with every run cut to one ("heyy", "hiii" → "hey", "hi").
-_ELONGATED = {_DOUBLED.sub(r"\1", w): w for w in sorted(_FILLER | _SMALL_TALK)}
+# A word of chatter written with its letters drawn out, found by its letters with every
+# run cut to one ("heyy", "hiii" → "hey", "hi").
+_ELONGATED = {_DOUBLED.sub(r"\1", w): w for w in sorted(_CHATTER)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,9 +95,9 @@ def says_something(text: str) -> bool:
     greets = False
     for word in _WORD.findall(text):
         low = word.casefold()
-        if low not in _FILLER and low not in _SMALL_TALK:
+        if low not in _CHATTER:
             low = _ELONGATED.get(_DOUBLED.sub(r"\1", low), low)  # "hiii", "heyy", "sooo"
-        if low in _FILLER or low in _SMALL_TALK or low in ("code", "data"):
+        if low in _CHATTER:
             greets = greets or low in _GREETINGS
         elif word[0].isupper() and word != "I":
             names += 1
