@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import anyio
-import httpx
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -41,6 +40,8 @@ from memroute.memory.turns import last_user_turn, said_in, says_something
 from memroute.models.records import ApiKey, RetrievedItem
 from memroute.service import Memory
 from memroute.service.turn_queue import ChatTurn
+from memroute.upstream.client import UpstreamClient, UpstreamResponse
+from memroute.upstream.http import CALL_ERRORS, failure_name
 from memroute.upstream.route import Route
 
 log = logging.getLogger("memroute.gateway")
@@ -89,6 +90,18 @@ class ChatContext:
     settings: MemorySettings | None = None  # read once, when memory is on for the request
     items: list[RetrievedItem] = field(default_factory=list)
 
+    @property
+    def wants_reply(self) -> bool:
+        """Whether the assistant's reply is learned from (kept as its episode: `captureTurns`
+        all); only then is it read out of the provider's answer."""
+        settings = self.settings
+        return (
+            self.owner is not None
+            and settings is not None
+            and settings.extracts
+            and (settings.capture_turns == "all")
+        )
+
     def headers(self, debug: bool) -> dict[str, str]:
         """The memory headers of the answer; with `debug`, which memories were injected,
         and each one's tier and score."""
@@ -134,7 +147,7 @@ class ChatPipeline:
     def __init__(
         self,
         memory: Memory,
-        client: httpx.AsyncClient,
+        client: UpstreamClient,
         metrics: GatewayMetrics,
         require_api_key: bool,
         client_secret: Callable[[Request], str | None],
@@ -294,7 +307,7 @@ class ChatPipeline:
         finally:
             slot.release()
         if upstream.status_code == 200:
-            await self.queue_extraction(ctx, admitted.body, reply_text(await parsed_json(content)))
+            await self.queue_extraction(ctx, admitted.body, await reply_of(ctx, content))
             self.record_use(ctx)
         return Response(content, status_code=upstream.status_code, headers={**_passed(upstream), **headers})
 
@@ -318,17 +331,19 @@ class ChatPipeline:
             finally:
                 await stream.close()
             if upstream.status_code == 200:
-                await self.queue_extraction(ctx, body, reply_text(await parsed_json(content)))
+                await self.queue_extraction(ctx, body, await reply_of(ctx, content))
             return Response(
                 content, status_code=upstream.status_code, headers={**_passed(upstream), **headers}
             )
 
         async def relay() -> AsyncIterator[bytes]:
             assembler = ReplyAssembler()
+            wanted = ctx.wants_reply
             queued = False
             try:
                 async for chunk in stream.chunks():
-                    assembler.feed(chunk)
+                    if wanted:
+                        assembler.feed(chunk)
                     done_at = chunk.find(DONE_EVENT)
                     if done_at >= 0 and not queued:
                         # Queue the reply before the client sees the end of the stream.
@@ -342,12 +357,12 @@ class ChatPipeline:
                 if not queued:
                     await self.queue_extraction(ctx, body, assembler.text)
                 self.record_use(ctx)
-            except httpx.HTTPError as exc:
+            except CALL_ERRORS as exc:
                 log.warning(
                     "gateway.stream.upstream_error provider=%s url=%s error=%s",
                     route.provider_id,
                     url_for_logs(route.base_url),
-                    type(exc).__name__,
+                    failure_name(exc),
                 )
             finally:
                 await stream.close()
@@ -363,6 +378,12 @@ def client_gone(route: Route) -> Response:
     """The answer to a client that has disconnected (it is never sent): nginx's 499."""
     log.info("gateway.client.disconnected provider=%s: the upstream call was cancelled", route.provider_id)
     return Response(status_code=499)
+
+
+async def reply_of(ctx: ChatContext, content: bytes) -> str:
+    """The assistant's text in a non-streamed answer, when `ctx` learns from it (else "":
+    the answer is not parsed)."""
+    return reply_text(await parsed_json(content)) if ctx.wants_reply else ""
 
 
 async def parsed_json(content: bytes) -> Any:
@@ -384,7 +405,7 @@ def parse_body(raw: bytes) -> dict[str, Any]:
     return body
 
 
-def _passed(upstream: httpx.Response) -> dict[str, str]:
+def _passed(upstream: UpstreamResponse) -> dict[str, str]:
     """The provider's headers the client gets; its own request id under another name, since
     `x-request-id` is memroute's."""
     out = {name: upstream.headers[name] for name in _PASSED_RESPONSE_HEADERS if name in upstream.headers}

@@ -11,11 +11,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
 import anyio
-import httpx
 from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from memroute.gateway.guard import guarded
+from memroute.upstream.client import UpstreamClient, UpstreamResponse
 from memroute.upstream.http import open_stream, read_body
 from memroute.upstream.route import Route
 
@@ -32,16 +32,16 @@ class UpstreamBounds:
 
 
 async def fetch_once(
-    client: httpx.AsyncClient,
+    client: UpstreamClient,
     route: Route,
     path: str,
     payload: bytes,
     receive: Receive,
     bounds: UpstreamBounds,
-) -> tuple[httpx.Response, bytes]:
+) -> tuple[UpstreamResponse, bytes]:
     """POST `payload` and read the whole answer (see `guarded` for how it can end early)."""
 
-    async def call() -> tuple[httpx.Response, bytes]:
+    async def call() -> tuple[UpstreamResponse, bytes]:
         async with open_stream(client, "POST", route, path, payload) as upstream:
             return upstream, await read_body(upstream, route, bounds.max_body_bytes)
 
@@ -54,7 +54,7 @@ class OpenStream:
     """A streamed answer whose head has arrived. `close` (idempotent) closes the upstream
     response, then runs `on_close`."""
 
-    response: httpx.Response
+    response: UpstreamResponse
     route: Route
     bounds: UpstreamBounds
     deadline: float
@@ -73,7 +73,7 @@ class OpenStream:
     async def chunks(self) -> AsyncIterator[bytes]:
         """The raw bytes as they arrive, until the answer ends or the deadline passes (then
         the stream just ends, and the reason is logged)."""
-        iterator = self.response.aiter_raw()
+        iterator = self.response.chunks()
         while True:
             with anyio.move_on_after(max(0.0, self.deadline - time.monotonic())) as timer:
                 try:
@@ -101,7 +101,7 @@ class OpenStream:
 
 
 async def open_streamed(
-    client: httpx.AsyncClient,
+    client: UpstreamClient,
     route: Route,
     path: str,
     payload: bytes,
@@ -114,7 +114,7 @@ async def open_streamed(
     deadline = time.monotonic() + bounds.total_timeout_s
     stack = contextlib.AsyncExitStack()
 
-    async def head() -> httpx.Response:
+    async def head() -> UpstreamResponse:
         return await stack.enter_async_context(open_stream(client, "POST", route, path, payload))
 
     try:

@@ -33,7 +33,7 @@ from memroute.service.sessions import SessionBook
 from memroute.service.turn_queue import TurnQueue
 from memroute.service.workers import AccessRecorder, ExtractionWorker
 from memroute.store import SqliteStore
-from memroute.upstream.http import LazyClient
+from memroute.upstream.lazy import LazyClient
 from memroute.vectors.qdrant_pool import QdrantPool
 from memroute.vectors.qdrant_settings import QdrantSettings
 from memroute.vectors.qdrant_settings import normalize as normalize_qdrant_settings

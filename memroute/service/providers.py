@@ -21,13 +21,11 @@ import re
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
-import httpx
-
 from memroute.clock import Clock, to_iso
 from memroute.errors import InvalidInput, NotFound, UpstreamError
 from memroute.models.records import ProviderRecord
 from memroute.store import SqliteStore
-from memroute.upstream.route import Route
+from memroute.upstream.route import Route, url_problem
 
 log = logging.getLogger("memroute.providers")
 
@@ -65,9 +63,11 @@ def validate_base_url(value: object) -> str:
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises ValueError for a port out of range
-        httpx.URL(url)  # what requests are sent with: no control characters
-    except (ValueError, httpx.InvalidURL) as exc:  # e.g. "http://[" (a broken IPv6 address)
+    except ValueError as exc:  # e.g. "http://[" (a broken IPv6 address)
         raise InvalidInput(f"is not a valid URL ({exc})", "baseUrl") from None
+    problem = url_problem(url)  # what requests are sent with
+    if problem is not None:
+        raise InvalidInput(f"is not a valid URL ({problem})", "baseUrl")
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise InvalidInput("must be an http:// or https:// URL, e.g. https://api.openai.com/v1", "baseUrl")
     if "?" in url or "#" in url:

@@ -29,7 +29,7 @@ from memroute.models.status import (
 )
 from memroute.service.providers import ProviderRegistry
 from memroute.store.qdrant_sync import QdrantSyncRepository
-from memroute.upstream.http import LazyClient
+from memroute.upstream.lazy import LazyClient
 from memroute.upstream.models import ModelsUnavailable, listed_model_ids
 from memroute.vectors.qdrant import INSTALL_HINT, QdrantConnection, QdrantIndex
 from memroute.vectors.qdrant_pool import QdrantPool

@@ -32,7 +32,7 @@ from memroute.service.providers import ProviderRegistry
 from memroute.service.qdrant import QdrantService
 from memroute.service.reindex import Reindexer, ReindexWorker
 from memroute.store import SqliteStore, VecMeta
-from memroute.upstream.http import LazyClient
+from memroute.upstream.lazy import LazyClient
 from memroute.upstream.rerank import ProviderReranker
 from memroute.vectors import Vector, VectorIndex
 from memroute.vectors.sqlite_vec import SqliteVecIndex

@@ -1,29 +1,31 @@
-"""Calls to upstream providers with httpx; failures become clear UpstreamErrors.
+"""Calls to upstream providers; failures become clear UpstreamErrors.
 
 A provider that cannot be reached (no connection) is told apart from one that broke off
 its answer (the connection was made, then closed or cut mid-answer); both are logged with
-the provider's id and its base URL (never its key, never credentials in the URL)."""
+the provider's id and its base URL (never its key, never credentials in the URL). The
+gateway's calls go through its pooled `UpstreamClient` (short synchronous calls, such as
+rerank and model lists, through `memroute.upstream.lazy.LazyClient`)."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
-import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
+import aiohttp
 import anyio
-import httpx
 
 from memroute.errors import UpstreamError
 from memroute.masking import url_for_logs
-from memroute.upstream.route import Route
-from memroute.upstream.tls import tls_context
+from memroute.upstream.client import PoolFull, UpstreamClient, UpstreamResponse
+from memroute.upstream.route import Route, url_problem
 
 log = logging.getLogger("memroute.upstream")
 
-#: No connection to the provider was made: nothing was sent.
-_NOT_CONNECTED = (httpx.ConnectError, httpx.ProxyError, httpx.UnsupportedProtocol)
+#: What a call to a provider can fail with once it was sent (a broken or timed-out answer).
+CALL_ERRORS = (aiohttp.ClientError, TimeoutError)
 
 
 def upstream_headers(route: Route) -> dict[str, str]:
@@ -36,27 +38,28 @@ def upstream_headers(route: Route) -> dict[str, str]:
 
 @contextlib.asynccontextmanager
 async def open_stream(
-    client: httpx.AsyncClient, method: str, route: Route, path: str, body: bytes | None = None
-) -> AsyncIterator[httpx.Response]:
+    client: UpstreamClient, method: str, route: Route, path: str, body: bytes | None = None
+) -> AsyncIterator[UpstreamResponse]:
     """Send a request and yield the response with its body not yet read."""
+    if url_problem(route.base_url) is not None:  # stored before validation was this strict
+        raise UpstreamError(f"upstream provider '{route.provider_id}' has an invalid base URL")
+    opened = client.open(method, route.base_url + path, body, upstream_headers(route))
     try:
-        request = client.build_request(
-            method, route.base_url + path, content=body, headers=upstream_headers(route)
-        )
-    except httpx.InvalidURL:  # a base URL stored before validation was this strict
-        raise UpstreamError(f"upstream provider '{route.provider_id}' has an invalid base URL") from None
-    try:
-        response = await client.send(request, stream=True)
-    except httpx.HTTPError as exc:
+        response = await opened.__aenter__()
+    except (PoolFull, *CALL_ERRORS) as exc:
         raise upstream_failure(route, exc) from None
     try:
         yield response
-    finally:
+    except BaseException as exc:
         with anyio.CancelScope(shield=True):  # a cancelled call still closes its connection
-            await response.aclose()
+            await opened.__aexit__(type(exc), exc, exc.__traceback__)
+        raise
+    else:
+        with anyio.CancelScope(shield=True):
+            await opened.__aexit__(None, None, None)
 
 
-async def read_body(response: httpx.Response, route: Route, limit: int | None = None) -> bytes:
+async def read_body(response: UpstreamResponse, route: Route, limit: int | None = None) -> bytes:
     """The whole body of a provider's answer, read as it arrives; a cut-off answer, or one
     of more than `limit` bytes (decoded), is an UpstreamError (502) and is read no further."""
     declared = response.headers.get("content-length", "")
@@ -65,12 +68,12 @@ async def read_body(response: httpx.Response, route: Route, limit: int | None = 
     chunks: list[bytes] = []
     size = 0
     try:
-        async for chunk in response.aiter_bytes():
+        async for chunk in response.chunks():
             size += len(chunk)
             if limit is not None and size > limit:
                 raise _too_large(route, limit)
             chunks.append(chunk)
-    except httpx.HTTPError as exc:
+    except CALL_ERRORS as exc:
         raise upstream_failure(route, exc) from None
     return b"".join(chunks)
 
@@ -88,58 +91,62 @@ def _too_large(route: Route, limit: int) -> UpstreamError:
     )
 
 
-def upstream_failure(route: Route, exc: httpx.HTTPError) -> UpstreamError:
+def failure_name(exc: BaseException) -> str:
+    """A short, stable name for how a call failed (what error messages and logs show)."""
+    if isinstance(exc, aiohttp.ClientProxyConnectionError):
+        return "ProxyError"
+    if isinstance(exc, aiohttp.ClientSSLError):
+        return "TLSError"
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        return "ConnectError"
+    if isinstance(exc, aiohttp.NonHttpUrlClientError):
+        return "UnsupportedProtocol"
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        return "ServerDisconnected"
+    if isinstance(exc, aiohttp.ClientPayloadError):
+        return "IncompleteAnswer"
+    if isinstance(exc, aiohttp.ClientOSError):
+        return "ReadError"
+    return type(exc).__name__
+
+
+def upstream_failure(route: Route, exc: BaseException) -> UpstreamError:
     """The error for a failed call to `route`'s provider, logged with its base URL: no free
-    connection to providers (503), timed out (504), unreachable (502) or broke off its
-    answer (502)."""
+    connection to providers (503), timed out (504), unreachable (502), an invalid base URL
+    (502) or broke off its answer (502)."""
     name = f"upstream provider '{route.provider_id}'"
-    if isinstance(exc, httpx.PoolTimeout):
+    if isinstance(exc, PoolFull):
         log.warning("upstream.pool_full provider=%s", route.provider_id)
         return UpstreamError(
             "all of memroute's connections to upstream providers are busy: retry shortly",
             status=503,
             retry_after=1,
         )
-    if isinstance(exc, httpx.TimeoutException):
+    if isinstance(exc, aiohttp.InvalidURL) and not isinstance(exc, aiohttp.NonHttpUrlClientError):
+        return UpstreamError(f"{name} has an invalid base URL")  # stored before validation was this strict
+    if isinstance(exc, TimeoutError):
         what, status = "timed out", 504
-    elif isinstance(exc, _NOT_CONNECTED):
-        what, status = f"is unreachable ({type(exc).__name__})", 502
+    elif isinstance(exc, (aiohttp.ClientConnectorError, aiohttp.NonHttpUrlClientError)):
+        what, status = f"is unreachable ({failure_name(exc)})", 502
     else:
-        what, status = f"broke off its answer ({type(exc).__name__})", 502
+        what, status = f"broke off its answer ({failure_name(exc)})", 502
     log.warning(
         "upstream.failed provider=%s url=%s error=%s",
         route.provider_id,
         url_for_logs(route.base_url),
-        type(exc).__name__,
+        failure_name(exc),
     )
     return UpstreamError(f"{name} {what}", status=status)
 
 
-async def read_json(client: httpx.AsyncClient, route: Route, path: str, limit: int | None = None) -> Any:
+async def read_json(client: UpstreamClient, route: Route, path: str, limit: int | None = None) -> Any:
     """GET a JSON document (of at most `limit` bytes) from a provider (for /v1/models)."""
     async with open_stream(client, "GET", route, path) as response:
         data = await read_body(response, route, limit)
         if response.status_code != 200:
             raise UpstreamError(f"upstream provider '{route.provider_id}' answered {response.status_code}")
-        return httpx.Response(200, content=data).json()
-
-
-class LazyClient:
-    """One `httpx.Client` for short synchronous calls to providers (rerank, model lists),
-    made on first use (most processes never need it) and closed with the service."""
-
-    def __init__(self) -> None:
-        self._client: httpx.Client | None = None
-        self._lock = threading.Lock()
-
-    def get(self) -> httpx.Client:
-        with self._lock:
-            if self._client is None:
-                self._client = httpx.Client(verify=tls_context())
-            return self._client
-
-    def close(self) -> None:
-        with self._lock:
-            client, self._client = self._client, None
-        if client is not None:
-            client.close()
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError):
+        name = f"upstream provider '{route.provider_id}'"
+        raise UpstreamError(f"{name} answered with something other than JSON") from None

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
+
+from yarl import URL
 
 
 @dataclass(frozen=True, slots=True)
@@ -13,3 +16,19 @@ class Route:
     base_url: str
     api_key: str | None
     model: str
+
+
+@functools.lru_cache(maxsize=256)
+def url_problem(url: str) -> str | None:
+    """Why requests cannot be sent to `url` (a base URL), or None when they can: control
+    characters or spaces anywhere, or what the URL parser refuses."""
+    if any(ord(c) < 0x21 or ord(c) == 0x7F for c in url):
+        return "it holds a control character or a space"
+    try:
+        parsed = URL(url)
+        parsed.port  # noqa: B018 - raises ValueError for a port out of range
+    except (ValueError, TypeError) as exc:
+        return str(exc)
+    if not parsed.host:
+        return "it names no host"
+    return None

@@ -6,7 +6,6 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 
-import httpx
 from fastapi import FastAPI
 
 from memroute.config import Config
@@ -16,6 +15,7 @@ from memroute.gateway.relay import UpstreamBounds
 from memroute.mcp.http import http_endpoint
 from memroute.mcp.server import build_server
 from memroute.service import Memory
+from memroute.upstream.client import PoolSettings, UpstreamClient
 from memroute.upstream.tls import tls_context
 from memroute.version import package_version
 from memroute.web import errors
@@ -41,21 +41,22 @@ def create_app(config: Config, *, memory: Memory | None = None) -> FastAPI:
         mem = memory if memory is not None else Memory.open(config=config)
         # A free pooled connection is waited for at most this long (a 503 then, never a queue);
         # the pool holds the gateway's limit of concurrent calls and a few for /v1/models.
-        timeout = httpx.Timeout(
-            config.upstream_timeout_s, connect=config.upstream_connect_timeout_s, pool=POOL_ACQUIRE_TIMEOUT_S
-        )
         # Pooled upstream connections are dropped after 2 s idle: servers built on uvicorn
         # (vLLM, LM Studio's proxy, the scripted test upstream) close theirs after 5 s, and
-        # a request sent on a connection the server is closing fails with a ReadError.
-        pool = config.max_concurrent + POOL_SPARE_CONNECTIONS
-        limits = httpx.Limits(
-            max_connections=pool, max_keepalive_connections=min(pool, 100), keepalive_expiry=2.0
+        # a request sent on a connection the server is closing fails.
+        client = UpstreamClient(
+            PoolSettings(
+                size=config.max_concurrent + POOL_SPARE_CONNECTIONS,
+                pool_wait_s=POOL_ACQUIRE_TIMEOUT_S,
+                connect_timeout_s=config.upstream_connect_timeout_s,
+                read_timeout_s=config.upstream_timeout_s,
+                keepalive_s=2.0,
+            ),
+            tls_context(),
         )
-        async with httpx.AsyncClient(
-            timeout=timeout, limits=limits, follow_redirects=False, verify=tls_context()
-        ) as client:
+        await client.start()
+        try:
             app.state.memory = mem
-            app.state.http = client
             app.state.metrics = standard_metrics(lambda: float(mem.extraction_queue().pending))
             app.state.chat = ChatPipeline(
                 mem,
@@ -80,6 +81,8 @@ def create_app(config: Config, *, memory: Memory | None = None) -> FastAPI:
             finally:
                 if owned:
                     mem.close()
+        finally:
+            await client.close()
 
     app = FastAPI(
         title="memroute",

@@ -1,0 +1,84 @@
+"""The gateway's connections to providers: what a provider sees and what it can leave behind."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import openai
+from gateways import gateway_config
+from memories import open_memory
+from servers import LiveServer
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from memroute.web.app import create_app
+
+
+class CookieSettingProvider:
+    """A provider that sets a session cookie on every answer and records what it was sent;
+    its answers are gzip-compressed."""
+
+    def __init__(self) -> None:
+        self.seen: list[dict[str, str]] = []
+
+    def app(self) -> Starlette:
+        async def chat(request: Request) -> Response:
+            body = await request.json()
+            self.seen.append(dict(request.headers))
+            answer = {
+                "id": "chatcmpl-1",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body["model"],
+                "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}
+                ],
+            }
+            headers = {"set-cookie": f"session=for-call-{len(self.seen)}; Path=/", "content-encoding": "gzip"}
+            return Response(
+                gzip.compress(json.dumps(answer).encode()), media_type="application/json", headers=headers
+            )
+
+        return Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])
+
+
+def _chat(url: str, secret: str) -> Any:
+    client = openai.OpenAI(base_url=url + "/v1", api_key=secret, max_retries=0)
+    return client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+
+
+def test_a_cookie_one_call_got_is_never_sent_with_another_clients_call(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    with open_memory(db) as side:
+        _, alice = side.keys.create("alice")
+        _, bob = side.keys.create("bob")
+    provider = CookieSettingProvider()
+    with LiveServer(provider.app()) as up:
+        config = gateway_config(db, up.url)
+        with LiveServer(create_app(config)) as server:
+            first = _chat(server.url, alice)
+            second = _chat(server.url, bob)
+    # The compressed answers arrive decoded.
+    assert first.choices[0].message.content == second.choices[0].message.content == "ok"
+    assert len(provider.seen) == 2
+    assert "cookie" not in provider.seen[1], "bob's call carried the cookie set on alice's call"
+
+
+def test_credentials_in_a_providers_base_url_are_sent_as_basic_auth(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    with open_memory(db) as side:
+        _, secret = side.keys.create("k")
+    provider = CookieSettingProvider()
+    with LiveServer(provider.app()) as up:
+        with_credentials = up.url.replace("http://", "http://gate:s3cret@")
+        config = gateway_config(db, with_credentials, MEMROUTE_UPSTREAM_API_KEY="sk-provider-key")
+        with LiveServer(create_app(config)) as server:
+            assert _chat(server.url, secret).choices[0].message.content == "ok"
+    expected = "Basic " + base64.b64encode(b"gate:s3cret").decode()
+    assert provider.seen[0]["authorization"] == expected
