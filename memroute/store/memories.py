@@ -443,34 +443,30 @@ class MemoryRepository:
     ) -> builtins.list[tuple[MemoryRecord, float]]:
         """FTS5 matches ranked by bm25 (lower is better), then newest first.
 
-        The best matches come from FTS first (a cheap ranked rowid list), then only
-        those rows are read and filtered. When the filter drops most of a batch, the
-        next ranked batch is read, so expired or out-of-retention matches never crowd
-        out the valid ones."""
+        The best matches come from FTS first (a ranked batch of rowids), joined in the same
+        statement to their rows, which the filter then admits or not. When the filter drops
+        most of a batch, the next ranked batch is read, so expired or out-of-retention
+        matches never crowd out the valid ones."""
         expression = match_expression(query, flt.api_key_id)
         if expression is None:
             return []
+        where, params = filter_sql(flt, "m")
+        # One statement text for every query (prepared once per connection); a dropped match
+        # comes back as a row of NULLs, so the batch's size tells whether FTS has more.
+        sql = (
+            f"SELECT f.rank, {M_COLUMNS} FROM (SELECT rowid, {BM25} AS rank FROM memory_fts"
+            " WHERE memory_fts MATCH ? ORDER BY rank LIMIT ? OFFSET ?) AS f"
+            f" LEFT JOIN memories AS m ON m.rowid = f.rowid AND {where}"
+        )
         con = self.db.read()
-        where, params = filter_sql(flt)
         batch = limit + limit // 4 + 5
         found: builtins.list[tuple[MemoryRecord, float]] = []
         for offset in range(0, KEYWORD_SCAN_CAP, batch):
-            hits = con.execute(
-                f"SELECT rowid, {BM25} AS rank FROM memory_fts WHERE memory_fts MATCH ?"
-                " ORDER BY rank LIMIT ? OFFSET ?",
-                (expression, batch, offset),
-            ).fetchall()
-            rank = {rowid: float(score) for rowid, score in hits}  # type: ignore[arg-type]
-            if rank:
-                marks = ",".join("?" * len(rank))
-                rows = con.execute(
-                    f"SELECT rowid, {COLUMNS} FROM memories WHERE rowid IN ({marks}) AND {where}",
-                    (*rank, *params),
-                ).fetchall()
-                scored = [(rank[r[0]], row_to_memory(r[1:])) for r in rows]
-                scored.sort(key=lambda pair: pair[1].updated_at, reverse=True)
-                scored.sort(key=lambda pair: pair[0])  # stable: equal ranks stay newest first
-                found.extend((memory, score) for score, memory in scored)
+            hits = con.execute(sql, (expression, batch, offset, *params)).fetchall()
+            scored = [(float(r[0]), row_to_memory(r[1:])) for r in hits if r[1] is not None]  # type: ignore[arg-type]
+            scored.sort(key=lambda pair: pair[1].updated_at, reverse=True)
+            scored.sort(key=lambda pair: pair[0])  # stable: equal ranks stay newest first
+            found.extend((memory, score) for score, memory in scored)
             # Read further only when the filter dropped more than half of what was asked:
             # enough valid matches beat one more full FTS pass.
             if len(found) >= limit // 2 or len(hits) < batch:
