@@ -65,11 +65,11 @@ def validate_base_url(value: object) -> str:
         parts.port  # noqa: B018 - raises ValueError for a port out of range
     except ValueError as exc:  # e.g. "http://[" (a broken IPv6 address)
         raise InvalidInput(f"is not a valid URL ({exc})", "baseUrl") from None
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise InvalidInput("must be an http:// or https:// URL, e.g. https://api.openai.com/v1", "baseUrl")
     problem = url_problem(url)  # what requests are sent with
     if problem is not None:
         raise InvalidInput(f"is not a valid URL ({problem})", "baseUrl")
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise InvalidInput("must be an http:// or https:// URL, e.g. https://api.openai.com/v1", "baseUrl")
     if "?" in url or "#" in url:
         # Paths such as /chat/completions are appended to the base URL: after a query or a
         # fragment they would not be paths any more.
