@@ -117,9 +117,17 @@ def _app(kind: str, db: str | None, upstream_url: str | None) -> Any:
 
 def _serve(kind: str, port: int, db: str | None, upstream_url: str | None) -> None:
     """Entry point of a server process."""
-    import uvicorn
+    app = _app(kind, db, upstream_url)
+    if kind == "echo":
+        import uvicorn
 
-    uvicorn.run(_app(kind, db, upstream_url), host=HOST, port=port, log_level="warning")
+        uvicorn.run(app, host=HOST, port=port, log_level="warning")
+        return
+    # The gateway runs as `memroute serve` runs it: its guarded protocol, limits and loop.
+    from memroute.web.server import build_server
+    from memroute.web.server_limits import ServerLimits, open_files_limit
+
+    build_server(app, ServerLimits.of_app(app), host=HOST, port=port, open_files=open_files_limit()).run()
 
 
 def _free_port() -> int:

@@ -1,4 +1,4 @@
-"""uvicorn's h11 protocol with the guards uvicorn lacks: at the connection cap a new
+"""uvicorn's httptools protocol (its C parser) with the guards uvicorn lacks: at the connection cap a new
 connection takes the place of the longest-waiting one that holds no request (idle between
 requests, or still sending its head, for half a second at least), and only when every
 connection is in a request is it answered 503 and closed; a request head must arrive whole
@@ -13,8 +13,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-import h11
-from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from memroute.web.logs import LogBudget
 
@@ -48,8 +47,8 @@ class Guard:
     refusals: LogBudget = field(default_factory=lambda: LogBudget(burst=1, window=10.0), compare=False)
 
 
-class GuardedH11Protocol(H11Protocol):
-    """H11Protocol for one Guard (set on a subclass by `guarded_protocol`)."""
+class GuardedProtocol(HttpToolsProtocol):
+    """HttpToolsProtocol for one Guard (set on a subclass by `guarded_protocol`)."""
 
     guard: Guard
 
@@ -59,6 +58,7 @@ class GuardedH11Protocol(H11Protocol):
         self.idle_since = 0.0  # when it last started waiting for a request (loop time)
         self.deadline: asyncio.TimerHandle | None = None
         self.waiting_for: str | None = None  # "head" or "body" while a deadline runs
+        self.receiving: str | None = None  # "head" or "body" while a request arrives
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         self.idle_since = self.loop.time()
@@ -80,6 +80,18 @@ class GuardedH11Protocol(H11Protocol):
         super().data_received(data)
         self._follow()
 
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self.receiving = "head"
+
+    def on_headers_complete(self) -> None:
+        super().on_headers_complete()
+        self.receiving = "body"
+
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        self.receiving = None
+
     def on_response_complete(self) -> None:
         super().on_response_complete()
         self.idle_since = self.loop.time()
@@ -91,8 +103,9 @@ class GuardedH11Protocol(H11Protocol):
         connection a moment after its last answer is left alone)."""
         return (
             not self.transport.is_closing()
-            and self.conn.their_state is h11.IDLE
+            and self.receiving != "body"
             and (self.cycle is None or self.cycle.response_complete)
+            and not self.pipeline
             and now - self.idle_since >= EVICTABLE_AFTER_S
         )
 
@@ -103,7 +116,7 @@ class GuardedH11Protocol(H11Protocol):
         if len(open_now) < self.guard.max_connections:
             return True
         now = self.loop.time()
-        idle = [c for c in open_now if isinstance(c, GuardedH11Protocol) and c.holds_no_request(now)]
+        idle = [c for c in open_now if isinstance(c, GuardedProtocol) and c.holds_no_request(now)]
         if not idle:
             return False
         oldest = min(idle, key=lambda c: c.idle_since)
@@ -116,12 +129,11 @@ class GuardedH11Protocol(H11Protocol):
         if self.transport.is_closing():
             self._cancel()
             return
-        state = self.conn.their_state
-        if state is h11.SEND_BODY:
+        if self.receiving == "body":
             self._expect("body", self.guard.body_timeout_s, restart=True)
-        elif state is h11.IDLE and self.conn.trailing_data[0]:
+        elif self.receiving == "head":
             self._expect("head", self.guard.header_timeout_s)  # part of the next head came
-        elif state is not h11.IDLE:
+        elif self.cycle is not None and not self.cycle.response_complete:
             self._cancel()  # the request is in; between requests the keep-alive timeout runs
 
     def _expect(self, what: str, seconds: float, *, restart: bool = False) -> None:
@@ -157,6 +169,6 @@ class GuardedH11Protocol(H11Protocol):
             )
 
 
-def guarded_protocol(guard: Guard) -> type[GuardedH11Protocol]:
+def guarded_protocol(guard: Guard) -> type[GuardedProtocol]:
     """The protocol class uvicorn builds for each connection of a server held to `guard`."""
-    return type("MemrouteH11Protocol", (GuardedH11Protocol,), {"guard": guard})
+    return type("MemrouteHttpProtocol", (GuardedProtocol,), {"guard": guard})
