@@ -136,6 +136,7 @@ class Config:
     upstream_timeout_s: float = 600.0
     # Connections to the server (memroute/web/server.py).
     header_timeout_s: float = 10.0  # a request head must arrive whole within this
+    access_log: bool = True  # `memroute serve` writes a line per request on stdout
     body_timeout_s: float = 30.0  # longest pause between two pieces of a request body
     keep_alive_timeout_s: int = 30  # an idle connection between requests is closed after this
     max_connections: int | None = None  # None: 1000, fewer when the open-files limit is low
@@ -220,6 +221,7 @@ class Config:
             upstream_connect_timeout_s=_float(env, "MEMROUTE_UPSTREAM_CONNECT_TIMEOUT", 10.0) or 10.0,
             upstream_timeout_s=_float(env, "MEMROUTE_UPSTREAM_TIMEOUT", 600.0) or 600.0,
             header_timeout_s=_seconds(env, "MEMROUTE_HEADER_TIMEOUT", 10.0),
+            access_log=_bool(env, "MEMROUTE_ACCESS_LOG", True),
             body_timeout_s=_seconds(env, "MEMROUTE_BODY_TIMEOUT", 30.0),
             keep_alive_timeout_s=_int(env, "MEMROUTE_KEEP_ALIVE_TIMEOUT", 30, minimum=1),
             max_connections=_optional_int(env, "MEMROUTE_MAX_CONNECTIONS", minimum=1),

@@ -237,6 +237,7 @@ def test_serve_prints_the_admin_token_once_and_serves(tmp_path: Path) -> None:
     assert f"http://127.0.0.1:{port}/v1" in output
     assert f"http://127.0.0.1:{port}/dashboard" in output
     assert first.returncode == 0
+    assert '"GET /healthz HTTP/1.1" 200' in output  # the access log is on by default
     assert oct((tmp_path / "admin_token").stat().st_mode & 0o777) == "0o600"
     # The commands it prints work as printed, from a shell without MEMROUTE_DATA_DIR.
     switch_on = re.search(r"memory is off: .*`(.+ settings set enabled=true)`", output)
@@ -249,8 +250,10 @@ def test_serve_prints_the_admin_token_once_and_serves(tmp_path: Path) -> None:
             shlex.split(command), env=bare_env, capture_output=True, text=True, cwd=tmp_path
         )
         assert done.returncode == 0, done.stderr
+    env["MEMROUTE_ACCESS_LOG"] = "false"
     again_proc, again = start(0)  # any free port, named in the banner
     assert again_proc.returncode == 0, again
+    assert "GET /healthz" not in again  # switched off
     assert token not in again and "admin token: in" in again
     assert "memory is on" in again and "memory is off" not in again
     assert "Uvicorn running on " + again.split()[1] in again

@@ -46,7 +46,13 @@ def run_foreground(app: Any, config: Config, listener: socket.socket | None = No
     configure_process_logging("info")
     limits = ServerLimits.of(config)
     server = build_server(
-        app, limits, host=config.host, port=config.port, open_files=raise_open_files_limit(), log_level="info"
+        app,
+        limits,
+        host=config.host,
+        port=config.port,
+        open_files=raise_open_files_limit(),
+        log_level="info",
+        access_log=config.access_log,
     )
     log.info(describe(server, limits))
     if listener is not None:

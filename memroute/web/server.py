@@ -71,9 +71,11 @@ def build_server(
     port: int = 0,
     open_files: int | None = None,
     log_level: str = "warning",
+    access_log: bool = True,
 ) -> MemrouteServer:
-    """A server for `app` held to `limits` (its connection cap sized for `open_files`). It
-    leaves the logging set-up alone: `memroute serve` installs its own first."""
+    """A server for `app` held to `limits` (its connection cap sized for `open_files`), with
+    a line per request for uvicorn's access logger unless `access_log` is off. It leaves
+    the logging set-up alone: `memroute serve` installs its own first."""
     guard = Guard(limits.connection_cap(open_files), limits.header_timeout_s, limits.body_timeout_s)
     config = uvicorn.Config(
         app,
@@ -87,6 +89,7 @@ def build_server(
         lifespan="on",
         log_config=None,
         log_level=log_level,
+        access_log=access_log,
         timeout_keep_alive=limits.keep_alive_timeout_s,
         proxy_headers=bool(limits.trusted_proxies),
         forwarded_allow_ips=list(limits.trusted_proxies),
