@@ -391,10 +391,11 @@ class Bench:
                     ask_stream(c, text)
                 self.drain(case)
                 gc.collect()
-                for text in chunk:
-                    first, end = ask_stream(c, text)
-                    ttft[case].append(first)
-                    total[case].append(end)
+                with self.meter.block(f"stream {case}"):
+                    for text in chunk:
+                        first, end = ask_stream(c, text)
+                        ttft[case].append(first)
+                        total[case].append(end)
                 self.drain(case)
         log("streaming done")
         return {case: (Latency(ttft[case]), Latency(total[case])) for case in cases}
@@ -615,6 +616,7 @@ def report(
                 "—" if case == DIRECT else f"+{ms(ttft.p50 - stream[DIRECT][0].p50)}",
                 ms(total.p50),
                 ms(total.p99),
+                _cpu_per_request(context, f"stream {case}", ttft.n),
             ]
         )
         data[f"stream/{case}"] = {"ttft": ttft.to_dict(), "total": total.to_dict()}
@@ -622,7 +624,10 @@ def report(
     rep.add(
         "**Streaming** (`stream=True`; time to the first chunk with content, and to the end of the stream; "
         "the echo upstream sends one chunk per word of “You said: <question>”, 7–17 chunks):\n\n"
-        + table(["case", "n", "TTFT p50", "TTFT p99", "TTFT p50 vs direct", "total p50", "total p99"], s_rows)
+        + table(
+            ["case", "n", "TTFT p50", "TTFT p99", "TTFT p50 vs direct", "total p50", "total p99", cpu_header],
+            s_rows,
+        )
     )
     c_rows = []
     for case in CONCURRENT_CASES:
