@@ -4,6 +4,7 @@ response closed however its relay ends."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
@@ -16,7 +17,7 @@ from starlette.types import Receive, Scope, Send
 
 from memroute.gateway.guard import guarded
 from memroute.upstream.client import UpstreamClient, UpstreamResponse
-from memroute.upstream.http import open_stream, read_body
+from memroute.upstream.http import CALL_ERRORS, open_stream, read_body
 from memroute.upstream.route import Route
 
 log = logging.getLogger("memroute.gateway")
@@ -72,22 +73,32 @@ class OpenStream:
 
     async def chunks(self) -> AsyncIterator[bytes]:
         """The raw bytes as they arrive, until the answer ends or the deadline passes (then
-        the stream just ends, and the reason is logged)."""
-        iterator = self.response.chunks()
-        while True:
-            with anyio.move_on_after(max(0.0, self.deadline - time.monotonic())) as timer:
-                try:
-                    chunk = await iterator.__anext__()
-                except StopAsyncIteration:
-                    return
-            if timer.cancelled_caught:
-                log.warning(
-                    "gateway.stream.deadline provider=%s seconds=%g: the stream was ended",
-                    self.route.provider_id,
-                    self.bounds.total_timeout_s,
-                )
-                return
-            yield chunk
+        the stream just ends, and the reason is logged). One timer for the whole stream
+        closes the upstream connection at the deadline, so no chunk pays for a timeout."""
+        expired = False
+
+        def expire() -> None:
+            nonlocal expired
+            expired = True
+            self.response.abort()
+
+        timer = asyncio.get_running_loop().call_later(max(0.0, self.deadline - time.monotonic()), expire)
+        try:
+            async for chunk in self.response.chunks():
+                if expired:
+                    break
+                yield chunk
+        except CALL_ERRORS:
+            if not expired:
+                raise
+        finally:
+            timer.cancel()
+        if expired:
+            log.warning(
+                "gateway.stream.deadline provider=%s seconds=%g: the stream was ended",
+                self.route.provider_id,
+                self.bounds.total_timeout_s,
+            )
 
     async def close(self) -> None:
         if self._closed:

@@ -63,6 +63,10 @@ class UpstreamResponse:
         async for chunk in self._response.content.iter_any():
             yield chunk
 
+    def abort(self) -> None:
+        """Close its connection now: a read waiting for more of the body ends."""
+        self._response.close()
+
 
 class UpstreamClient:
     """One pool of connections to providers per process, opened inside the event loop
