@@ -45,7 +45,7 @@ STRATEGIES = ("exact", "semantic", "hybrid")
 TARGET_P99_MS = 5.0  # at 10,000 memories in one key
 TARGET_PER_KEY = 10_000
 DEFAULT_SIZES = ("10000x1", "1000000x1000")
-QUICK_SIZES = ("2000x1", "20000x20")
+QUICK_SIZES = ("2000x1", "6000x6")
 
 
 def parse_size(text: str) -> tuple[int, int]:

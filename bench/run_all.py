@@ -39,7 +39,7 @@ QUICK = {
     "sizes": retrieval.QUICK_SIZES,
     "queries": 40,
     "warmup": 10,
-    "insert": {"n": 1_000, "keys": 10, "one_key_n": 1_000, "base": 5_000, "repeats": 1},
+    "insert": {"n": 1_000, "keys": 10, "one_key_n": 1_000, "base": 2_000, "repeats": 1},
     "extraction": {"n_texts": 5, "repeats": 1, "n_messages": 100, "n_big": 5},
     "gateway": gateway.QUICK,
     "semantic": semantic.QUICK,
