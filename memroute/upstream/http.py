@@ -91,23 +91,21 @@ def _too_large(route: Route, limit: int) -> UpstreamError:
     )
 
 
+# How a failed call is named in error messages and logs, most specific kind first.
+_FAILURE_NAMES: tuple[tuple[type[BaseException], str], ...] = (
+    (aiohttp.ClientProxyConnectionError, "ProxyError"),
+    (aiohttp.ClientSSLError, "TLSError"),
+    (aiohttp.ClientConnectorError, "ConnectError"),
+    (aiohttp.NonHttpUrlClientError, "UnsupportedProtocol"),
+    (aiohttp.ServerDisconnectedError, "ServerDisconnected"),
+    (aiohttp.ClientPayloadError, "IncompleteAnswer"),
+    (aiohttp.ClientOSError, "ReadError"),
+)
+
+
 def failure_name(exc: BaseException) -> str:
     """A short, stable name for how a call failed (what error messages and logs show)."""
-    if isinstance(exc, aiohttp.ClientProxyConnectionError):
-        return "ProxyError"
-    if isinstance(exc, aiohttp.ClientSSLError):
-        return "TLSError"
-    if isinstance(exc, aiohttp.ClientConnectorError):
-        return "ConnectError"
-    if isinstance(exc, aiohttp.NonHttpUrlClientError):
-        return "UnsupportedProtocol"
-    if isinstance(exc, aiohttp.ServerDisconnectedError):
-        return "ServerDisconnected"
-    if isinstance(exc, aiohttp.ClientPayloadError):
-        return "IncompleteAnswer"
-    if isinstance(exc, aiohttp.ClientOSError):
-        return "ReadError"
-    return type(exc).__name__
+    return next((name for kind, name in _FAILURE_NAMES if isinstance(exc, kind)), type(exc).__name__)
 
 
 def upstream_failure(route: Route, exc: BaseException) -> UpstreamError:
