@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import openai
+import pytest
 from gateways import gateway_config
 from memories import open_memory
 from servers import LiveServer
@@ -82,3 +83,25 @@ def test_credentials_in_a_providers_base_url_are_sent_as_basic_auth(tmp_path: Pa
             assert _chat(server.url, secret).choices[0].message.content == "ok"
     expected = "Basic " + base64.b64encode(b"gate:s3cret").decode()
     assert provider.seen[0]["authorization"] == expected
+
+
+def test_calls_go_through_the_proxy_the_environment_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "m.db"
+    with open_memory(db) as side:
+        _, secret = side.keys.create("k")
+    proxy = CookieSettingProvider()  # it answers whatever it is asked to forward
+    with LiveServer(proxy.app()) as up:
+        monkeypatch.setenv("HTTP_PROXY", up.url)
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1")  # the test's own client talks to memroute directly
+        monkeypatch.delenv("no_proxy", raising=False)
+        # A provider this machine cannot reach but through the proxy.
+        config = gateway_config(db, "http://provider.invalid")
+        with LiveServer(create_app(config)) as server:
+            assert _chat(server.url, secret).choices[0].message.content == "ok"
+    assert provider_host(proxy.seen[0]) == "provider.invalid"
+
+
+def provider_host(headers: dict[str, str]) -> str:
+    return headers["host"].split(":")[0]

@@ -94,13 +94,7 @@ class ChatContext:
     def wants_reply(self) -> bool:
         """Whether the assistant's reply is learned from (kept as its episode: `captureTurns`
         all); only then is it read out of the provider's answer."""
-        settings = self.settings
-        return (
-            self.owner is not None
-            and settings is not None
-            and settings.extracts
-            and (settings.capture_turns == "all")
-        )
+        return self.owner is not None and self.settings is not None and self.settings.keeps_replies
 
     def headers(self, debug: bool) -> dict[str, str]:
         """The memory headers of the answer; with `debug`, which memories were injected,

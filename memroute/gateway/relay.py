@@ -80,7 +80,7 @@ class OpenStream:
         def expire() -> None:
             nonlocal expired
             expired = True
-            self.response.abort()
+            self.response.close()
 
         timer = asyncio.get_running_loop().call_later(max(0.0, self.deadline - time.monotonic()), expire)
         try:

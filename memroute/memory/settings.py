@@ -46,6 +46,11 @@ class MemorySettings:
     def extracts(self) -> bool:
         return self.enabled and self.extraction_enabled
 
+    @property
+    def keeps_replies(self) -> bool:
+        """Whether the assistant's replies are learned from (kept as its episodes)."""
+        return self.extracts and self.capture_turns == "all"
+
 
 def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()

@@ -12,10 +12,9 @@ NO_PROXY), read once per provider address. A base URL with credentials
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import ssl
 import urllib.request
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -42,12 +41,13 @@ class PoolSettings:
 
 class UpstreamResponse:
     """A provider's answer whose body is read as it arrives (decoded when the provider
-    compressed it)."""
+    compressed it). `close` once done with it."""
 
-    __slots__ = ("_response",)
+    __slots__ = ("_free", "_response")
 
-    def __init__(self, response: aiohttp.ClientResponse) -> None:
+    def __init__(self, response: aiohttp.ClientResponse, free: Callable[[], None]) -> None:
         self._response = response
+        self._free: Callable[[], None] | None = free
 
     @property
     def status_code(self) -> int:
@@ -63,9 +63,17 @@ class UpstreamResponse:
         async for chunk in self._response.content.iter_any():
             yield chunk
 
-    def abort(self) -> None:
-        """Close its connection now: a read waiting for more of the body ends."""
-        self._response.close()
+    def close(self) -> None:
+        """Done with it (again: nothing). Its connection goes back to the pool when the body
+        was read to its end, else it is closed, and a read still waiting ends."""
+        free, self._free = self._free, None
+        if free is None:
+            return
+        if self._response.content.at_eof():
+            self._response.release()
+        else:  # a connection with part of an answer unread cannot serve another call
+            self._response.close()
+        free()
 
 
 class UpstreamClient:
@@ -110,32 +118,31 @@ class UpstreamClient:
             self._proxy_of[origin] = proxy or None
         return self._proxy_of[origin]
 
-    @contextlib.asynccontextmanager
-    async def open(
+    async def send(
         self, method: str, url: str, body: bytes | None, headers: Mapping[str, str]
-    ) -> AsyncIterator[UpstreamResponse]:
-        """Send a request and yield its answer with the body not yet read; the connection
-        goes back to the pool (or is closed, if the body was not read to its end) on exit.
-        Raises PoolFull, or aiohttp's errors (`aiohttp.ClientError`, `TimeoutError`)."""
+    ) -> UpstreamResponse:
+        """Send a request; its answer with the body not yet read, holding a pooled connection
+        until it is closed. Raises PoolFull, or aiohttp's errors (`aiohttp.ClientError`,
+        `TimeoutError`)."""
         if self._session is None:
             raise RuntimeError("the upstream client is not started")
-        try:
-            await asyncio.wait_for(self._free.acquire(), self.settings.pool_wait_s)
-        except TimeoutError:
-            raise PoolFull from None
+        if self._free.locked():  # only then is there anything to wait for
+            try:
+                await asyncio.wait_for(self._free.acquire(), self.settings.pool_wait_s)
+            except TimeoutError:
+                raise PoolFull from None
+        else:
+            await self._free.acquire()
         sent = dict(headers)
-        if "@" in url and (URL(url).user or URL(url).password):
-            sent.pop("authorization", None)  # the URL's credentials are the provider's (Basic auth)
+        if "@" in url:
+            parsed = URL(url)
+            if parsed.user or parsed.password:
+                sent.pop("authorization", None)  # the URL's credentials are the provider's (Basic auth)
         try:
             response = await self._session.request(
-                method, url, data=body, headers=sent, allow_redirects=False
+                method, url, data=body, headers=sent, allow_redirects=False, proxy=self.proxy_for(url)
             )
-            try:
-                yield UpstreamResponse(response)
-            finally:
-                if response.content.at_eof():
-                    response.release()
-                else:  # a connection with part of an answer unread cannot serve another call
-                    response.close()
-        finally:
+        except BaseException:
             self._free.release()
+            raise
+        return UpstreamResponse(response, self._free.release)

@@ -15,7 +15,6 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
-import anyio
 
 from memroute.errors import UpstreamError
 from memroute.masking import url_for_logs
@@ -43,20 +42,14 @@ async def open_stream(
     """Send a request and yield the response with its body not yet read."""
     if url_problem(route.base_url) is not None:  # stored before validation was this strict
         raise UpstreamError(f"upstream provider '{route.provider_id}' has an invalid base URL")
-    opened = client.open(method, route.base_url + path, body, upstream_headers(route))
     try:
-        response = await opened.__aenter__()
+        response = await client.send(method, route.base_url + path, body, upstream_headers(route))
     except (PoolFull, *CALL_ERRORS) as exc:
         raise upstream_failure(route, exc) from None
     try:
         yield response
-    except BaseException as exc:
-        with anyio.CancelScope(shield=True):  # a cancelled call still closes its connection
-            await opened.__aexit__(type(exc), exc, exc.__traceback__)
-        raise
-    else:
-        with anyio.CancelScope(shield=True):
-            await opened.__aexit__(None, None, None)
+    finally:
+        response.close()
 
 
 async def read_body(response: UpstreamResponse, route: Route, limit: int | None = None) -> bytes:

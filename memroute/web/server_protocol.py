@@ -1,9 +1,9 @@
-"""uvicorn's httptools protocol (its C parser) with the guards uvicorn lacks: at the connection cap a new
-connection takes the place of the longest-waiting one that holds no request (idle between
-requests, or still sending its head, for half a second at least), and only when every
-connection is in a request is it answered 503 and closed; a request head must arrive whole
-within a deadline, and a request body may not pause longer than another (slow or idle
-clients cannot hold the sockets)."""
+"""uvicorn's httptools protocol (its C parser) with the guards uvicorn lacks: at the
+connection cap a new connection takes the place of the longest-waiting one that holds no
+request (idle between requests, or still sending its head, for half a second at least),
+and only when every connection is in a request is it answered 503 and closed; a request
+head must arrive whole within a deadline, and a request body may not pause longer than
+another (slow or idle clients cannot hold the sockets)."""
 
 from __future__ import annotations
 
