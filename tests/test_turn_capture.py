@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import openai
 import pytest
 from gateways import ADMIN, Gateway
 
@@ -124,6 +125,18 @@ def test_the_same_text_said_twice_is_kept_once(gateway: Gateway) -> None:
     _say(gateway, "i walk the dog   every morning before work.", stream=True, **{"x-request-id": "again"})
     (episode,) = _episodes(gateway)
     assert episode.metadata["requestId"] == "first"
+
+
+def test_what_the_user_said_is_kept_when_the_provider_fails_but_not_when_memroute_refuses_it(
+    gateway: Gateway,
+) -> None:
+    gateway.upstream.fail(503, {"error": {"message": "overloaded", "type": "server_error"}})
+    with pytest.raises(openai.InternalServerError):
+        _say(gateway, "Our twins turn seven on the fourth of May.")
+    client = gateway.client()
+    with pytest.raises(openai.BadRequestError):  # refused before anything is queued
+        client.chat.completions.create(model="", messages=[{"role": "user", "content": "I moved to Oslo."}])
+    assert [m.content for m in _episodes(gateway)] == ["Our twins turn seven on the fourth of May."]
 
 
 def test_secrets_are_redacted_before_the_turn_is_queued_or_kept(gateway: Gateway) -> None:

@@ -2,9 +2,9 @@
 
 authenticate → owner (none with the no-memory header) → settings gate → query =
 last user text → retrieve (leaving out what the request already holds) → inject →
-forward → relay the answer as it arrives → queue the user's last message (and, with
-`captureTurns` all, the reply) for learning, before the response completes → count
-the use of the injected memories (after it). Every answer carries the request's id
+queue the user's last message for learning → forward → relay the answer as it
+arrives → (with `captureTurns` all, queue the exchange with its reply, before the
+response completes) → count the use of the injected memories (after it). Every answer carries the request's id
 (`x-request-id`: the client's, else a new one), which is what learned memories cite.
 
 Memory never breaks a chat: any memory failure is logged and the request goes
@@ -13,7 +13,6 @@ on without memory.
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import re
@@ -33,10 +32,9 @@ from memroute.gateway.limits import GatewayLimiter
 from memroute.gateway.relay import RelayResponse, UpstreamBounds, fetch_once, open_streamed
 from memroute.gateway.sse import DONE_EVENT, ReplyAssembler, reply_text
 from memroute.masking import url_for_logs
-from memroute.memory.extraction import may_state_facts
 from memroute.memory.injection import should_inject
 from memroute.memory.settings import MemorySettings
-from memroute.memory.turns import last_user_turn, said_in, says_something
+from memroute.memory.turns import last_user_turn, said_in
 from memroute.models.records import ApiKey, RetrievedItem
 from memroute.service import Memory
 from memroute.service.turn_queue import ChatTurn
@@ -56,7 +54,6 @@ ADMIN_TOKEN_IS_NO_CLIENT_KEY = (
     "this is the admin token, which opens the dashboard and /api/*, not the gateway: send a client key "
     "(create one with `memroute keys create NAME` or on the dashboard's API keys page)"
 )
-INLINE_CHECK_CHARS = 4096  # texts up to this long are checked for statements on the event loop
 INLINE_PARSE_BYTES = 64 * 1024  # answers up to this long are parsed on the event loop
 _PASSED_RESPONSE_HEADERS = ("content-type", "openai-processing-ms", "retry-after")
 UPSTREAM_REQUEST_ID_HEADER = "x-upstream-request-id"  # the provider's own x-request-id
@@ -187,7 +184,8 @@ class ChatPipeline:
     def admit(self, secret: str | None, headers: Mapping[str, str], raw: bytes) -> Admitted:
         """Everything before forwarding, in one trip to a worker thread: authenticate (first,
         so an unknown client learns nothing about its body) and check the key's limits,
-        parse, route, recall and inject, then build the outgoing body."""
+        parse, route, recall and inject, build the outgoing body, and queue the user's turn
+        for learning (unless the reply is learned from too: then after the answer)."""
         key = self.authenticate_within_limits(secret)
         body = parse_body(raw)
         model = body.get("model")
@@ -205,6 +203,8 @@ class ChatPipeline:
         ctx = self.context(headers, key)
         route, outgoing = self.prepare(ctx, body, model)
         payload = json.dumps({**outgoing, "model": route.model}).encode()
+        if not ctx.wants_reply:
+            self.learn(ctx, body)  # the user's turn, queued in this same trip to the thread
         return Admitted(key, ctx, body, route, payload)
 
     def prepare(self, ctx: ChatContext, body: dict[str, Any], model: str) -> tuple[Route, dict[str, Any]]:
@@ -236,25 +236,25 @@ class ChatPipeline:
             ctx.items = []
             return route, body
 
-    async def queue_extraction(self, ctx: ChatContext, body: dict[str, Any], reply: str) -> None:
-        """Queue the exchange for learning (see `Memory.enqueue_turn`)."""
+    def learn(self, ctx: ChatContext, body: dict[str, Any], reply: str = "") -> None:
+        """Queue the exchange for learning (see `Memory.enqueue_turn`); a failure is logged
+        and counted, never raised."""
         settings = ctx.settings
         if ctx.owner is None or settings is None or not settings.extracts:
             return
         text, speaker = last_user_turn(body)
-        # Most short turns that say nothing ("ok", "thanks") skip the thread trip. Long texts
-        # are checked in the thread, so the event loop never scans them.
-        if settings.capture_turns != "all" and len(text) <= INLINE_CHECK_CHARS:
-            keep = settings.capture_turns == "user" and says_something(text)
-            if not keep and not may_state_facts(text):
-                return
         turn = ChatTurn(text, reply, speaker, ctx.request_id, ctx.session_id)
-        enqueue = functools.partial(self.memory.enqueue_turn, ctx.owner, turn, settings=settings)
         try:
-            await anyio.to_thread.run_sync(enqueue)
+            self.memory.enqueue_turn(ctx.owner, turn, settings=settings)
         except Exception as exc:
             log.warning("memory.extraction.enqueue_failed error=%s", type(exc).__name__)
             self.metrics.inc("memroute_memory_errors_total", stage="extraction")
+
+    async def learn_with_reply(self, ctx: ChatContext, body: dict[str, Any], reply: str) -> None:
+        """After the answer, when the reply is learned from too (`captureTurns` all): queue
+        the exchange, in a worker thread. Otherwise the user's turn was queued on admission."""
+        if ctx.wants_reply:
+            await anyio.to_thread.run_sync(self.learn, ctx, body, reply)
 
     def record_use(self, ctx: ChatContext) -> None:
         """Count the injection; the access counts are written in the background, batched."""
@@ -301,7 +301,7 @@ class ChatPipeline:
         finally:
             slot.release()
         if upstream.status_code == 200:
-            await self.queue_extraction(ctx, admitted.body, await reply_of(ctx, content))
+            await self.learn_with_reply(ctx, admitted.body, await reply_of(ctx, content))
             self.record_use(ctx)
         return Response(content, status_code=upstream.status_code, headers={**_passed(upstream), **headers})
 
@@ -325,7 +325,7 @@ class ChatPipeline:
             finally:
                 await stream.close()
             if upstream.status_code == 200:
-                await self.queue_extraction(ctx, body, await reply_of(ctx, content))
+                await self.learn_with_reply(ctx, body, await reply_of(ctx, content))
             return Response(
                 content, status_code=upstream.status_code, headers={**_passed(upstream), **headers}
             )
@@ -343,13 +343,13 @@ class ChatPipeline:
                         # Queue the reply before the client sees the end of the stream.
                         if done_at:
                             yield chunk[:done_at]
-                        await self.queue_extraction(ctx, body, assembler.text)
+                        await self.learn_with_reply(ctx, body, assembler.text)
                         queued = True
                         yield chunk[done_at:]
                         continue
                     yield chunk
                 if not queued:
-                    await self.queue_extraction(ctx, body, assembler.text)
+                    await self.learn_with_reply(ctx, body, assembler.text)
                 self.record_use(ctx)
             except CALL_ERRORS as exc:
                 log.warning(

@@ -9,12 +9,12 @@ total time (`MEMROUTE_UPSTREAM_TOTAL_TIMEOUT`), however slowly the answer trickl
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-import anyio
 from starlette.types import Receive
 
 from memroute.errors import UpstreamError
@@ -49,31 +49,33 @@ async def guarded(
 ) -> T:
     """`work()`'s result. Cancelled, with ClientGone, when the client disconnects first;
     with an UpstreamError (504) when the monotonic `deadline` (`seconds` after the start)
-    passes first. Any error of `work` itself is raised as it is."""
-    gone = False
-    results: list[T] = []
-    failures: list[Exception] = []
+    passes first. Any error of `work` itself is raised as it is.
 
-    async def watch(scope: anyio.CancelScope) -> None:
+    `work` runs in the caller's task; a watcher task cancels that task when the client
+    goes, and `asyncio.timeout` at the deadline (plain asyncio: the request path pays for
+    no task group)."""
+    task = asyncio.current_task()
+    assert task is not None  # always called from a request's task
+    gone = False
+
+    async def watch() -> None:
         nonlocal gone
         await until_disconnected(receive)
         gone = True
-        scope.cancel()
+        task.cancel()
 
-    with anyio.move_on_after(max(0.0, deadline - time.monotonic())):
-        async with anyio.create_task_group() as group:
-            group.start_soon(watch, group.cancel_scope)
-            try:
-                results.append(await work())
-            except anyio.get_cancelled_exc_class():
-                raise
-            except Exception as exc:  # raised below, outside the task group (not as a group)
-                failures.append(exc)
-            group.cancel_scope.cancel()
-    if failures:
-        raise failures[0]
-    if gone:
-        raise ClientGone
-    if not results:  # the deadline passed
-        raise deadline_error(route, seconds)
-    return results[0]
+    watcher = asyncio.get_running_loop().create_task(watch())
+    timer = asyncio.timeout_at(asyncio.get_running_loop().time() + max(0.0, deadline - time.monotonic()))
+    try:
+        async with timer:
+            return await work()
+    except asyncio.CancelledError:
+        if gone and task.uncancel() == 0:  # cancelled by the watcher, not from outside
+            raise ClientGone from None
+        raise
+    except TimeoutError:
+        if timer.expired():
+            raise deadline_error(route, seconds) from None
+        raise
+    finally:
+        watcher.cancel()
