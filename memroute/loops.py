@@ -11,11 +11,17 @@ log = logging.getLogger("memroute.service.workers")
 
 class WakeLoop:
     """A daemon thread that calls `drain(stopping)` when woken, and every `poll_s` seconds,
-    until stopped. `drain` does the work there is and returns (checking `stopping`)."""
+    until stopped. `drain` does the work there is and returns (checking `stopping`).
 
-    def __init__(self, name: str, poll_s: float, drain: Callable[[threading.Event], None]) -> None:
+    After a drain it rests `gap_s` before the next one: the wakes that come meanwhile (a
+    chat stores a memory every few milliseconds under load) are served by one drain."""
+
+    def __init__(
+        self, name: str, poll_s: float, drain: Callable[[threading.Event], None], *, gap_s: float = 0.0
+    ) -> None:
         self._name = name
         self._poll_s = poll_s
+        self._gap_s = gap_s
         self._drain = drain
         self._wake = threading.Event()
         self.stopping = threading.Event()
@@ -40,6 +46,8 @@ class WakeLoop:
             self._wake.clear()
             if not self.stopping.is_set():
                 self._drain(self.stopping)
+                if self._gap_s:
+                    self.stopping.wait(self._gap_s)
 
     def stop(self, timeout: float = 30.0) -> None:
         self.stopping.set()

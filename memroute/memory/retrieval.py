@@ -31,7 +31,7 @@ MAX_BUDGET_TOKENS = 16_000
 DEFAULT_LIMIT = 100
 KEYWORD_CANDIDATES = 100
 RECENT_FIRST_BATCH = 20
-RECENT_BATCH = 100
+RECENT_MAX_BATCH = 200
 RECENT_SCAN_CAP = 2_000
 MAX_MISFITS = 50
 NO_VECTOR_REASON = "no embedding source configured — keyword search (FTS5) only"
@@ -186,7 +186,8 @@ def _item(
 def _recent(reader: MemoryReader, flt: MemoryFilter, *, without_turns: bool = False) -> Iterator[_Candidate]:
     """Newest first (kept turns left out with `without_turns`), fetched lazily in batches:
     a small one first (after the keyword matches a few memories often fill the budget),
-    then `RECENT_BATCH` at a time."""
+    then each twice the last, up to `RECENT_MAX_BATCH` (never more than about twice what
+    the budget takes is read)."""
     offset, size = 0, RECENT_FIRST_BATCH
     while offset < RECENT_SCAN_CAP:
         batch = reader.recent(flt, limit=size, offset=offset, without_turns=without_turns)
@@ -194,7 +195,7 @@ def _recent(reader: MemoryReader, flt: MemoryFilter, *, without_turns: bool = Fa
             yield _Candidate(memory, 0.0, "recent")
         if len(batch) < size:
             return
-        offset, size = offset + size, RECENT_BATCH
+        offset, size = offset + size, min(size * 2, RECENT_MAX_BATCH)
 
 
 def _keyword(reader: MemoryReader, flt: MemoryFilter, query: str | None) -> list[_Candidate]:

@@ -19,6 +19,7 @@ log = logging.getLogger("memroute.semantic")
 
 REINDEX_BATCH = 64
 ERROR_BACKOFF_S = 30.0
+WAKE_GAP_S = 0.1  # new memories within this long after a pass wait for one more pass together
 
 
 class Reindexer:
@@ -56,7 +57,7 @@ class ReindexWorker:
 
     def __init__(self, batch: Callable[[], tuple[int, int]], poll_s: float) -> None:
         self._batch = batch
-        self._loop = WakeLoop("reindex", poll_s, self._drain)
+        self._loop = WakeLoop("reindex", poll_s, self._drain, gap_s=WAKE_GAP_S)
         self._processed = 0
         self._errors = 0
         self._running = False

@@ -27,6 +27,7 @@ log = logging.getLogger("memroute.qdrant")
 
 SYNC_BATCH = 64
 POLL_S = 5.0
+WAKE_GAP_S = 0.1  # changes within this long after a pass are pushed by the next one together
 MAX_BACKOFF_S = 60.0
 
 #: memory ids → the memories that still exist
@@ -199,7 +200,7 @@ class QdrantSyncWorker:
     def __init__(self, step: Callable[[], int], pool: QdrantPool) -> None:
         self._step = step
         self._pool = pool
-        self._loop = WakeLoop("qdrant-sync", POLL_S, self._drain)
+        self._loop = WakeLoop("qdrant-sync", POLL_S, self._drain, gap_s=WAKE_GAP_S)
         self._backoff = 0.0
         self._retry_now = threading.Event()  # ends a back-off early (settings changed, stopping)
 
