@@ -32,6 +32,16 @@ def _int(env: Mapping[str, str], name: str, default: int, minimum: int = 0) -> i
     return value
 
 
+MAX_WORKERS = 64
+
+
+def _workers(env: Mapping[str, str], name: str) -> int:
+    value = _int(env, name, 1, minimum=1)
+    if value > MAX_WORKERS:
+        raise InvalidInput(f"must be at most {MAX_WORKERS}, got {value}", name)
+    return value
+
+
 def _port(env: Mapping[str, str], name: str, default: int) -> int:
     value = _int(env, name, default, minimum=1)
     if value > 65535:
@@ -137,6 +147,7 @@ class Config:
     # Connections to the server (memroute/web/server.py).
     header_timeout_s: float = 10.0  # a request head must arrive whole within this
     access_log: bool = True  # `memroute serve` writes a line per request on stdout
+    workers: int = 1  # server processes on the port (`memroute serve --workers N`)
     body_timeout_s: float = 30.0  # longest pause between two pieces of a request body
     keep_alive_timeout_s: int = 30  # an idle connection between requests is closed after this
     max_connections: int | None = None  # None: 1000, fewer when the open-files limit is low
@@ -222,6 +233,7 @@ class Config:
             upstream_timeout_s=_float(env, "MEMROUTE_UPSTREAM_TIMEOUT", 600.0) or 600.0,
             header_timeout_s=_seconds(env, "MEMROUTE_HEADER_TIMEOUT", 10.0),
             access_log=_bool(env, "MEMROUTE_ACCESS_LOG", True),
+            workers=_workers(env, "MEMROUTE_WORKERS"),
             body_timeout_s=_seconds(env, "MEMROUTE_BODY_TIMEOUT", 30.0),
             keep_alive_timeout_s=_int(env, "MEMROUTE_KEEP_ALIVE_TIMEOUT", 30, minimum=1),
             max_connections=_optional_int(env, "MEMROUTE_MAX_CONNECTIONS", minimum=1),

@@ -129,6 +129,7 @@ def test_config_defaults_to_home_data_dir() -> None:
     config = Config.from_env({})
     assert config.db_path == Path.home() / ".memroute" / "memroute.db"
     assert config.decay_enabled is False and config.rrf_k == 60
+    assert config.workers == 1 and Config.from_env({"MEMROUTE_WORKERS": "4"}).workers == 4
 
 
 @pytest.mark.parametrize(
@@ -143,6 +144,9 @@ def test_config_defaults_to_home_data_dir() -> None:
         ("MEMROUTE_UPSTREAM_TOTAL_TIMEOUT", "0"),
         ("MEMROUTE_MAX_CHAT_MESSAGES", "0"),
         ("MEMROUTE_MAX_UPSTREAM_BODY_BYTES", "10"),
+        ("MEMROUTE_WORKERS", "0"),
+        ("MEMROUTE_WORKERS", "65"),
+        ("MEMROUTE_WORKERS", "two"),
     ],
 )
 def test_bad_environment_values_name_the_variable(name: str, value: str) -> None:

@@ -249,6 +249,26 @@ def test_a_key_gets_a_request_back_every_sixty_over_n_seconds() -> None:
     limiter.acquire(key).release()
 
 
+def test_each_of_several_server_processes_holds_its_share_of_the_limits() -> None:
+    """With `--workers 3`, a process lets a key run ceil(5 / 3) = 2 calls and send
+    ceil(10 / 3) = 4 requests a minute: the three together hold the configured limits."""
+    limiter = GatewayLimiter(10, KeyLimits(max_concurrent=5, requests_per_minute=10), processes=3)
+    key = ApiKey("k", "agent", "mr-abcde", "2026-01-01T00:00:00.000Z", None, None)
+    slots = [limiter.acquire(key), limiter.acquire(key)]
+    with pytest.raises(TooManyAttempts, match="2 "):
+        limiter.acquire(key)
+    for slot in slots:
+        slot.release()
+    limiter.acquire(key).release()
+    limiter.acquire(key).release()
+    with pytest.raises(TooManyAttempts, match="4 requests in the last minute"):
+        limiter.acquire(key)
+    own = ApiKey("o", "own", "mr-fghij", "2026-01-01T00:00:00.000Z", None, None, max_concurrent=1)
+    limiter.acquire(own)  # a key's own limit of 1 stays 1, never 0
+    with pytest.raises(TooManyAttempts):
+        limiter.acquire(own)
+
+
 def test_a_flood_from_one_key_is_refused_before_it_queues_for_admission() -> None:
     """Requests still waiting for a worker thread count against their key (by the secret they
     present) and against the gateway's total, so a flood never queues in front of others."""

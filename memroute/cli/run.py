@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from memroute.cli.common import cli_errors, config_of, memory_for
+from memroute.config import MAX_WORKERS
 
 
 @click.command("mcp")
@@ -59,12 +60,25 @@ def demo(keep: str | None) -> None:
     default=None,
     help="Serve on this listening socket instead of binding (e.g. 3 under systemd socket activation).",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(1, MAX_WORKERS),
+    default=None,
+    help="Server processes sharing the port and the database (default 1, or MEMROUTE_WORKERS).",
+)
 @click.pass_context
 def serve(
-    ctx: click.Context, host: str | None, port: int | None, serve_db: str | None, fd: int | None
+    ctx: click.Context,
+    host: str | None,
+    port: int | None,
+    serve_db: str | None,
+    fd: int | None,
+    workers: int | None,
 ) -> None:
     """Run the gateway and the management API. Exits with status 1 if serving ends
     without a shutdown signal (so a supervisor restarts it)."""
+    from memroute.web.logs import configure_process_logging
+    from memroute.web.processes import run_processes
     from memroute.web.serve import free_port, inherited_socket, run_foreground
 
     with cli_errors():
@@ -76,7 +90,11 @@ def serve(
         ctx.obj["db"] = serve_db
     with cli_errors():
         config = config_of(ctx)
-        config = config.with_overrides(host=host or config.host, port=config.port if port is None else port)
+        config = config.with_overrides(
+            host=host or config.host,
+            port=config.port if port is None else port,
+            workers=config.workers if workers is None else workers,
+        )
         if listener is not None:
             bound_host, bound_port = listener.getsockname()[:2]
             config = config.with_overrides(host=bound_host, port=bound_port)
@@ -93,7 +111,11 @@ def serve(
     )
     for line in banner(config, state):
         click.echo(line)
-    status = run_foreground(app, config, listener)
+    if config.workers > 1:
+        configure_process_logging("info")
+        status = run_processes(config, listener)
+    else:
+        status = run_foreground(app, config, listener)
     if status:
         _exit_now(status)
 

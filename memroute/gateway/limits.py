@@ -84,7 +84,11 @@ class Arrival:
 
 class GatewayLimiter:
     """The gateway's limits: `max_concurrent` calls in total, and each key's own limits
-    (the defaults, or the key's stored overrides)."""
+    (the defaults, or the key's stored overrides).
+
+    With `processes` > 1 (`memroute serve --workers N`) each process enforces its share of
+    every limit, rounded up: the kernel spreads connections over the processes, so
+    together they hold the configured limits without talking to each other."""
 
     def __init__(
         self,
@@ -92,10 +96,12 @@ class GatewayLimiter:
         defaults: KeyLimits,
         clock: Callable[[], float] = time.monotonic,
         on_refusal: Callable[[str], None] = lambda reason: None,
+        processes: int = 1,
     ) -> None:
         """`on_refusal` hears the reason of every refusal: `key_concurrent`,
         `total_concurrent` or `key_rpm`."""
-        self.max_concurrent = max_concurrent
+        self.processes = processes
+        self.max_concurrent = self._share(max_concurrent)
         self.defaults = defaults
         self._clock = clock
         self._on_refusal = on_refusal
@@ -143,15 +149,21 @@ class GatewayLimiter:
                 while len(self._known) > KNOWN_SECRETS:
                     self._known.popitem(last=False)
 
+    def _share(self, limit: int) -> int:
+        """This process's part of `limit` (0, no limit, stays 0)."""
+        return math.ceil(limit / self.processes)
+
     def limits_of(self, key: ApiKey | None) -> KeyLimits:
-        if key is None:
-            return self.defaults
-        return KeyLimits(
-            key.max_concurrent if key.max_concurrent is not None else self.defaults.max_concurrent,
-            key.requests_per_minute
-            if key.requests_per_minute is not None
-            else self.defaults.requests_per_minute,
-        )
+        """The limits this process holds `key` to (its share of them, see the class)."""
+        given = self.defaults
+        if key is not None:
+            given = KeyLimits(
+                key.max_concurrent if key.max_concurrent is not None else given.max_concurrent,
+                key.requests_per_minute if key.requests_per_minute is not None else given.requests_per_minute,
+            )
+        if self.processes == 1:
+            return given
+        return KeyLimits(self._share(given.max_concurrent), self._share(given.requests_per_minute))
 
     def check(self, key: ApiKey | None) -> None:
         """Refuse (TooManyAttempts) a request that `acquire` would refuse now, taking

@@ -24,6 +24,7 @@ from memroute.service.facts import FactWriter
 from memroute.service.held_turns import HeldTurn, HeldTurns
 from memroute.service.keys import KeyRing
 from memroute.service.learner import TurnLearner
+from memroute.service.lease import Lease, new_holder
 from memroute.service.providers import ProviderRegistry
 from memroute.service.qdrant import QdrantService
 from memroute.service.quota import MemoryCap
@@ -67,6 +68,7 @@ class Parts:
     access: AccessRecorder
     decay_sweep: PeriodicTask
     rendered: RenderedLines  # how the memories seen lately read when injected
+    leases: list[Lease]  # of the jobs that run in one process at a time; given back on close
 
 
 def build(config: Config, clock: Clock) -> Parts:
@@ -104,8 +106,14 @@ def _assemble(store: SqliteStore, config: Config, clock: Clock) -> Parts:
         backfill_batch=config.backfill_batch,
         cache_bytes=config.vec_cache_mb * 1024 * 1024,
     )
+    holder = new_holder()
+    reindex_lease, qdrant_lease, decay_lease = (
+        Lease(store.leases, name, holder) for name in ("reindex", "qdrant-sync", "decay")
+    )
     provider_http = LazyClient()  # rerank calls and the providers' model lists
-    qdrant = _qdrant(store, config, sources, providers, provider_http, settings, memory_source, now)
+    qdrant = _qdrant(
+        store, config, sources, providers, provider_http, settings, memory_source, now, qdrant_lease
+    )
     reindexer = Reindexer(index, store.vectors, lambda: memory_source(settings()))
     semantic = SemanticEngine(
         store,
@@ -116,7 +124,7 @@ def _assemble(store: SqliteStore, config: Config, clock: Clock) -> Parts:
         index=index,
         qdrant=qdrant,
         reindexer=reindexer,
-        worker=ReindexWorker(reindexer.batch, config.reindex_poll_s),
+        worker=ReindexWorker(lambda: reindex_lease.run(reindexer.batch, (0, 0)), config.reindex_poll_s),
         http=provider_http,
     )
     cap = MemoryCap(store, config.max_memories_per_key)
@@ -136,8 +144,9 @@ def _assemble(store: SqliteStore, config: Config, clock: Clock) -> Parts:
     )
 
     def sweep_decayed() -> None:
-        maintenance.sweep_decayed(store, policy, owner=None, now=clock(), dry_run=False)
-        qdrant.notify()
+        if decay_lease.held():
+            maintenance.sweep_decayed(store, policy, owner=None, now=clock(), dry_run=False)
+            qdrant.notify()
 
     def queue_turns(turns: list[HeldTurn]) -> list[int]:
         with store.db.write(savepoints=False):  # any error ends the transaction: no savepoints
@@ -198,6 +207,7 @@ def _assemble(store: SqliteStore, config: Config, clock: Clock) -> Parts:
             "decay", config.decay_sweep_interval_s if config.decay_enabled else 0, sweep_decayed
         ),
         rendered=RenderedLines(),
+        leases=[reindex_lease, qdrant_lease, decay_lease],
     )
 
 
@@ -210,6 +220,7 @@ def _qdrant(
     settings: Callable[[], MemorySettings],
     memory_source: Callable[[MemorySettings], SourceChoice],
     now: Callable[[], str],
+    lease: Lease,
 ) -> QdrantService:
     """Qdrant's pieces: stored settings over the environment's, the connection pool with
     its breaker, the sync, and the service that decides when Qdrant answers."""
@@ -241,7 +252,7 @@ def _qdrant(
         store.qdrant,
         pool,
         sync,
-        QdrantSyncWorker(sync.step, pool),
+        QdrantSyncWorker(lambda: lease.run(sync.step, 0), pool),
         sources=sources,
         providers=providers,
         http=http,

@@ -72,6 +72,7 @@ class Memory:
         self._held = parts.held
         self._access = parts.access
         self._decay_sweep = parts.decay_sweep
+        self._leases = parts.leases
         self._semantic = parts.semantic
         self._rendered = parts.rendered
         self.keys = parts.keys
@@ -113,6 +114,8 @@ class Memory:
         self._semantic.stop()
         self._access.stop()
         self._extraction.stop(drain_timeout)
+        for lease in self._leases:
+            lease.release()
         self._store.close()
 
     def _now(self) -> str:

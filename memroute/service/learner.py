@@ -60,8 +60,10 @@ class TurnLearner:
 
     def process_jobs(self, jobs: Sequence[ExtractionJob]) -> None:
         """Store what `jobs` teach and delete the jobs, a few jobs per transaction (a job's
-        memories and its deletion are always in one). Short transactions keep the chat
-        path's own writes (queueing the next turns) from waiting behind the worker."""
+        memories and its deletion are always in one; a job another process has deleted
+        meanwhile is skipped, so each is stored once however many processes work). Short
+        transactions keep the chat path's own writes (queueing the next turns) from waiting
+        behind the worker."""
         # Chunk and extract outside the write lock: API writes never wait on regexes.
         found = [(job, *self._read(job)) for job in jobs]
         stored = 0
@@ -70,6 +72,8 @@ class TurnLearner:
             # one), so nested writes need no savepoints.
             with self._store.db.write(savepoints=False):
                 for job, chunks, facts in found[start : start + JOBS_PER_TRANSACTION]:
+                    if not self._store.jobs.finish(job.id):
+                        continue  # another process took this job first: stored once, by it
                     origin = origin_of(job)
                     stored += len(self.store_episodes(job.api_key_id, chunks, origin))
                     if facts:
@@ -81,7 +85,6 @@ class TurnLearner:
                             actor="extraction",
                             origin=origin,
                         )
-                    self._store.jobs.finish(job.id)
         if stored:
             self._on_stored()
 

@@ -17,6 +17,7 @@ from memroute.lru import LruTtlCache
 from memroute.store.db import Database
 from memroute.store.jobs import ExtractionJob, JobRepository
 from memroute.store.keys import KeyRepository
+from memroute.store.leases import LeaseRepository
 from memroute.store.memories import MemoryRepository, NewMemory
 from memroute.store.migrate import migrate
 from memroute.store.providers import ProviderRepository
@@ -67,6 +68,7 @@ class SqliteStore:
         self.providers = ProviderRepository(db)
         self.qdrant = QdrantSyncRepository(db)
         self.sessions = SessionRepository(db)
+        self.leases = LeaseRepository(db)
         self.reserve = SpaceReserve(db)
 
     @classmethod

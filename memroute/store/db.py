@@ -293,6 +293,14 @@ class Database:
                 self._readers[threading.current_thread()] = con
         return con
 
+    def changed_since_asked(self) -> bool:
+        """Whether anything was committed to the file (by this process's writer or by any
+        other process) since this thread last asked; True the first time a thread asks."""
+        version = self.read().pragma("data_version")
+        last = getattr(self._local, "data_version", None)
+        self._local.data_version = version
+        return last is None or version != last
+
     def storage(self) -> StorageUsage:
         """The file's size and the free space of its disk, and whether writes fail for lack
         of space (set by a write that failed, cleared once a commit shows room again)."""

@@ -84,10 +84,12 @@ class JobRepository:
         )
         return [_job(row) for row in rows]
 
-    def finish(self, job_id: int) -> None:
-        """Remove a processed job; called inside the transaction that stored its facts."""
+    def finish(self, job_id: int) -> bool:
+        """Remove a job, inside the transaction that stores what it teaches; False when it
+        was gone already (another process stored it), and then nothing must be stored."""
         with self.db.write() as con:
             con.execute("DELETE FROM extraction_jobs WHERE id = ?", (job_id,))
+            return con.changes() > 0
 
     def fail(self, job_id: int, error: str) -> None:
         with self.db.write() as con:

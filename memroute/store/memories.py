@@ -327,6 +327,8 @@ class MemoryRepository:
     def get(self, memory_id: str) -> MemoryRecord | None:
         # The cache holds rows, not records: every caller gets its own record (and metadata).
         in_transaction = self.db.in_write_transaction()
+        if not in_transaction and self.db.changed_since_asked():
+            self.cache.clear()  # a commit, maybe by another process, may have changed any row
         cached = None if in_transaction else self.cache.get(memory_id)
         if cached is not None:
             return row_to_memory(cached)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
@@ -71,6 +72,7 @@ def create_app(config: Config, *, memory: Memory | None = None) -> FastAPI:
                     on_refusal=lambda reason: app.state.metrics.inc(
                         "memroute_gateway_refused_total", reason=reason
                     ),
+                    processes=config.workers,
                 ),
                 bounds=UpstreamBounds(config.upstream_total_timeout_s, config.max_upstream_body_bytes),
                 max_messages=config.max_chat_messages,
@@ -94,8 +96,10 @@ def create_app(config: Config, *, memory: Memory | None = None) -> FastAPI:
     )
     app.state.config = config
     app.state.admin_token, app.state.admin_token_created = load_or_create_admin_token(config)
+    # Each of `--workers N` processes counts the failures it sees: its share of the limits.
     app.state.admin_throttle = AdminTokenThrottle(
-        config.admin_failures_per_address, config.admin_failures_total
+        math.ceil(config.admin_failures_per_address / config.workers),
+        math.ceil(config.admin_failures_total / config.workers),
     )
     # A new MCP server per app: its session manager runs once per instance.
     mcp = build_server(lambda: app.state.memory, admin_token=app.state.admin_token)

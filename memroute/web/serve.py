@@ -39,10 +39,13 @@ def inherited_socket(fd: int) -> socket.socket:
     return sock
 
 
-def run_foreground(app: Any, config: Config, listener: socket.socket | None = None) -> int:
+def run_foreground(
+    app: Any, config: Config, listener: socket.socket | None = None, *, parent_pid: int | None = None
+) -> int:
     """Serve `app` in this thread with the process's logging, a raised open-files limit and
     the limits of `config`, on `listener` or else config's host and port, until a signal
-    stops it. Returns the exit status: 0 then, 1 when serving ended any other way."""
+    stops it (or, with `parent_pid`, that process is gone). Returns the exit status: 0
+    then, 1 when serving ended any other way."""
     configure_process_logging("info")
     limits = ServerLimits.of(config)
     server = build_server(
@@ -53,6 +56,7 @@ def run_foreground(app: Any, config: Config, listener: socket.socket | None = No
         open_files=raise_open_files_limit(),
         log_level="info",
         access_log=config.access_log,
+        parent_pid=parent_pid,
     )
     log.info(describe(server, limits))
     if listener is not None:

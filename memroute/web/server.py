@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import socket
 from types import FrameType
 from typing import Any
@@ -22,11 +23,13 @@ log = logging.getLogger("memroute.server")
 class MemrouteServer(uvicorn.Server):
     """uvicorn's Server whose event loop logs its errors without ever failing, that knows
     whether a signal stopped it (`signalled`), and that stops with the reason in `failure`
-    when a listening socket no longer accepts connections."""
+    when a listening socket no longer accepts connections. With `parent_pid` (a worker of
+    `memroute serve --workers`), it stops as if signalled once that process is gone."""
 
-    def __init__(self, config: uvicorn.Config, guard: Guard) -> None:
+    def __init__(self, config: uvicorn.Config, guard: Guard, parent_pid: int | None = None) -> None:
         super().__init__(config)
         self.guard = guard
+        self.parent_pid = parent_pid
         self.signalled = False
         self.failure: str | None = None
         self.loop_errors = LogBudget()
@@ -40,6 +43,9 @@ class MemrouteServer(uvicorn.Server):
         super().handle_exit(sig, frame)
 
     async def on_tick(self, counter: int) -> bool:
+        if self.parent_pid is not None and counter % 10 == 0 and os.getppid() != self.parent_pid:
+            log.warning("the parent process %d is gone; stopping", self.parent_pid)
+            self.parent_pid, self.signalled, self.should_exit = None, True, True
         if self.started and self.failure is None:
             self.failure = dead_listener(self.servers)
             if self.failure:
@@ -72,6 +78,7 @@ def build_server(
     open_files: int | None = None,
     log_level: str = "warning",
     access_log: bool = True,
+    parent_pid: int | None = None,
 ) -> MemrouteServer:
     """A server for `app` held to `limits` (its connection cap sized for `open_files`), with
     a line per request for uvicorn's access logger unless `access_log` is off. It leaves
@@ -94,7 +101,7 @@ def build_server(
         proxy_headers=bool(limits.trusted_proxies),
         forwarded_allow_ips=list(limits.trusted_proxies),
     )
-    return MemrouteServer(config, guard)
+    return MemrouteServer(config, guard, parent_pid)
 
 
 def describe(server: MemrouteServer, limits: ServerLimits) -> str:

@@ -1,0 +1,41 @@
+"""The `worker_leases` table: which process runs a background job that must run once at
+a time. Taking a lease is one write transaction, so two processes can never both hold it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from memroute.store.db import Database
+
+
+class LeaseRepository:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def take(self, name: str, holder: str, *, ttl_s: float, now: float, gone: Callable[[str], bool]) -> bool:
+        """Take or renew the lease `name` for `holder` until `now + ttl_s`. Refused (False)
+        while another holder has it unexpired, unless `gone(other)` says that holder no
+        longer exists."""
+        with self.db.write() as con:
+            found = con.execute("SELECT holder, expires_at FROM worker_leases WHERE name = ?", (name,))
+            row = found.fetchone()
+            if row is not None:
+                other, expires_at = str(row[0]), float(row[1])
+                if other != holder and expires_at > now and not gone(other):
+                    return False
+            con.execute(
+                "INSERT OR REPLACE INTO worker_leases (name, holder, expires_at) VALUES (?, ?, ?)",
+                (name, holder, now + ttl_s),
+            )
+            return True
+
+    def release(self, name: str, holder: str) -> None:
+        with self.db.write() as con:
+            con.execute("DELETE FROM worker_leases WHERE name = ? AND holder = ?", (name, holder))
+
+    def holders(self, now: float) -> dict[str, str]:
+        """The unexpired leases: name → holder."""
+        rows = self.db.read().execute(
+            "SELECT name, holder FROM worker_leases WHERE expires_at > ? ORDER BY name", (now,)
+        )
+        return {str(name): str(holder) for name, holder in rows}

@@ -1,0 +1,193 @@
+"""`memroute serve --workers N`: several server processes on one port and one database.
+Chats and the management API work whichever process answers; a process that dies is
+replaced; the background jobs that must run once at a time run in one process, and move
+to another when it dies; a turn queued once is stored once however many processes work;
+a signal stops them all."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import openai
+import pytest
+from servers import ScriptedUpstream, free_port
+from storage import open_parts, rows
+
+from memroute import Memory
+from memroute.service.turn_queue import ChatTurn
+
+ADMIN = "admin-test-token-for-memroute-serve-workers"
+
+
+@dataclass
+class Workers:
+    parent: subprocess.Popen[bytes]
+    url: str
+    db: Path
+    secret: str
+
+    def children(self) -> list[int]:
+        """The pids of the server processes (children running a worker)."""
+        found = []
+        for pid in Path(f"/proc/{self.parent.pid}/task/{self.parent.pid}/children").read_text().split():
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            except FileNotFoundError:
+                continue
+            if b"spawn_main" in cmdline and b"resource_tracker" not in cmdline:
+                found.append(int(pid))
+        return sorted(found)
+
+    def client(self) -> openai.OpenAI:
+        return openai.OpenAI(base_url=self.url + "/v1", api_key=self.secret, max_retries=0)
+
+    def api(self, method: str, path: str, **kwargs: object) -> httpx.Response:
+        headers = {"authorization": f"Bearer {ADMIN}", "connection": "close"}  # a new connection each time
+        return httpx.request(method, self.url + path, headers=headers, timeout=10, **kwargs)  # type: ignore[arg-type]
+
+
+def wait_until(check: Callable[[], object], timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def workers(tmp_path: Path, upstream: ScriptedUpstream) -> Iterator[Workers]:
+    db = tmp_path / "memroute.db"
+    side = Memory.open(db, start_workers=False)
+    side.update_settings(enabled=True)
+    _, secret = side.keys.create("workers")
+    side.close()
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMROUTE_")}
+    env.update(
+        MEMROUTE_DATA_DIR=str(tmp_path),
+        MEMROUTE_ADMIN_TOKEN=ADMIN,
+        MEMROUTE_UPSTREAM_BASE_URL=upstream.url + "/v1",  # type: ignore[attr-defined]
+        MEMROUTE_ACCESS_LOG="false",
+        MEMORY_REINDEX_POLL_S="0.5",
+    )
+    parent = subprocess.Popen(
+        [sys.executable, "-m", "memroute", "--db", str(db), "serve", "--port", str(port), "--workers", "2"],
+        env=env,
+        stdout=(tmp_path / "serve.log").open("wb"),
+        stderr=subprocess.STDOUT,
+    )
+    running = Workers(parent, f"http://127.0.0.1:{port}", db, secret)
+    try:
+        wait_until(lambda: parent.poll() is not None or len(running.children()) == 2)
+        assert parent.poll() is None, (tmp_path / "serve.log").read_text()
+        wait_until(lambda: _healthy(running.url))
+        yield running
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait(10)
+        for pid in running.children() if parent.poll() is None else []:
+            os.kill(pid, signal.SIGKILL)
+
+
+def _healthy(url: str) -> bool:
+    try:
+        return httpx.get(url + "/healthz", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def _lease_holder_pids(db: Path) -> dict[str, int]:
+    held = rows(db, "SELECT name, holder FROM worker_leases WHERE expires_at > ?", time.time())
+    return {name: int(holder.rsplit(":", 2)[1]) for name, holder in held}
+
+
+def test_two_processes_serve_one_memory_and_a_signal_stops_them_all(workers: Workers) -> None:
+    first, second = workers.children()
+    client = workers.client()
+    for n in range(6):
+        client.with_options(default_headers={"connection": "close"}).chat.completions.create(
+            model="echo-1", messages=[{"role": "user", "content": f"My locker number is {n}07 this term."}]
+        )
+    # Whichever process learned a turn, every process serves it.
+    wait_until(lambda: len(workers.api("GET", "/api/memory?limit=100").json()["data"]) >= 6)
+    listed = {workers.api("GET", "/api/memory?limit=100").json()["total"] for _ in range(6)}
+    assert len(listed) == 1
+    # A settings change made through one request is in force for the next, on any process.
+    assert workers.api("PUT", "/api/settings/memory", json={"injectionEnabled": False}).status_code == 200
+    for _ in range(6):
+        raw = client.with_options(default_headers={"connection": "close"}).chat.completions.with_raw_response
+        question = [{"role": "user", "content": "What is my locker number?"}]
+        answer = raw.create(model="echo-1", messages=question)
+        assert answer.headers["x-memroute-memory-count"] == "0"
+    workers.parent.send_signal(signal.SIGTERM)
+    assert workers.parent.wait(60) == 0
+    for pid in (first, second):
+        assert not Path(f"/proc/{pid}").exists() or b"zombie" in Path(f"/proc/{pid}/status").read_bytes()
+    assert not _healthy(workers.url)
+
+
+def test_a_process_that_dies_is_replaced_and_its_background_jobs_move_to_another(workers: Workers) -> None:
+    wait_until(lambda: {"reindex", "qdrant-sync"} <= set(_lease_holder_pids(workers.db)))
+    holders = _lease_holder_pids(workers.db)
+    assert set(holders.values()) <= set(workers.children())  # held by a serving process, once each
+    victim = holders["reindex"]
+    os.kill(victim, signal.SIGKILL)
+    wait_until(lambda: len(workers.children()) == 2 and victim not in workers.children())
+    wait_until(lambda: _lease_holder_pids(workers.db).get("reindex") not in (None, victim))
+    assert _lease_holder_pids(workers.db)["reindex"] in workers.children()
+    reply = workers.client().chat.completions.create(
+        model="echo-1", messages=[{"role": "user", "content": "Still there?"}]
+    )
+    assert reply.choices[0].message.content
+
+
+def test_a_queued_turn_is_stored_once_when_two_processes_take_the_same_job(tmp_path: Path) -> None:
+    from memroute.config import Config
+
+    config = Config.for_path(tmp_path / "memroute.db", environ={})
+    one, parts_one = open_parts(config)
+    two, parts_two = open_parts(config)
+    one.update_settings(enabled=True)
+    key, _ = one.keys.create("k")
+    one.enqueue_turn(key.id, ChatTurn("My sister Ana lives in Porto now. I prefer tea.", "", "", "req-1", ""))
+    # Both processes read the same job before either stores it.
+    jobs_one = parts_one.store.jobs.next_batch(max_attempts=5, limit=10)
+    jobs_two = parts_two.store.jobs.next_batch(max_attempts=5, limit=10)
+    assert [j.id for j in jobs_one] == [j.id for j in jobs_two] != []
+    parts_one.learner.process_jobs(jobs_one)
+    parts_two.learner.process_jobs(jobs_two)
+    assert rows(config.db_path, "SELECT count(*) FROM extraction_jobs") == [(0,)]
+    learned = one.list(api_key_id=key.id).items
+    assert sorted(m.key for m in learned if not m.key.startswith("turn:")) == [
+        "family:sister:ana",
+        "preference:tea",
+    ]
+    # Learned once: a fact stored again would cite the same request twice as its sources.
+    assert [m.metadata.get("sources") for m in learned] == [None, None, None]
+    assert {m.metadata["requestId"] for m in learned} == {"req-1"}
+    one.close()
+    two.close()
+
+
+def test_a_memory_changed_by_another_process_is_never_served_stale(tmp_path: Path) -> None:
+    import apsw
+
+    mem = Memory.open(tmp_path / "memroute.db", start_workers=False)
+    key, _ = mem.keys.create("k")
+    memory = mem.add(key.id, "The spare key is under the blue pot.")
+    assert mem.get(memory.id).content == "The spare key is under the blue pot."  # now cached
+    other = apsw.Connection(str(tmp_path / "memroute.db"))  # as another process would write
+    moved = "The spare key is with the neighbour."
+    other.execute("UPDATE memories SET content = ? WHERE id = ?", (moved, memory.id))
+    other.close()
+    assert mem.get(memory.id).content == moved
+    mem.close()
