@@ -127,7 +127,8 @@ def _serve(kind: str, port: int, db: str | None, upstream_url: str | None) -> No
     from memroute.web.server import build_server
     from memroute.web.server_limits import ServerLimits, open_files_limit
 
-    build_server(app, ServerLimits.of_app(app), host=HOST, port=port, open_files=open_files_limit()).run()
+    limits = ServerLimits.of_app(app)
+    build_server(app, limits, host=HOST, port=port, open_files=open_files_limit(), freeze_heap=True).run()
 
 
 def _free_port() -> int:

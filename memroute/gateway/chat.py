@@ -13,14 +13,18 @@ on without memory.
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import json
 import logging
+import os
 import re
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import anyio
 from starlette.requests import Request
@@ -43,6 +47,7 @@ from memroute.upstream.http import CALL_ERRORS, failure_name
 from memroute.upstream.route import Route
 
 log = logging.getLogger("memroute.gateway")
+T = TypeVar("T")
 
 NO_MEMORY_HEADERS = ("x-memroute-no-memory", "x-omniroute-no-memory")
 SESSION_HEADERS = ("x-memroute-session-id", "x-omniroute-session-id")
@@ -55,6 +60,10 @@ ADMIN_TOKEN_IS_NO_CLIENT_KEY = (
     "(create one with `memroute keys create NAME` or on the dashboard's API keys page)"
 )
 INLINE_PARSE_BYTES = 64 * 1024  # answers up to this long are parsed on the event loop
+# Threads that admit chats (recall, injection, queueing the turn): one per core. Python runs
+# one thread at a time, so more only fight over it: at 16 concurrent chats with memory on,
+# 40 threads cost 25 % more CPU per chat than 2 and served fewer (bench/gateway_load.py).
+CHAT_THREADS = min(8, os.cpu_count() or 2)
 _PASSED_RESPONSE_HEADERS = ("content-type", "openai-processing-ms", "retry-after")
 UPSTREAM_REQUEST_ID_HEADER = "x-upstream-request-id"  # the provider's own x-request-id
 
@@ -157,6 +166,15 @@ class ChatPipeline:
         self.limiter = limiter
         self.bounds = bounds
         self.max_messages = max_messages
+        self._threads = ThreadPoolExecutor(CHAT_THREADS, thread_name_prefix="memroute-chat")
+
+    async def in_thread(self, fn: Callable[..., T], *args: Any) -> T:
+        """`fn(*args)` in one of the pipeline's `CHAT_THREADS` threads (the others wait)."""
+        return await asyncio.get_running_loop().run_in_executor(self._threads, functools.partial(fn, *args))
+
+    def close(self) -> None:
+        """Wait for the pipeline's threads to finish their work, and end them."""
+        self._threads.shutdown(wait=True)
 
     # -- steps ------------------------------------------------------------------
 
@@ -254,7 +272,7 @@ class ChatPipeline:
         """After the answer, when the reply is learned from too (`captureTurns` all): queue
         the exchange, in a worker thread. Otherwise the user's turn was queued on admission."""
         if ctx.wants_reply:
-            await anyio.to_thread.run_sync(self.learn, ctx, body, reply)
+            await self.in_thread(self.learn, ctx, body, reply)
 
     def record_use(self, ctx: ChatContext) -> None:
         """Count the injection; the access counts are written in the background, batched."""
@@ -277,7 +295,7 @@ class ChatPipeline:
         secret = self.client_secret(request)
         arrival = self.limiter.arrive(secret)
         try:
-            admitted = await anyio.to_thread.run_sync(self.admit, secret, request.headers, raw)
+            admitted = await self.in_thread(self.admit, secret, request.headers, raw)
         except BaseException:
             arrival.admitted(None)
             raise

@@ -81,6 +81,7 @@ def create_app(config: Config, *, memory: Memory | None = None) -> FastAPI:
                 async with mcp.session_manager.run():
                     yield
             finally:
+                app.state.chat.close()  # its threads finish what they do before the store closes
                 if owned:
                     mem.close()
         finally:

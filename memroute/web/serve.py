@@ -57,6 +57,7 @@ def run_foreground(
         log_level="info",
         access_log=config.access_log,
         parent_pid=parent_pid,
+        freeze_heap=True,
     )
     log.info(describe(server, limits))
     if listener is not None:

@@ -1,0 +1,452 @@
+"""Gateway under load: direct, memory off and memory on (N memories for the key, 100 of
+them injected), streamed and not, at 1, 16 and 64 concurrent clients, with one and with
+several server processes (`memroute serve --workers N`).
+
+Every part runs in a process of its own: the upstream (`bench/load_upstream.py`, a bare
+asyncio server: a 48-word reply, 48 chunks when streamed), the gateway (`memroute serve`,
+as a user starts it) and the load generator (`bench/load_client.py`, aiohttp, keep-alive),
+so the client never competes with the gateway for an interpreter. The gateway's CPU per
+request is read from /proc (all its processes) over the timed window; its memory (RSS
+of each server process) idle, after start, and after the load.
+
+    python -m bench.gateway_load                   # workers 1 and 2, 5 s per run
+    python -m bench.gateway_load --workers 1,2,4 --seconds 10
+    python -m bench.gateway_load --quick
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from bench.common import Latency, Report, emit, log, ms, parser, table, verdict, work_dir
+from bench.corpus import queries
+from bench.gateway import SETTINGS, store_memories
+from memroute import Memory
+
+HOST = "127.0.0.1"
+ADMIN_TOKEN = "bench-admin-token-for-memroute-load-runs"
+DIRECT, OFF, ON = "direct", "off", "on"
+
+# Targets of the gateway-efficiency issue (2 cores, side by side in one run).
+TARGET_OFF_CPU_MS = 1.5
+TARGET_OFF_STREAM_CPU_MS = 3.0
+TARGET_OFF_MINUS_DIRECT_MS = 2.0
+TARGET_ON_CPU_MS = 3.0
+TARGET_ON_MINUS_OFF_MS = 2.0
+TARGET_WORKER_SCALING = 1.8
+TARGET_P99_OVER_P50 = 4.0
+TARGET_IDLE_RSS_MIB = 110.0
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    workers: tuple[int, ...] = (1, 2)
+    concurrency: tuple[int, ...] = (1, 16, 64)
+    seconds: float = 5.0
+    warmup_s: float = 1.0
+    memories: int = 1000
+    questions: int = 400
+
+
+QUICK = Plan(concurrency=(1, 8), seconds=1.0, warmup_s=0.3, memories=200, questions=100)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_http(url: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(httpx.HTTPError):
+            if httpx.get(url, timeout=2).status_code < 500:
+                return
+        time.sleep(0.1)
+    raise RuntimeError(f"{url} did not answer")
+
+
+def _tree(pid: int) -> list[int]:
+    """`pid` and all its descendants."""
+    found = [pid]
+    for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+            found.extend(_tree(int(child)))
+    return found
+
+
+def _cpu_s(pids: Sequence[int]) -> float:
+    total = 0.0
+    for pid in pids:
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def _rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+@dataclass
+class Gateway:
+    url: str
+    process: subprocess.Popen[bytes]
+
+    def servers(self) -> list[int]:
+        """The processes that serve requests: the workers (or the process itself)."""
+        tree = _tree(self.process.pid)
+        workers = [p for p in tree[1:] if b"spawn_main" in Path(f"/proc/{p}/cmdline").read_bytes()]
+        return workers or [self.process.pid]
+
+    def cpu_s(self) -> float:
+        return _cpu_s(_tree(self.process.pid))
+
+
+@contextlib.contextmanager
+def upstream() -> Iterator[str]:
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "bench.load_upstream", str(port)])
+    try:
+        _wait_http(f"http://{HOST}:{port}/v1/models")
+        yield f"http://{HOST}:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+@contextlib.contextmanager
+def gateway(db: Path, upstream_url: str, workers: int) -> Iterator[Gateway]:
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMROUTE_")}
+    env.update(
+        MEMROUTE_DATA_DIR=str(db.parent),
+        MEMROUTE_ADMIN_TOKEN=ADMIN_TOKEN,
+        MEMROUTE_UPSTREAM_BASE_URL=upstream_url + "/v1",
+        MEMROUTE_ACCESS_LOG="false",
+        MEMROUTE_KEY_RPM="0",  # one key sends every request: its limits would be what is measured
+        MEMROUTE_KEY_MAX_CONCURRENT="1000",
+        MEMROUTE_MAX_CONCURRENT="1000",
+    )
+    command = [sys.executable, "-m", "memroute", "--db", str(db), "serve", "--port", str(port)]
+    proc = subprocess.Popen(
+        [*command, "--workers", str(workers)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        _wait_http(f"http://{HOST}:{port}/healthz")
+        running = Gateway(f"http://{HOST}:{port}", proc)
+        deadline = time.monotonic() + 60
+        while len(running.servers()) < workers and time.monotonic() < deadline:
+            time.sleep(0.1)
+        yield running
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(90)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+
+
+def load(
+    url: str, key: str, questions: Sequence[str], concurrency: int, stream: bool, plan: Plan
+) -> dict[str, Any]:
+    command = [sys.executable, "-m", "bench.load_client", url, key, "--concurrency", str(concurrency)]
+    command += ["--seconds", str(plan.seconds), "--warmup", str(plan.warmup_s)]
+    if stream:
+        command.append("--stream")
+    done = subprocess.run(command, input="\n".join(questions), capture_output=True, text=True, check=True)
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+@dataclass
+class Run:
+    workers: int
+    case: str
+    stream: bool
+    concurrency: int
+    latency: Latency
+    ttft: Latency | None
+    per_s: float
+    cpu_ms: float | None  # gateway CPU per completed request
+    refused: dict[str, int]
+
+    def row(self) -> list[Any]:
+        ratio = self.latency.p99 / self.latency.p50 if self.latency.n else 0
+        return [
+            self.workers if self.case != DIRECT else "—",
+            self.case,
+            "yes" if self.stream else "no",
+            self.concurrency,
+            f"{self.per_s:,.0f}",
+            ms(self.latency.p50),
+            ms(self.latency.p99),
+            f"{ratio:.1f}",
+            ms(self.ttft.p50) if self.ttft and self.ttft.n else "—",
+            "—" if self.cpu_ms is None else f"{self.cpu_ms:.2f}",
+            ", ".join(f"{k[7:]}: {v}" for k, v in sorted(self.refused.items())) or "0",
+        ]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "workers": self.workers,
+            "case": self.case,
+            "stream": self.stream,
+            "concurrency": self.concurrency,
+            "per_s": self.per_s,
+            "latency": self.latency.to_dict(),
+            "ttft": self.ttft.to_dict() if self.ttft and self.ttft.n else None,
+            "cpu_ms_per_request": self.cpu_ms,
+            "refused": self.refused,
+        }
+
+
+def idle_cpu_rate(gw: Gateway, seconds: float = 2.0) -> float:
+    """CPU seconds per second the gateway spends with no request (its background threads)."""
+    before = gw.cpu_s()
+    time.sleep(seconds)
+    return (gw.cpu_s() - before) / seconds
+
+
+def measure(
+    plan: Plan,
+    url: str,
+    key: str,
+    qs: Sequence[str],
+    case: str,
+    workers: int,
+    gw: Gateway | None,
+    idle: float = 0.0,
+) -> list[Run]:
+    """Every streamed/not × concurrency run of one case; the gateway's CPU per request is
+    net of what it spends idle (`idle` CPU seconds per second)."""
+    runs = []
+    for stream in (False, True):
+        for concurrency in plan.concurrency:
+            before = gw.cpu_s() if gw is not None else None
+            started = time.perf_counter()
+            result = load(url, key, qs, concurrency, stream, plan)
+            wall = time.perf_counter() - started
+            latency = Latency(result["latency_ns"])
+            cpu_ms = None
+            if gw is not None and before is not None and latency.n:
+                # The CPU of the whole client run (warm-up included) over every request it sent.
+                sent = latency.n * (wall / plan.seconds)
+                cpu_ms = max(0.0, gw.cpu_s() - before - idle * wall) * 1000 / max(sent, 1)
+            run = Run(
+                workers,
+                case,
+                stream,
+                concurrency,
+                latency,
+                Latency(result["ttft_ns"]) if stream else None,
+                latency.n / plan.seconds,
+                cpu_ms,
+                result["refused"],
+            )
+            log(f"{case} workers={workers} stream={stream} c={concurrency}: {run.per_s:.0f}/s")
+            runs.append(run)
+    return runs
+
+
+def run(plan: Plan, *, seed: int, data_dir: Path | None) -> Report:
+    report = Report("Gateway under load")
+    with work_dir(data_dir) as directory:
+        db = directory / "load.db"
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{db}{suffix}").unlink(missing_ok=True)
+        side = Memory.open(db, start_workers=False)
+        key, secret = side.keys.create("load")
+        side.update_settings(enabled=False)
+        store_memories(side, key.id, plan.memories, seed)
+        qs = queries(seed + 1, plan.questions)
+        runs: list[Run] = []
+        rss: dict[int, tuple[list[float], list[float]]] = {}
+        with upstream() as up:
+            runs += measure(plan, up, secret, qs, DIRECT, 0, None)
+            for workers in plan.workers:
+                with gateway(db, up, workers) as gw:
+                    idle = [_rss_mib(p) for p in gw.servers()]
+                    idle_cpu = idle_cpu_rate(gw)
+                    log(f"{workers} worker(s) idle: {idle_cpu * 1000:.1f} ms of CPU per second")
+                    for case in (OFF, ON):
+                        side.update_settings(SETTINGS[case])
+                        runs += measure(plan, gw.url, secret, qs, case, workers, gw, idle_cpu)
+                    rss[workers] = (idle, [_rss_mib(p) for p in gw.servers()])
+        side.close()
+    _report(report, plan, runs, rss)
+    return report
+
+
+def _find(
+    runs: Sequence[Run], case: str, stream: bool, concurrency: int, workers: int | None = None
+) -> Run | None:
+    for r in runs:
+        same = r.case == case and r.stream == stream and r.concurrency == concurrency
+        if same and (workers is None or r.workers == workers or case == DIRECT):
+            return r
+    return None
+
+
+def _report(
+    report: Report, plan: Plan, runs: Sequence[Run], rss: dict[int, tuple[list[float], list[float]]]
+) -> None:
+    report.add(
+        f"Each run: {plan.seconds:g} s timed after {plan.warmup_s:g} s of warm-up, one client key with "
+        f"{plan.memories:,} memories (memory on injects up to 100), {plan.questions} distinct questions. "
+        "CPU: all the gateway's processes, per request sent, less what they spend idle (their "
+        "background threads, measured for 2 s before the runs). `p99/p50` is the tail's spread."
+    )
+    headers = [
+        "workers",
+        "case",
+        "streamed",
+        "concurrent",
+        "req/s",
+        "p50 ms",
+        "p99 ms",
+        "p99/p50",
+        "TTFT p50 ms",
+    ]
+    report.add(table([*headers, "gateway CPU ms/request", "refused"], [r.row() for r in runs]))
+    report.add(
+        table(
+            ["workers", "RSS per server process, idle (MiB)", "after the load (MiB)"],
+            [
+                [w, ", ".join(f"{v:.0f}" for v in idle), ", ".join(f"{v:.0f}" for v in after)]
+                for w, (idle, after) in rss.items()
+            ],
+        )
+    )
+    one = min(plan.workers)
+    low, high = min(plan.concurrency), max(plan.concurrency)
+    mid = sorted(plan.concurrency)[-2] if len(plan.concurrency) > 1 else high
+    rows: list[list[Any]] = []
+    data: dict[str, Any] = {"runs": [r.to_dict() for r in runs], "rss_mib": rss}
+
+    def figure(name: str, target: str, value: float | None, ok: bool | None) -> None:
+        rows.append(
+            [name, target, "—" if value is None else f"{value:.2f}", "—" if ok is None else verdict(ok)]
+        )
+        data[name] = value
+
+    off1, on1, direct1 = (
+        _find(runs, OFF, False, low, one),
+        _find(runs, ON, False, low, one),
+        _find(runs, DIRECT, False, low),
+    )
+    off_s = _find(runs, OFF, True, low, one)
+    if off1 and on1 and direct1 and off_s:
+        figure(
+            "memory off: gateway CPU ms per request",
+            f"≤ {TARGET_OFF_CPU_MS}",
+            off1.cpu_ms,
+            (off1.cpu_ms or 0) <= TARGET_OFF_CPU_MS,
+        )
+        figure(
+            "memory off: gateway CPU ms per 48-chunk stream",
+            f"≤ {TARGET_OFF_STREAM_CPU_MS}",
+            off_s.cpu_ms,
+            (off_s.cpu_ms or 0) <= TARGET_OFF_STREAM_CPU_MS,
+        )
+        gap = off1.latency.p50 - direct1.latency.p50
+        figure(
+            "memory off − direct, p50 ms",
+            f"≤ {TARGET_OFF_MINUS_DIRECT_MS}",
+            gap,
+            gap <= TARGET_OFF_MINUS_DIRECT_MS,
+        )
+        figure(
+            "memory on: gateway CPU ms per request",
+            f"≤ {TARGET_ON_CPU_MS}",
+            on1.cpu_ms,
+            (on1.cpu_ms or 0) <= TARGET_ON_CPU_MS,
+        )
+        gap = on1.latency.p50 - off1.latency.p50
+        figure(
+            "memory on − memory off, p50 ms",
+            f"≤ {TARGET_ON_MINUS_OFF_MS}",
+            gap,
+            gap <= TARGET_ON_MINUS_OFF_MS,
+        )
+    for workers in plan.workers:
+        for case in (OFF, ON):
+            at_mid, at_high = _find(runs, case, False, mid, workers), _find(runs, case, False, high, workers)
+            if at_mid and at_high and mid != high:
+                figure(
+                    f"{case}, {workers} worker(s): req/s at {high} ÷ at {mid}",
+                    "≥ 1",
+                    at_high.per_s / at_mid.per_s,
+                    at_high.per_s >= at_mid.per_s,
+                )
+                spread = at_high.latency.p99 / at_high.latency.p50
+                figure(
+                    f"{case}, {workers} worker(s): p99 ÷ p50 at {high}",
+                    f"≤ {TARGET_P99_OVER_P50:g}",
+                    spread,
+                    spread <= TARGET_P99_OVER_P50,
+                )
+    if len(plan.workers) > 1:
+        most = max(plan.workers)
+        for case in (OFF, ON):
+            base, scaled = _find(runs, case, False, high, one), _find(runs, case, False, high, most)
+            if base and scaled:
+                ratio = scaled.per_s / base.per_s
+                figure(
+                    f"{case}: req/s with {most} workers ÷ 1, at {high}",
+                    f"≥ {TARGET_WORKER_SCALING}",
+                    ratio,
+                    ratio >= TARGET_WORKER_SCALING,
+                )
+    for workers, (idle, _after) in rss.items():
+        figure(
+            f"idle RSS per worker, {workers} worker(s), MiB (largest)",
+            f"≤ {TARGET_IDLE_RSS_MIB:g}",
+            max(idle),
+            max(idle) <= TARGET_IDLE_RSS_MIB,
+        )
+    report.add(table(["figure", "target", "result", "verdict"], rows))
+    report.data = data
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    ap = parser(__doc__ or "")
+    ap.add_argument("--workers", default="1,2", help="server processes to measure, comma-separated (1,2)")
+    ap.add_argument("--concurrency", default="1,16,64", help="concurrent clients, comma-separated (1,16,64)")
+    ap.add_argument("--seconds", type=float, default=5.0, help="timed seconds per run (5)")
+    ap.add_argument("--memories", type=int, default=1000, help="memories stored for the key (1000)")
+    args = ap.parse_args(argv)
+    plan = (
+        QUICK
+        if args.quick
+        else Plan(
+            workers=tuple(int(w) for w in args.workers.split(",")),
+            concurrency=tuple(int(c) for c in args.concurrency.split(",")),
+            seconds=args.seconds,
+            memories=args.memories,
+        )
+    )
+    emit(run(plan, seed=args.seed, data_dir=args.data_dir), args.json)
+
+
+if __name__ == "__main__":
+    main()
