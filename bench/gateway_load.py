@@ -11,7 +11,7 @@ of each server process) idle, after start, and after the load.
 
     python -m bench.gateway_load                   # workers 1 and 2, 5 s per run
     python -m bench.gateway_load --workers 1,2,4 --seconds 10
-    python -m bench.gateway_load --quick
+    python -m bench.gateway_load --quick                 # workers 1,2; 1 and 8 clients; 1 s
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -430,21 +430,20 @@ def _report(
 
 def main(argv: Sequence[str] | None = None) -> None:
     ap = parser(__doc__ or "")
-    ap.add_argument("--workers", default="1,2", help="server processes to measure, comma-separated (1,2)")
-    ap.add_argument("--concurrency", default="1,16,64", help="concurrent clients, comma-separated (1,16,64)")
-    ap.add_argument("--seconds", type=float, default=5.0, help="timed seconds per run (5)")
-    ap.add_argument("--memories", type=int, default=1000, help="memories stored for the key (1000)")
+    ap.add_argument("--workers", default=None, help="server processes to measure, comma-separated (1,2)")
+    ap.add_argument("--concurrency", default=None, help="concurrent clients, comma-separated (1,16,64)")
+    ap.add_argument("--seconds", type=float, default=None, help="timed seconds per run (5)")
+    ap.add_argument("--memories", type=int, default=None, help="memories stored for the key (1000)")
     args = ap.parse_args(argv)
-    plan = (
-        QUICK
-        if args.quick
-        else Plan(
-            workers=tuple(int(w) for w in args.workers.split(",")),
-            concurrency=tuple(int(c) for c in args.concurrency.split(",")),
-            seconds=args.seconds,
-            memories=args.memories,
-        )
-    )
+    plan = QUICK if args.quick else Plan()
+    if args.workers:
+        plan = replace(plan, workers=tuple(int(w) for w in args.workers.split(",")))
+    if args.concurrency:
+        plan = replace(plan, concurrency=tuple(int(c) for c in args.concurrency.split(",")))
+    if args.seconds:
+        plan = replace(plan, seconds=args.seconds, warmup_s=min(plan.warmup_s, args.seconds))
+    if args.memories:
+        plan = replace(plan, memories=args.memories)
     emit(run(plan, seed=args.seed, data_dir=args.data_dir), args.json)
 
 
