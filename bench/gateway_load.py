@@ -337,95 +337,85 @@ def _report(
             ],
         )
     )
-    one = min(plan.workers)
-    low, high = min(plan.concurrency), max(plan.concurrency)
-    mid = sorted(plan.concurrency)[-2] if len(plan.concurrency) > 1 else high
-    rows: list[list[Any]] = []
-    data: dict[str, Any] = {"runs": [r.to_dict() for r in runs], "rss_mib": rss}
+    figures = Figures(plan, runs)
+    figures.single_client()
+    figures.under_load()
+    figures.scaling()
+    for workers, (idle, _after) in rss.items():
+        figures.at_most(
+            f"idle RSS per worker, {workers} worker(s), MiB (largest)", TARGET_IDLE_RSS_MIB, max(idle)
+        )
+    report.add(table(["figure", "target", "result", "verdict"], figures.rows))
+    report.data = {"runs": [r.to_dict() for r in runs], "rss_mib": rss, **figures.values}
 
-    def figure(name: str, target: str, value: float | None, ok: bool | None) -> None:
-        rows.append(
-            [name, target, "—" if value is None else f"{value:.2f}", "—" if ok is None else verdict(ok)]
-        )
-        data[name] = value
 
-    off1, on1, direct1 = (
-        _find(runs, OFF, False, low, one),
-        _find(runs, ON, False, low, one),
-        _find(runs, DIRECT, False, low),
-    )
-    off_s = _find(runs, OFF, True, low, one)
-    if off1 and on1 and direct1 and off_s:
-        figure(
-            "memory off: gateway CPU ms per request",
-            f"≤ {TARGET_OFF_CPU_MS}",
-            off1.cpu_ms,
-            (off1.cpu_ms or 0) <= TARGET_OFF_CPU_MS,
+class Figures:
+    """The issue's targets read off the runs: rows of (figure, target, result, verdict)."""
+
+    def __init__(self, plan: Plan, runs: Sequence[Run]) -> None:
+        self.plan, self.runs = plan, runs
+        self.one = min(plan.workers)
+        self.low, self.high = min(plan.concurrency), max(plan.concurrency)
+        self.mid = sorted(plan.concurrency)[-2] if len(plan.concurrency) > 1 else self.high
+        self.rows: list[list[Any]] = []
+        self.values: dict[str, float | None] = {}
+
+    def _add(self, name: str, target: str, value: float | None, ok: bool) -> None:
+        self.rows.append([name, target, "—" if value is None else f"{value:.2f}", verdict(ok)])
+        self.values[name] = value
+
+    def at_most(self, name: str, target: float, value: float | None) -> None:
+        self._add(name, f"≤ {target:g}", value, value is not None and value <= target)
+
+    def at_least(self, name: str, target: float, value: float) -> None:
+        self._add(name, f"≥ {target:g}", value, value >= target)
+
+    def single_client(self) -> None:
+        """CPU per request and added latency, one client, one process."""
+        off = _find(self.runs, OFF, False, self.low, self.one)
+        on = _find(self.runs, ON, False, self.low, self.one)
+        direct = _find(self.runs, DIRECT, False, self.low)
+        off_stream = _find(self.runs, OFF, True, self.low, self.one)
+        if not (off and on and direct and off_stream):
+            return
+        self.at_most("memory off: gateway CPU ms per request", TARGET_OFF_CPU_MS, off.cpu_ms)
+        self.at_most(
+            "memory off: gateway CPU ms per 48-chunk stream", TARGET_OFF_STREAM_CPU_MS, off_stream.cpu_ms
         )
-        figure(
-            "memory off: gateway CPU ms per 48-chunk stream",
-            f"≤ {TARGET_OFF_STREAM_CPU_MS}",
-            off_s.cpu_ms,
-            (off_s.cpu_ms or 0) <= TARGET_OFF_STREAM_CPU_MS,
+        self.at_most(
+            "memory off − direct, p50 ms", TARGET_OFF_MINUS_DIRECT_MS, off.latency.p50 - direct.latency.p50
         )
-        gap = off1.latency.p50 - direct1.latency.p50
-        figure(
-            "memory off − direct, p50 ms",
-            f"≤ {TARGET_OFF_MINUS_DIRECT_MS}",
-            gap,
-            gap <= TARGET_OFF_MINUS_DIRECT_MS,
+        self.at_most("memory on: gateway CPU ms per request", TARGET_ON_CPU_MS, on.cpu_ms)
+        self.at_most(
+            "memory on − memory off, p50 ms", TARGET_ON_MINUS_OFF_MS, on.latency.p50 - off.latency.p50
         )
-        figure(
-            "memory on: gateway CPU ms per request",
-            f"≤ {TARGET_ON_CPU_MS}",
-            on1.cpu_ms,
-            (on1.cpu_ms or 0) <= TARGET_ON_CPU_MS,
-        )
-        gap = on1.latency.p50 - off1.latency.p50
-        figure(
-            "memory on − memory off, p50 ms",
-            f"≤ {TARGET_ON_MINUS_OFF_MS}",
-            gap,
-            gap <= TARGET_ON_MINUS_OFF_MS,
-        )
-    for workers in plan.workers:
-        for case in (OFF, ON):
-            at_mid, at_high = _find(runs, case, False, mid, workers), _find(runs, case, False, high, workers)
-            if at_mid and at_high and mid != high:
-                figure(
-                    f"{case}, {workers} worker(s): req/s at {high} ÷ at {mid}",
-                    "≥ 1",
-                    at_high.per_s / at_mid.per_s,
-                    at_high.per_s >= at_mid.per_s,
+
+    def under_load(self) -> None:
+        """Throughput that does not fall as clients are added, and a bounded tail."""
+        for workers in self.plan.workers:
+            for case in (OFF, ON):
+                at_mid = _find(self.runs, case, False, self.mid, workers)
+                at_high = _find(self.runs, case, False, self.high, workers)
+                if not (at_mid and at_high) or self.mid == self.high:
+                    continue
+                label = f"{case}, {workers} worker(s)"
+                self.at_least(
+                    f"{label}: req/s at {self.high} ÷ at {self.mid}", 1, at_high.per_s / at_mid.per_s
                 )
                 spread = at_high.latency.p99 / at_high.latency.p50
-                figure(
-                    f"{case}, {workers} worker(s): p99 ÷ p50 at {high}",
-                    f"≤ {TARGET_P99_OVER_P50:g}",
-                    spread,
-                    spread <= TARGET_P99_OVER_P50,
-                )
-    if len(plan.workers) > 1:
-        most = max(plan.workers)
+                self.at_most(f"{label}: p99 ÷ p50 at {self.high}", TARGET_P99_OVER_P50, spread)
+
+    def scaling(self) -> None:
+        """Requests/s with the most workers against one, at the most clients."""
+        most = max(self.plan.workers)
+        if most == self.one:
+            return
         for case in (OFF, ON):
-            base, scaled = _find(runs, case, False, high, one), _find(runs, case, False, high, most)
+            base = _find(self.runs, case, False, self.high, self.one)
+            scaled = _find(self.runs, case, False, self.high, most)
             if base and scaled:
-                ratio = scaled.per_s / base.per_s
-                figure(
-                    f"{case}: req/s with {most} workers ÷ 1, at {high}",
-                    f"≥ {TARGET_WORKER_SCALING}",
-                    ratio,
-                    ratio >= TARGET_WORKER_SCALING,
-                )
-    for workers, (idle, _after) in rss.items():
-        figure(
-            f"idle RSS per worker, {workers} worker(s), MiB (largest)",
-            f"≤ {TARGET_IDLE_RSS_MIB:g}",
-            max(idle),
-            max(idle) <= TARGET_IDLE_RSS_MIB,
-        )
-    report.add(table(["figure", "target", "result", "verdict"], rows))
-    report.data = data
+                name = f"{case}: req/s with {most} workers ÷ {self.one}, at {self.high}"
+                self.at_least(name, TARGET_WORKER_SCALING, scaled.per_s / base.per_s)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

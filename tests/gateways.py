@@ -4,14 +4,13 @@ setting up and checking (the `gateway` fixture in conftest.py)."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import openai
 from memories import open_memory
-from servers import TLS, LiveServer, ScriptedUpstream
+from servers import TLS, LiveServer, ScriptedUpstream, wait_until
 
 from memroute import Memory
 from memroute.config import Config
@@ -39,11 +38,7 @@ class Gateway:
         )
 
     def wait_for(self, check: Callable[[], bool], timeout: float = 10.0) -> None:
-        deadline = time.monotonic() + timeout
-        while not check():
-            if time.monotonic() > deadline:
-                raise AssertionError("condition not met in time")
-            time.sleep(0.05)
+        wait_until(check, timeout, interval=0.05)
 
     def memories(self, owner: str | None = None) -> list[MemoryRecord]:
         return self.memory.list(api_key_id=owner or self.key_id, limit=200).items

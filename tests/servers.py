@@ -72,6 +72,15 @@ def management_api(
         yield client
 
 
+def wait_until(check: Callable[[], object], timeout: float = 10.0, interval: float = 0.02) -> None:
+    """Return once `check()` is true; AssertionError after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(interval)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -10,9 +10,8 @@ import json
 import logging
 import re
 import socket
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +20,7 @@ import openai
 import pytest
 from error_shape import assert_error
 from memories import open_memory
-from servers import ADMIN, AUTH, LiveServer, RawUpstream, ScriptedUpstream
+from servers import ADMIN, AUTH, LiveServer, RawUpstream, ScriptedUpstream, wait_until
 
 from memroute import Memory
 from memroute.config import Config
@@ -119,14 +118,6 @@ class Gateway:
         )
         sock.sendall(head.encode() + payload)
         return sock
-
-
-def wait_until(check: Callable[[], bool], timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.02)
 
 
 @pytest.fixture(scope="module")

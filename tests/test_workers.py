@@ -11,14 +11,14 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import openai
 import pytest
-from servers import ScriptedUpstream, free_port
+from servers import ScriptedUpstream, free_port, wait_until
 from storage import open_parts, rows
 
 from memroute import Memory
@@ -54,14 +54,6 @@ class Workers:
         return httpx.request(method, self.url + path, headers=headers, timeout=10, **kwargs)  # type: ignore[arg-type]
 
 
-def wait_until(check: Callable[[], object], timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.1)
-
-
 @pytest.fixture
 def workers(tmp_path: Path, upstream: ScriptedUpstream) -> Iterator[Workers]:
     db = tmp_path / "memroute.db"
@@ -86,9 +78,9 @@ def workers(tmp_path: Path, upstream: ScriptedUpstream) -> Iterator[Workers]:
     )
     running = Workers(parent, f"http://127.0.0.1:{port}", db, secret)
     try:
-        wait_until(lambda: parent.poll() is not None or len(running.children()) == 2)
+        wait_until(lambda: parent.poll() is not None or len(running.children()) == 2, timeout=20)
         assert parent.poll() is None, (tmp_path / "serve.log").read_text()
-        wait_until(lambda: _healthy(running.url))
+        wait_until(lambda: _healthy(running.url), timeout=20)
         yield running
     finally:
         if parent.poll() is None:
@@ -118,7 +110,7 @@ def test_two_processes_serve_one_memory_and_a_signal_stops_them_all(workers: Wor
             model="echo-1", messages=[{"role": "user", "content": f"My locker number is {n}07 this term."}]
         )
     # Whichever process learned a turn, every process serves it.
-    wait_until(lambda: len(workers.api("GET", "/api/memory?limit=100").json()["data"]) >= 6)
+    wait_until(lambda: len(workers.api("GET", "/api/memory?limit=100").json()["data"]) >= 6, timeout=20)
     listed = {workers.api("GET", "/api/memory?limit=100").json()["total"] for _ in range(6)}
     assert len(listed) == 1
     # A settings change made through one request is in force for the next, on any process.
@@ -136,13 +128,13 @@ def test_two_processes_serve_one_memory_and_a_signal_stops_them_all(workers: Wor
 
 
 def test_a_process_that_dies_is_replaced_and_its_background_jobs_move_to_another(workers: Workers) -> None:
-    wait_until(lambda: {"reindex", "qdrant-sync"} <= set(_lease_holder_pids(workers.db)))
+    wait_until(lambda: {"reindex", "qdrant-sync"} <= set(_lease_holder_pids(workers.db)), timeout=20)
     holders = _lease_holder_pids(workers.db)
     assert set(holders.values()) <= set(workers.children())  # held by a serving process, once each
     victim = holders["reindex"]
     os.kill(victim, signal.SIGKILL)
-    wait_until(lambda: len(workers.children()) == 2 and victim not in workers.children())
-    wait_until(lambda: _lease_holder_pids(workers.db).get("reindex") not in (None, victim))
+    wait_until(lambda: len(workers.children()) == 2 and victim not in workers.children(), timeout=20)
+    wait_until(lambda: _lease_holder_pids(workers.db).get("reindex") not in (None, victim), timeout=20)
     assert _lease_holder_pids(workers.db)["reindex"] in workers.children()
     reply = workers.client().chat.completions.create(
         model="echo-1", messages=[{"role": "user", "content": "Still there?"}]
