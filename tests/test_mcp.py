@@ -274,3 +274,28 @@ def test_the_tool_reference_in_the_docs_is_generated_from_the_registry() -> None
 def framed(*memories: str) -> str:
     """The injected text: the prefix, the framing sentence, one memory per line."""
     return MEMORY_PREFIX + FRAMING + "\n" + "\n".join(memories)
+
+
+def test_a_server_loads_the_mcp_sdk_only_once_mcp_is_used(tmp_path: Path) -> None:
+    """The SDK costs a server ~23 MiB: `memroute serve` loads it on the first `/mcp` request,
+    which then works like any other."""
+    import subprocess
+
+    script = f"""
+import sys, httpx
+from memroute.config import Config
+from memroute.web.app import create_app
+from memroute.web.serve import serving
+app = create_app(Config.for_path({str(tmp_path / "m.db")!r}, environ={{"MEMROUTE_ADMIN_TOKEN": {ADMIN!r}}}))
+with serving(app) as url:
+    assert httpx.get(url + "/healthz").status_code == 200
+    before = "mcp" in sys.modules
+    answer = httpx.post(url + "/mcp", headers={{"authorization": "Bearer {ADMIN}",
+        "accept": "application/json, text/event-stream"}}, json={{"jsonrpc": "2.0", "id": 1,
+        "method": "initialize", "params": {{"protocolVersion": "2025-06-18", "capabilities": {{}},
+        "clientInfo": {{"name": "t", "version": "1"}}}}}})
+    print(before, "mcp" in sys.modules, answer.status_code, "memroute" in answer.text)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["False", "True", "200", "True"]

@@ -7,14 +7,13 @@ import logging
 import math
 from collections.abc import AsyncIterator
 
+import anyio
 from fastapi import FastAPI
 
 from memroute.config import Config
 from memroute.gateway.chat import ChatPipeline
 from memroute.gateway.limits import GatewayLimiter, KeyLimits
 from memroute.gateway.relay import UpstreamBounds
-from memroute.mcp.http import http_endpoint
-from memroute.mcp.server import build_server
 from memroute.service import Memory
 from memroute.upstream.client import PoolSettings, UpstreamClient
 from memroute.upstream.tls import tls_context
@@ -23,6 +22,7 @@ from memroute.web import errors
 from memroute.web.auth import bearer_token, load_or_create_admin_token, same_token
 from memroute.web.guards import HostAllowList, JsonBodyRequired, allowed_hosts
 from memroute.web.limits import BodyLimit
+from memroute.web.mcp_mount import LazyMcpEndpoint
 from memroute.web.metrics import CountRequests, standard_metrics
 from memroute.web.throttle import AdminTokenThrottle
 
@@ -78,8 +78,13 @@ def create_app(config: Config, *, memory: Memory | None = None) -> FastAPI:
                 max_messages=config.max_chat_messages,
             )
             try:
-                async with mcp.session_manager.run():
-                    yield
+                async with anyio.create_task_group() as tasks:  # /mcp's session manager, once used
+                    app.state.mcp.serve_in(tasks)
+                    try:
+                        yield
+                    finally:
+                        app.state.mcp.serve_in(None)
+                        tasks.cancel_scope.cancel()
             finally:
                 app.state.chat.close()  # its threads finish what they do before the store closes
                 if owned:
@@ -102,11 +107,11 @@ def create_app(config: Config, *, memory: Memory | None = None) -> FastAPI:
         math.ceil(config.admin_failures_per_address / config.workers),
         math.ceil(config.admin_failures_total / config.workers),
     )
-    # A new MCP server per app: its session manager runs once per instance.
-    mcp = build_server(lambda: app.state.memory, admin_token=app.state.admin_token)
+    # `/mcp` is built on its first request (memroute/web/mcp_mount.py): the SDK costs ~23 MiB.
+    app.state.mcp = LazyMcpEndpoint(lambda: app.state.memory, app.state.admin_token, app.state.admin_throttle)
     app.add_route(
         "/mcp",
-        http_endpoint(mcp, app.state.admin_token, lambda: app.state.memory, app.state.admin_throttle),  # type: ignore[arg-type]  # raw ASGI
+        app.state.mcp,  # raw ASGI
         methods=["GET", "POST", "DELETE"],
         include_in_schema=False,
     )
