@@ -4,8 +4,9 @@ authenticate → owner (none with the no-memory header) → settings gate → qu
 last user text → retrieve (leaving out what the request already holds) → inject →
 queue the user's last message for learning → forward → relay the answer as it
 arrives → (with `captureTurns` all, queue the exchange with its reply, before the
-response completes) → count the use of the injected memories (after it). Every answer carries the request's id
-(`x-request-id`: the client's, else a new one), which is what learned memories cite.
+response completes) → count the use of the injected memories (after it). Every answer
+carries the request's id (`x-request-id`: the client's, else a new one), which is what
+learned memories cite. Admission runs in one of a few threads (`CHAT_THREADS`).
 
 Memory never breaks a chat: any memory failure is logged and the request goes
 on without memory.
