@@ -102,6 +102,7 @@ def _lease_holder_pids(db: Path) -> dict[str, int]:
     return {name: int(holder.rsplit(":", 2)[1]) for name, holder in held}
 
 
+@pytest.mark.slow(seconds=20)
 def test_two_processes_serve_one_memory_and_a_signal_stops_them_all(workers: Workers) -> None:
     first, second = workers.children()
     client = workers.client()

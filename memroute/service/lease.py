@@ -6,7 +6,8 @@ at once (double the embedding work, pushes that race), so each runs only while i
 process holds the job's lease (`worker_leases`). A lease lasts `LEASE_TTL_S` and is
 renewed by each pass; when its holder stops it is given back, and when its holder dies
 another process takes it over: at once on the same machine (the holder's pid is gone),
-else once it expires.
+else once it expires. Instances in one process (a test, a script with two `Memory`
+objects on one file) do not exclude each other.
 """
 
 from __future__ import annotations
@@ -32,11 +33,15 @@ def new_holder() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
 
 
-def holder_gone(holder: str) -> bool:
-    """Whether `holder` (see `new_holder`) was a process of this machine that has exited."""
+def replaceable(holder: str) -> bool:
+    """Whether the lease of `holder` (see `new_holder`) may be taken before it expires: it
+    is held in this same process (another service instance on the file: they take turns,
+    as they did before leases) or by a process of this machine that has exited."""
     parts = holder.rsplit(":", 2)
     if len(parts) != 3 or parts[0] != socket.gethostname() or not parts[1].isdigit():
         return False
+    if int(parts[1]) == os.getpid():
+        return True
     try:
         os.kill(int(parts[1]), 0)
     except ProcessLookupError:
@@ -72,7 +77,9 @@ class Lease:
         if self._until - now > self._ttl_s / 2:
             return True
         try:
-            taken = self._repo.take(self.name, self._holder, ttl_s=self._ttl_s, now=now, gone=holder_gone)
+            taken = self._repo.take(
+                self.name, self._holder, ttl_s=self._ttl_s, now=now, replaceable=replaceable
+            )
         except Exception as exc:  # busy, full or closing: the job waits for its next pass
             log.warning("worker.lease.failed lease=%s error=%s", self.name, type(exc).__name__)
             taken = False

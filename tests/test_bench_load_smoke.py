@@ -1,0 +1,37 @@
+"""The load benchmark still runs (`python -m bench.gateway_load`, its figures in
+docs/benchmarks.md): a short run of every case. In a file of its own, so the test runner
+can run it beside the other benchmarks' smoke tests."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.slow(seconds=12)
+def test_the_load_benchmark_measures_every_case_through_real_processes(tmp_path: Path) -> None:
+    """Upstream, gateway (`memroute serve`) and load generator each in a process: every
+    case answers, the gateway's CPU per request and its memory are read (several workers:
+    tests/test_workers.py)."""
+    out = tmp_path / "load.json"
+    command = [sys.executable, "-m", "bench.gateway_load", "--quick", "--workers", "1", "--concurrency", "2"]
+    command += ["--seconds", "0.5", "--json", str(out)]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-3000:]
+    data = json.loads(out.read_text())["Gateway under load"]
+    cases = {(r["case"], r["stream"]) for r in data["runs"]}
+    assert cases == {(case, stream) for case in ("direct", "off", "on") for stream in (False, True)}
+    assert all(r["latency"]["n"] > 0 and not r["refused"] for r in data["runs"])
+    gateway_cpu = [r["cpu_ms_per_request"] for r in data["runs"] if r["case"] != "direct"]
+    assert None not in gateway_cpu and sum(gateway_cpu) > 0  # /proc counts in 10 ms ticks: a run may read 0
+    assert 0 <= data["idle_cpu_ms_per_s"]["1"] < 1000
+    assert all(r["ttft"]["n"] > 0 for r in data["runs"] if r["stream"])
+    idle, after = data["rss_mib"]["1"]
+    assert len(idle) == len(after) == 1 and all(30 < mib < 1000 for mib in idle + after)
+    assert "| memory on − memory off, p50 ms | ≤ 2 |" in done.stdout
