@@ -58,6 +58,7 @@ class Plan:
     warmup_s: float = 1.0
     memories: int = 1000
     questions: int = 400
+    chat_threads: int | None = None  # MEMROUTE_CHAT_THREADS of the gateway (None: its default)
 
 
 QUICK = Plan(concurrency=(1, 8), seconds=1.0, warmup_s=0.3, memories=200, questions=100)
@@ -134,7 +135,7 @@ def upstream() -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def gateway(db: Path, upstream_url: str, workers: int) -> Iterator[Gateway]:
+def gateway(db: Path, upstream_url: str, workers: int, chat_threads: int | None = None) -> Iterator[Gateway]:
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMROUTE_")}
     env.update(
@@ -146,6 +147,8 @@ def gateway(db: Path, upstream_url: str, workers: int) -> Iterator[Gateway]:
         MEMROUTE_KEY_MAX_CONCURRENT="1000",
         MEMROUTE_MAX_CONCURRENT="1000",
     )
+    if chat_threads is not None:
+        env["MEMROUTE_CHAT_THREADS"] = str(chat_threads)
     command = [sys.executable, "-m", "memroute", "--db", str(db), "serve", "--port", str(port)]
     proc = subprocess.Popen(
         [*command, "--workers", str(workers)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
@@ -290,7 +293,7 @@ def run(plan: Plan, *, seed: int, data_dir: Path | None) -> Report:
         with upstream() as up:
             runs += measure(plan, up, secret, qs, DIRECT, 0, None)
             for workers in plan.workers:
-                with gateway(db, up, workers) as gw:
+                with gateway(db, up, workers, plan.chat_threads) as gw:
                     idle = [_rss_mib(p) for p in gw.servers()]
                     idle_cpu = idle_cpu_rate(gw)
                     idle_ms_per_s[workers] = idle_cpu * 1000
@@ -432,6 +435,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--concurrency", default=None, help="concurrent clients, comma-separated (1,16,64)")
     ap.add_argument("--seconds", type=float, default=None, help="timed seconds per run (5)")
     ap.add_argument("--memories", type=int, default=None, help="memories stored for the key (1000)")
+    ap.add_argument("--chat-threads", type=int, default=None, help="the gateway's MEMROUTE_CHAT_THREADS")
     args = ap.parse_args(argv)
     plan = QUICK if args.quick else Plan()
     if args.workers:
@@ -442,6 +446,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         plan = replace(plan, seconds=args.seconds, warmup_s=min(plan.warmup_s, args.seconds))
     if args.memories:
         plan = replace(plan, memories=args.memories)
+    if args.chat_threads:
+        plan = replace(plan, chat_threads=args.chat_threads)
     emit(run(plan, seed=args.seed, data_dir=args.data_dir), args.json)
 
 

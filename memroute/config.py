@@ -142,6 +142,7 @@ class Config:
     require_api_key: bool = True
     max_chat_body_bytes: int = 16 * 1024 * 1024
     max_chat_messages: int = 4096
+    chat_threads: int = 32  # threads that admit chats (recall, injection, queueing the turn)
     upstream_connect_timeout_s: float = 10.0
     upstream_timeout_s: float = 600.0
     # Connections to the server (memroute/web/server.py).
@@ -229,6 +230,7 @@ class Config:
             require_api_key=_bool(env, "MEMROUTE_REQUIRE_API_KEY", True),
             max_chat_body_bytes=_int(env, "MEMROUTE_MAX_CHAT_BODY_BYTES", 16 * 1024 * 1024, minimum=1024),
             max_chat_messages=_int(env, "MEMROUTE_MAX_CHAT_MESSAGES", 4096, minimum=1),
+            chat_threads=_int(env, "MEMROUTE_CHAT_THREADS", 32, minimum=1),
             upstream_connect_timeout_s=_float(env, "MEMROUTE_UPSTREAM_CONNECT_TIMEOUT", 10.0) or 10.0,
             upstream_timeout_s=_float(env, "MEMROUTE_UPSTREAM_TIMEOUT", 600.0) or 600.0,
             header_timeout_s=_seconds(env, "MEMROUTE_HEADER_TIMEOUT", 10.0),

@@ -130,6 +130,7 @@ def test_config_defaults_to_home_data_dir() -> None:
     assert config.db_path == Path.home() / ".memroute" / "memroute.db"
     assert config.decay_enabled is False and config.rrf_k == 60
     assert config.workers == 1 and Config.from_env({"MEMROUTE_WORKERS": "4"}).workers == 4
+    assert config.chat_threads == 32 > config.key_max_concurrent  # one key cannot hold them all
 
 
 @pytest.mark.parametrize(
@@ -147,6 +148,7 @@ def test_config_defaults_to_home_data_dir() -> None:
         ("MEMROUTE_WORKERS", "0"),
         ("MEMROUTE_WORKERS", "65"),
         ("MEMROUTE_WORKERS", "two"),
+        ("MEMROUTE_CHAT_THREADS", "0"),
     ],
 )
 def test_bad_environment_values_name_the_variable(name: str, value: str) -> None:

@@ -6,7 +6,7 @@ queue the user's last message for learning → forward → relay the answer as i
 arrives → (with `captureTurns` all, queue the exchange with its reply, before the
 response completes) → count the use of the injected memories (after it). Every answer
 carries the request's id (`x-request-id`: the client's, else a new one), which is what
-learned memories cite. Admission runs in one of a few threads (`CHAT_THREADS`).
+learned memories cite. Admission runs in a pool of threads (`MEMROUTE_CHAT_THREADS`).
 
 Memory never breaks a chat: any memory failure is logged and the request goes
 on without memory.
@@ -18,7 +18,6 @@ import asyncio
 import functools
 import json
 import logging
-import os
 import re
 import time
 import uuid
@@ -61,10 +60,6 @@ ADMIN_TOKEN_IS_NO_CLIENT_KEY = (
     "(create one with `memroute keys create NAME` or on the dashboard's API keys page)"
 )
 INLINE_PARSE_BYTES = 64 * 1024  # answers up to this long are parsed on the event loop
-# Threads that admit chats (recall, injection, queueing the turn): one per core. Python runs
-# one thread at a time, so more only fight over it: at 16 concurrent chats with memory on,
-# 40 threads cost 25 % more CPU per chat than 2 and served fewer (bench/gateway_load.py).
-CHAT_THREADS = min(8, os.cpu_count() or 2)
 _PASSED_RESPONSE_HEADERS = ("content-type", "openai-processing-ms", "retry-after")
 UPSTREAM_REQUEST_ID_HEADER = "x-upstream-request-id"  # the provider's own x-request-id
 
@@ -143,7 +138,8 @@ class ChatPipeline:
     """The chat request path. The caller gives it how a request names its client key
     (`client_secret`), how to recognise the admin token (`is_admin_token`, for a hint when
     it is sent as a client key), where to count (`metrics`), the limits of upstream calls
-    (`limiter`), the bounds of an answer (`bounds`) and the most messages a chat may hold."""
+    (`limiter`), the bounds of an answer (`bounds`), the most messages a chat may hold and
+    how many threads admit chats (`threads`)."""
 
     def __init__(
         self,
@@ -157,6 +153,7 @@ class ChatPipeline:
         limiter: GatewayLimiter,
         bounds: UpstreamBounds,
         max_messages: int,
+        threads: int = 32,
     ):
         self.memory = memory
         self.client = client
@@ -167,10 +164,13 @@ class ChatPipeline:
         self.limiter = limiter
         self.bounds = bounds
         self.max_messages = max_messages
-        self._threads = ThreadPoolExecutor(CHAT_THREADS, thread_name_prefix="memroute-chat")
+        # More threads than one key may have chats (MEMROUTE_KEY_MAX_CONCURRENT, 16) keep a key
+        # whose admissions are slow (huge bodies, a slow embedding provider) from holding
+        # them all; fewer fight less over the interpreter (see docs/usage.md).
+        self._threads = ThreadPoolExecutor(threads, thread_name_prefix="memroute-chat")
 
     async def in_thread(self, fn: Callable[..., T], *args: Any) -> T:
-        """`fn(*args)` in one of the pipeline's `CHAT_THREADS` threads (the others wait)."""
+        """`fn(*args)` in one of the pipeline's threads (when all are busy, it waits)."""
         return await asyncio.get_running_loop().run_in_executor(self._threads, functools.partial(fn, *args))
 
     def close(self) -> None:
