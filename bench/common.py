@@ -203,6 +203,13 @@ def work_dir(keep: Path | None) -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
+def process_cpu_s(pid: int) -> float:
+    """User + system CPU seconds process `pid` has used so far (from /proc)."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def log(message: str) -> None:
     """Progress on stderr, so stdout stays clean markdown."""
     print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)

@@ -47,7 +47,7 @@ from typing import Any
 
 import openai
 
-from bench.common import Latency, Report, emit, log, ms, parser, table, verdict, work_dir
+from bench.common import Latency, Report, emit, log, ms, parser, process_cpu_s, table, verdict, work_dir
 from bench.corpus import _STATEMENTS, MemoryGenerator, Picker, _fill, queries
 from bench.insert import add_generated
 from memroute import Memory
@@ -144,11 +144,7 @@ class Server:
 
     def cpu_s(self) -> float | None:
         """User + system CPU time of the server process so far."""
-        if self.pid is None:
-            return None
-        with open(f"/proc/{self.pid}/stat", encoding="ascii") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return None if self.pid is None else process_cpu_s(self.pid)
 
 
 @contextlib.contextmanager

@@ -30,10 +30,12 @@ from typing import Any
 
 import httpx
 
-from bench.common import Latency, Report, emit, log, ms, parser, table, verdict, work_dir
+from bench.common import Latency, Report, emit, log, ms, parser, process_cpu_s, table, verdict, work_dir
 from bench.corpus import queries
 from bench.gateway import SETTINGS, store_memories
+from bench.soak import proc_status
 from memroute import Memory
+from memroute.web.serve import free_port
 
 HOST = "127.0.0.1"
 ADMIN_TOKEN = "bench-admin-token-for-memroute-load-runs"
@@ -64,14 +66,6 @@ class Plan:
 QUICK = Plan(concurrency=(1, 8), seconds=1.0, warmup_s=0.3, memories=200, questions=100)
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        return int(sock.getsockname()[1])
-
-
 def _wait_http(url: str, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -95,16 +89,12 @@ def _cpu_s(pids: Sequence[int]) -> float:
     total = 0.0
     for pid in pids:
         with contextlib.suppress(FileNotFoundError, ProcessLookupError):
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+            total += process_cpu_s(pid)
     return total
 
 
 def _rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
+    return proc_status(pid)[0]
 
 
 @dataclass
@@ -124,7 +114,7 @@ class Gateway:
 
 @contextlib.contextmanager
 def upstream() -> Iterator[str]:
-    port = _free_port()
+    port = free_port(HOST)
     proc = subprocess.Popen([sys.executable, "-m", "bench.load_upstream", str(port)])
     try:
         _wait_http(f"http://{HOST}:{port}/v1/models")
@@ -136,7 +126,7 @@ def upstream() -> Iterator[str]:
 
 @contextlib.contextmanager
 def gateway(db: Path, upstream_url: str, workers: int, chat_threads: int | None = None) -> Iterator[Gateway]:
-    port = _free_port()
+    port = free_port(HOST)
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMROUTE_")}
     env.update(
         MEMROUTE_DATA_DIR=str(db.parent),

@@ -81,7 +81,7 @@ class _Answer(asyncio.Protocol):
             length = 0
             at = head.find(b"content-length:")
             if at >= 0:
-                length = int(head[at + 15 : head.find(b"\r\n", at) if head.find(b"\r\n", at) > 0 else None])
+                length = int(head[at + 15 :].split(b"\r\n", 1)[0])
             if len(self.buffer) < head_end + 4 + length:
                 return
             body = self.buffer[head_end + 4 : head_end + 4 + length]

@@ -34,10 +34,3 @@ class LeaseRepository:
     def release(self, name: str, holder: str) -> None:
         with self.db.write() as con:
             con.execute("DELETE FROM worker_leases WHERE name = ? AND holder = ?", (name, holder))
-
-    def holders(self, now: float) -> dict[str, str]:
-        """The unexpired leases: name → holder."""
-        rows = self.db.read().execute(
-            "SELECT name, holder FROM worker_leases WHERE expires_at > ? ORDER BY name", (now,)
-        )
-        return {str(name): str(holder) for name, holder in rows}

@@ -35,10 +35,6 @@ class LazyMcpEndpoint:
     def serve_in(self, tasks: TaskGroup | None) -> None:
         self._tasks = tasks
 
-    @property
-    def built(self) -> bool:
-        return self._endpoint is not None
-
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self._endpoint is None:
             async with self._building:
