@@ -31,8 +31,11 @@ log = logging.getLogger("memroute.store")
 BUSY_TIMEOUT_MS = 10_000
 # Ask the background checkpointer to run once the WAL holds this many pages (~4 MiB) ...
 WAL_CHECKPOINT_PAGES = 1_000
-# ... and checkpoint on the writer itself past this many (the checkpointer fell behind).
-WAL_FORCE_CHECKPOINT_PAGES = 25_000
+# ... and checkpoint on the writer itself past this many (~12 MiB). The WAL starts over
+# only once all of it is copied, which a checkpoint on another thread never achieves
+# while the writer commits without pause (the WAL reached 50 MiB); by then that thread
+# has copied most of it, so the writer's own checkpoint copies only the tail.
+WAL_FORCE_CHECKPOINT_PAGES = 3_000
 # The WAL's file is cut back to this once a checkpoint has copied it all (its high-water
 # size otherwise stays on disk for good).
 WAL_SIZE_LIMIT_BYTES = 16 * 1024 * 1024
