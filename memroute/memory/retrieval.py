@@ -87,23 +87,6 @@ class _Candidate:
     fts_score: float | None = None
 
 
-def admits(flt: MemoryFilter, memory: MemoryRecord) -> bool:
-    """Whether `memory` passes `flt` (the same rules the SQL tiers apply)."""
-    return (
-        _owner_admits(flt, memory.api_key_id)
-        and (memory.expires_at is None or memory.expires_at > flt.now)
-        and (not flt.session_id or memory.session_id == flt.session_id)
-        and (not flt.updated_since or memory.updated_at >= flt.updated_since)
-        and (not flt.type or memory.type == flt.type)
-    )
-
-
-def _owner_admits(flt: MemoryFilter, owner: str) -> bool:
-    if flt.api_key_id is not None:
-        return owner == flt.api_key_id
-    return flt.unowned or owner != ""
-
-
 def clamp_budget(max_tokens: int) -> int:
     return min(max(max_tokens, 1), MAX_BUDGET_TOKENS)
 
@@ -234,7 +217,7 @@ def _vector_candidates(
         hits = [h for h in hits if h.score >= params.min_score]
     # The index should filter already; checking again means a stale index entry can never leak
     # another key's or an expired memory.
-    found = {i: m for i, m in reader.get_many([h.memory_id for h in hits]).items() if admits(flt, m)}
+    found = {i: m for i, m in reader.get_many([h.memory_id for h in hits]).items() if flt.admits(m)}
     label = "qdrant" if index.name == "qdrant" else "vector"
     return [
         _Candidate(found[h.memory_id], h.score, label, vec_score=h.score)

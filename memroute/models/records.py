@@ -146,6 +146,20 @@ class MemoryFilter:
     type: str | None = None
     unowned: bool = True
 
+    def admits(self, memory: MemoryRecord) -> bool:
+        """Whether `memory` passes this filter (the rules the SQL reads apply)."""
+        if self.api_key_id is not None:
+            if memory.api_key_id != self.api_key_id:
+                return False
+        elif not self.unowned and memory.api_key_id == "":
+            return False
+        return (
+            (memory.expires_at is None or memory.expires_at > self.now)
+            and (not self.session_id or memory.session_id == self.session_id)
+            and (not self.updated_since or memory.updated_at >= self.updated_since)
+            and (not self.type or memory.type == self.type)
+        )
+
 
 @dataclass(slots=True)
 class RetrievedItem:

@@ -34,6 +34,7 @@ from memroute.service.sessions import SessionBook
 from memroute.service.turn_queue import TurnQueue
 from memroute.service.workers import AccessRecorder, ExtractionWorker
 from memroute.store import SqliteStore
+from memroute.store.key_index import CHANGES_KEPT_S, KeyIndexes, prune_changes
 from memroute.upstream.lazy import LazyClient
 from memroute.vectors.qdrant_pool import QdrantPool
 from memroute.vectors.qdrant_settings import QdrantSettings
@@ -68,6 +69,8 @@ class Parts:
     access: AccessRecorder
     decay_sweep: PeriodicTask
     rendered: RenderedLines  # how the memories seen lately read when injected
+    key_indexes: KeyIndexes  # recalled keys' memories held in process
+    prune_changes: PeriodicTask  # trims the change log the key indexes catch up from
     leases: list[Lease]  # of the jobs that run in one process at a time; given back on close
 
 
@@ -207,6 +210,8 @@ def _assemble(store: SqliteStore, config: Config, clock: Clock) -> Parts:
             "decay", config.decay_sweep_interval_s if config.decay_enabled else 0, sweep_decayed
         ),
         rendered=RenderedLines(),
+        key_indexes=KeyIndexes(store.db, store.memories, max_memories=config.recall_index_memories),
+        prune_changes=PeriodicTask("changes", CHANGES_KEPT_S / 2, lambda: prune_changes(store.db)),
         leases=[reindex_lease, qdrant_lease, decay_lease],
     )
 

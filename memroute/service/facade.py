@@ -75,6 +75,8 @@ class Memory:
         self._leases = parts.leases
         self._semantic = parts.semantic
         self._rendered = parts.rendered
+        self._key_indexes = parts.key_indexes
+        self._prune_changes = parts.prune_changes
         self.keys = parts.keys
         self.sessions = parts.sessions
         self.providers = parts.providers
@@ -85,6 +87,7 @@ class Memory:
             self._extraction.start()
             self._extraction.notify()  # resume what an earlier run left queued
             self._decay_sweep.start()
+            self._prune_changes.start()
 
     @classmethod
     def open(
@@ -111,6 +114,7 @@ class Memory:
     def close(self, drain_timeout: float = 30.0) -> None:
         """Drain the extraction queue, stop workers and close the database."""
         self._decay_sweep.stop()
+        self._prune_changes.stop()
         self._semantic.stop()
         self._access.stop()
         self._extraction.stop(drain_timeout)
@@ -432,13 +436,14 @@ class Memory:
             vector_k=max(limit, self.config.vec_top_k),
             already_said=already_said,
         )
+        reader = self._key_indexes.reader(flt)
         if strategy == "exact" or params.query is None:
-            return retrieve(self._store.memories, flt, params, rendered=self._rendered)
+            return retrieve(reader, flt, params, rendered=self._rendered)
         settings = settings or self.settings()
         plan = self._semantic.plan(settings, params.query)
         reranker = self._semantic.reranker(settings)[0] if plan.indexes else None
         result = retrieve(
-            self._store.memories,
+            reader,
             flt,
             params,
             vector_search=plan.vector_search,

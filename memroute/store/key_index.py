@@ -1,0 +1,379 @@
+"""Keys' memories held in process for recall, ranked with each key's own term statistics.
+
+A `KeyIndex` holds one key's memories, their FTS tokens (the FTS table's own tokenizer)
+and its posting lists, so keyword search is bm25 over that key alone (its own document
+count, frequencies and lengths, not every tenant's) without a SQL statement, and the
+newest-first fill reads from a sorted list. Before each use it catches up with what any
+connection or process changed, from the `memory_changes` log the memories' triggers
+write (migration 0011); an index older than the log's pruned part is rebuilt.
+
+`KeyIndexes` keeps indexes of the keys being recalled, up to a number of memories in
+all. A key is indexed when it is first recalled and fits; when the room is taken by
+keys recalled in the last `BUSY_S` seconds, the key is read from SQL instead (indexing
+keys in turn would cost more than it saves).
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+import math
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+import apsw
+
+from memroute.models.records import TURN_KEY_PREFIX, MemoryFilter, MemoryRecord
+from memroute.store.db import Database
+from memroute.store.fts import query_tokens
+from memroute.store.memories import COLUMNS, M_COLUMNS, MemoryRepository, row_to_memory
+
+log = logging.getLogger("memroute.store.key_index")
+
+# The FTS table's tokenizer (migration 0001): the same tokens, stems and folding.
+TOKENIZER = "porter"
+TOKENIZER_ARGS = ["unicode61", "remove_diacritics", "2"]
+# FTS5's bm25 constants.
+K1 = 1.2
+B = 0.75
+# A key recalled this recently keeps its index even when another key needs the room.
+BUSY_S = 30.0
+# Changes older than this are pruned from the log (an index that slept longer rebuilds).
+CHANGES_KEPT_S = 600.0
+
+_Order = tuple[str, int]  # (updated_at, rowid): the newest-first order, reversed
+
+
+class _Doc:
+    __slots__ = ("fact", "length", "memory", "order", "terms")
+
+    def __init__(self, memory: MemoryRecord, terms: dict[str, int], length: int, rowid: int) -> None:
+        self.memory = memory
+        self.terms = terms
+        self.length = length
+        self.order: _Order = (memory.updated_at, rowid)
+        self.fact = not memory.key.startswith(TURN_KEY_PREFIX)
+
+
+class KeyIndex:
+    """One key's memories with their postings and newest-first order. Callers hold `lock`."""
+
+    def __init__(self, owner: str) -> None:
+        self.owner = owner
+        self.lock = threading.Lock()
+        self.seq = -1  # the change log's last seq this index has taken in (-1: not built)
+        self.used = time.monotonic()
+        self._docs: dict[int, _Doc] = {}
+        self._postings: dict[str, dict[int, int]] = {}
+        self._total_length = 0
+        self._newest: list[_Order] = []
+        self._newest_facts: list[_Order] = []
+
+    def __len__(self) -> int:
+        return len(self._docs)
+
+    def put(self, rowid: int, memory: MemoryRecord, terms: dict[str, int], length: int) -> None:
+        self.drop(rowid)
+        doc = _Doc(memory, terms, length, rowid)
+        self._docs[rowid] = doc
+        for term, count in terms.items():
+            self._postings.setdefault(term, {})[rowid] = count
+        self._total_length += length
+        bisect.insort(self._newest, doc.order)
+        if doc.fact:
+            bisect.insort(self._newest_facts, doc.order)
+
+    def clear(self) -> None:
+        self.seq = -1
+        self._docs, self._postings, self._total_length = {}, {}, 0
+        self._newest, self._newest_facts = [], []
+
+    def drop(self, rowid: int) -> None:
+        doc = self._docs.pop(rowid, None)
+        if doc is None:
+            return
+        for term in doc.terms:
+            posting = self._postings[term]
+            del posting[rowid]
+            if not posting:
+                del self._postings[term]
+        self._total_length -= doc.length
+        _remove(self._newest, doc.order)
+        if doc.fact:
+            _remove(self._newest_facts, doc.order)
+
+    def search(self, flt: MemoryFilter, terms: Sequence[str], limit: int) -> list[tuple[MemoryRecord, float]]:
+        """The key's memories holding any of `terms` that `flt` admits, by bm25 with this
+        key's statistics (FTS5's formula; lower rank is better), ties newest first."""
+        docs = self._docs
+        if not docs:
+            return []
+        n = len(docs)
+        average = self._total_length / n
+        scores: dict[int, float] = {}
+        for term in terms:
+            posting = self._postings.get(term)
+            if not posting:
+                continue
+            df = len(posting)
+            idf = math.log((n - df + 0.5) / (df + 0.5))
+            if idf <= 0.0:
+                idf = 1e-6
+            for rowid, tf in posting.items():
+                norm = K1 * (1.0 - B + B * docs[rowid].length / average)
+                scores[rowid] = scores.get(rowid, 0.0) + idf * tf * (K1 + 1.0) / (tf + norm)
+        ranked = sorted(scores.items(), key=lambda pair: docs[pair[0]].order, reverse=True)
+        ranked.sort(key=lambda pair: -pair[1])  # stable: equal scores stay newest first
+        found: list[tuple[MemoryRecord, float]] = []
+        for rowid, score in ranked:
+            memory = docs[rowid].memory
+            if flt.admits(memory):
+                found.append((_copy(memory), -score))
+                if len(found) >= limit:
+                    break
+        return found
+
+    def recent(
+        self, flt: MemoryFilter, *, limit: int, offset: int, without_turns: bool
+    ) -> list[MemoryRecord]:
+        """Newest first among what `flt` admits (kept turns left out with `without_turns`)."""
+        order = self._newest_facts if without_turns else self._newest
+        docs = self._docs
+        out: list[MemoryRecord] = []
+        skip = offset
+        for position in range(len(order) - 1, -1, -1):
+            memory = docs[order[position][1]].memory
+            if not flt.admits(memory):
+                continue
+            if skip:
+                skip -= 1
+                continue
+            out.append(_copy(memory))
+            if len(out) >= limit:
+                break
+        return out
+
+
+def _copy(memory: MemoryRecord) -> MemoryRecord:
+    """A record of its own for a caller (who may change it); its metadata is still the
+    stored text, so it decodes a dict of its own too."""
+    clone: MemoryRecord = object.__new__(MemoryRecord)
+    clone.__dict__.update(memory.__dict__)
+    return clone
+
+
+def _rows(con: apsw.Connection, sql: str, params: tuple[Any, ...]) -> list[Any]:
+    return con.execute(sql, params).fetchall()
+
+
+def _remove(order: list[_Order], item: _Order) -> None:
+    at = bisect.bisect_left(order, item)
+    if at < len(order) and order[at] == item:
+        del order[at]
+
+
+class IndexedReader:
+    """Retrieval's reads of one key, answered from its `KeyIndex` (see memory/retrieval.py)."""
+
+    def __init__(self, indexes: KeyIndexes, index: KeyIndex, repository: MemoryRepository) -> None:
+        self._indexes = indexes
+        self._index = index
+        self._repository = repository
+
+    def keyword_search(
+        self, flt: MemoryFilter, query: str | None, *, limit: int
+    ) -> list[tuple[MemoryRecord, float]]:
+        terms = self._indexes.query_terms(query)
+        if not terms:
+            return []
+        with self._index.lock:
+            return self._index.search(flt, terms, limit)
+
+    def recent(
+        self, flt: MemoryFilter, *, limit: int, offset: int = 0, without_turns: bool = False
+    ) -> list[MemoryRecord]:
+        with self._index.lock:
+            return self._index.recent(flt, limit=limit, offset=offset, without_turns=without_turns)
+
+    def get_many(self, ids: Sequence[str]) -> dict[str, MemoryRecord]:
+        return self._repository.get_many(ids)
+
+
+class KeyIndexes:
+    """The in-process indexes of recently recalled keys, `max_memories` memories in all
+    (0: none; every read goes to SQL)."""
+
+    def __init__(self, db: Database, repository: MemoryRepository, *, max_memories: int) -> None:
+        self.db = db
+        self.repository = repository
+        self.max_memories = max(0, max_memories)
+        self._lock = threading.Lock()
+        self._indexes: OrderedDict[str, KeyIndex] = OrderedDict()
+
+    def reader(self, flt: MemoryFilter) -> IndexedReader | MemoryRepository:
+        """What retrieval should read `flt`'s memories from: the key's index, up to date,
+        when it has one or one fits; else the SQL repository."""
+        owner = flt.api_key_id
+        if owner is None or self.max_memories == 0:
+            return self.repository
+        index = self._index(owner)
+        return IndexedReader(self, index, self.repository) if index is not None else self.repository
+
+    def held(self) -> int:
+        """Memories held in all indexes."""
+        with self._lock:
+            return sum(len(i) for i in self._indexes.values())
+
+    def query_terms(self, text: str | None) -> list[str]:
+        """The FTS terms of a query: its searchable words (see store/fts.py), stemmed."""
+        words = query_tokens(text)
+        if not words:
+            return []
+        tokenize = self._tokenizer()
+        terms: dict[str, None] = {}
+        for word in words:
+            for term in tokenize(word.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None, include_offsets=False):
+                terms[term if isinstance(term, str) else term[0]] = None
+        return list(terms)
+
+    # -- building and catching up ------------------------------------------------------
+
+    def _index(self, owner: str) -> KeyIndex | None:
+        with self._lock:
+            index = self._indexes.get(owner)
+            if index is not None:
+                self._indexes.move_to_end(owner)
+        if index is None:
+            con = self.db.read()
+            count = int(_rows(con, "SELECT count(*) FROM memories WHERE api_key_id = ?", (owner,))[0][0])
+            with self._lock:
+                index = self._indexes.get(owner)  # another thread may have added it meanwhile
+                if index is None:
+                    if not self._make_room(count):
+                        return None
+                    index = self._indexes[owner] = KeyIndex(owner)
+        with index.lock:
+            self._ready(index)
+            index.used = time.monotonic()
+        return index
+
+    def _ready(self, index: KeyIndex) -> None:
+        """Build `index` if it is new, else take in what changed since. Hold its lock."""
+        if index.seq >= 0:
+            self._catch_up(index)
+            return
+        started = time.perf_counter()
+        self._fill(index)
+        took_ms = (time.perf_counter() - started) * 1e3
+        log.debug("store.key_index.built memories=%d ms=%.1f", len(index), took_ms)
+
+    def _make_room(self, count: int) -> bool:
+        """Evict the least recently used indexes not used for `BUSY_S` until `count` more
+        memories fit; whether they do. Call with `_lock` held."""
+        if count > self.max_memories:
+            return False
+        held = sum(len(i) for i in self._indexes.values())
+        idle_before = time.monotonic() - BUSY_S
+        for owner in list(self._indexes):
+            if held + count <= self.max_memories:
+                break
+            victim = self._indexes[owner]
+            if victim.used > idle_before:
+                break  # LRU order: every later one was used more recently still
+            held -= len(victim)
+            del self._indexes[owner]
+        return held + count <= self.max_memories
+
+    def _fill(self, index: KeyIndex) -> None:
+        tokenize = self._tokenizer()
+        # One statement, so the rows and the change log's position are one snapshot (a key
+        # without memories gives one row of NULLs).
+        rows = _rows(
+            self.db.read(),
+            f"SELECT s.seq, m.rowid, {M_COLUMNS}"
+            " FROM (SELECT coalesce(max(seq), 0) AS seq FROM memory_changes) AS s"
+            " LEFT JOIN memories AS m ON m.api_key_id = ?",
+            (index.owner,),
+        )
+        for row in rows:
+            if row[1] is not None:
+                self._put(index, tokenize, row[1], row[2:])
+        index.seq = int(rows[0][0])
+
+    def _catch_up(self, index: KeyIndex) -> None:
+        con = self.db.read()
+        # This key's changes since the index last looked, and the pruned mark (seq -1).
+        marks = _rows(
+            con,
+            "SELECT seq, memory_rowid FROM memory_changes WHERE api_key_id = ? AND seq > ?"
+            " UNION ALL SELECT -1, upto FROM memory_changes_pruned",
+            (index.owner, index.seq),
+        )
+        changed: dict[int, None] = {}
+        last = index.seq
+        for seq, rowid in marks:
+            if seq == -1:
+                if rowid > index.seq:  # changes this index never saw were pruned: start over
+                    index.clear()
+                    self._fill(index)
+                    return
+            else:
+                changed[rowid] = None
+                last = max(last, seq)
+        if not changed:
+            return
+        # The rows as they are now (a later change is taken in again next time: idempotent).
+        rowids = list(changed)
+        rows = {
+            r[0]: r[1:]
+            for r in _rows(
+                con,
+                f"SELECT rowid, {COLUMNS} FROM memories WHERE api_key_id = ?"
+                f" AND rowid IN ({', '.join('?' * len(rowids))})",
+                (index.owner, *rowids),
+            )
+        }
+        tokenize = self._tokenizer()
+        for rowid in rowids:
+            row = rows.get(rowid)
+            if row is None:
+                index.drop(rowid)
+            else:
+                self._put(index, tokenize, rowid, row)
+        index.seq = last
+
+    @staticmethod
+    def _put(index: KeyIndex, tokenize: Any, rowid: int, row: Sequence[Any]) -> None:
+        memory = row_to_memory(row)
+        terms: dict[str, int] = {}
+        length = 1  # the owner column's token, which FTS counts in a row's length
+        for text in (memory.content, memory.key):
+            if not text:
+                continue
+            for term in tokenize(
+                text.encode("utf-8"), apsw.FTS5_TOKENIZE_DOCUMENT, None, include_offsets=False
+            ):
+                term = term if isinstance(term, str) else term[0]
+                terms[term] = terms.get(term, 0) + 1
+                length += 1
+        index.put(rowid, memory, terms, length)
+
+    def _tokenizer(self) -> Any:
+        return self.db.read().fts5_tokenizer(TOKENIZER, TOKENIZER_ARGS)
+
+
+def prune_changes(db: Database, *, now: float | None = None) -> int:
+    """Delete the change log's entries older than `CHANGES_KEPT_S` and mark how far it was
+    pruned (an index behind that mark rebuilds); how many were deleted."""
+    cutoff = (time.time() if now is None else now) - CHANGES_KEPT_S
+    with db.write() as con:
+        upto = _rows(con, "SELECT max(seq) FROM memory_changes WHERE at < ?", (cutoff,))[0][0]
+        if upto is None:
+            return 0
+        con.execute("DELETE FROM memory_changes WHERE seq <= ?", (upto,))
+        deleted = con.changes()
+        con.execute("UPDATE memory_changes_pruned SET upto = max(upto, ?)", (upto,))
+        return int(deleted)

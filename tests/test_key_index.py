@@ -1,0 +1,171 @@
+"""Recall from the in-process index of a key (memroute/store/key_index.py): ranked with the
+key's own statistics, never stale whoever wrote, and bounded in size."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from clocks import ManualClock
+from memories import open_memory
+from storage import database
+
+from memroute import Memory
+from memroute.config import Config
+from memroute.models.records import MemoryFilter
+from memroute.store.key_index import CHANGES_KEPT_S, KeyIndexes, prune_changes
+
+DATA = Path(__file__).parent.parent / "bench" / "quality"
+
+
+def _open(path: Path, clock: ManualClock | None = None, *, held: int = 50_000) -> Memory:
+    config = Config.for_path(path, {}).with_overrides(recall_index_memories=held)
+    return open_memory(config=config, clock=clock)
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture
+def two(tmp_path: Path, clock: ManualClock) -> Iterator[tuple[Memory, Memory]]:
+    """Two memories on one file, as two processes have (each its own connections and index)."""
+    first, second = _open(tmp_path / "m.db", clock), _open(tmp_path / "m.db", clock)
+    yield first, second
+    second.close()
+    first.close()
+
+
+def _matches(mem: Memory, owner: str, query: str) -> list[str]:
+    return [i.memory.content for i in mem.retrieve(owner, query, max_tokens=4000) if i.tier == "fts5"]
+
+
+def test_another_keys_vocabulary_does_not_change_a_keys_ranking(tmp_path: Path, clock: ManualClock) -> None:
+    alone, shared = tmp_path / "alone.db", tmp_path / "shared.db"
+    own = [
+        "the dentist moved my appointment to Friday",
+        "my dentist recommends an electric toothbrush",
+        "the dentist office is next to the bakery",
+        "Lopez fixed the roof after the storm",
+    ]
+    for path in (alone, shared):
+        with _open(path, clock) as mem:
+            for text in own:
+                mem.add("a", text)
+                clock.tick()
+    with _open(shared, clock) as mem:  # another tenant for whom "Lopez" is everywhere
+        for n in range(300):
+            mem.add("b", f"invoice {n} for Lopez and sons")
+    query = "what did the dentist and Lopez say"
+    with _open(alone, clock) as mem:
+        ranking_alone = _matches(mem, "a", query)
+    with _open(shared, clock) as mem:
+        assert _matches(mem, "a", query) == ranking_alone
+        # "Lopez" is rare among the key's own memories, so it counts for more than "dentist".
+        assert ranking_alone[0] == "Lopez fixed the roof after the storm"
+        # Read from SQL with the shared index's statistics, the other tenant's invoices
+        # would have pushed it to the end.
+        with _open(shared, clock, held=0) as sql_only:
+            assert _matches(sql_only, "a", query)[-1] == "Lopez fixed the roof after the storm"
+
+
+def test_for_one_key_alone_the_ranking_is_the_fts_ranking(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    with _open(path) as mem:
+        for line in (DATA / "memories.jsonl").read_text().splitlines():
+            row = json.loads(line)
+            mem.add("k", row["content"])
+    queries = [json.loads(line)["query"] for line in (DATA / "queries.jsonl").read_text().splitlines()]
+    with _open(path) as indexed, _open(path, held=0) as sql_only:
+        for query in queries:
+            got = indexed.retrieve_preview("k", query, strategy="semantic", limit=20)
+            want = sql_only.retrieve_preview("k", query, strategy="semantic", limit=20)
+            assert [round(i.fts_score or 0, 6) for i in got.items] == [
+                round(i.fts_score or 0, 6) for i in want.items
+            ], query
+            assert {i.memory.id for i in got.items} == {i.memory.id for i in want.items} or _tied_at_the_cut(
+                got.items, want.items
+            ), query
+
+
+def _tied_at_the_cut(got: list, want: list) -> bool:  # type: ignore[type-arg]
+    """Whether the two lists differ only among matches tied with the last one taken."""
+    last = want[-1].fts_score
+    return {i.memory.id for i in got if i.fts_score != last} == {
+        i.memory.id for i in want if i.fts_score != last
+    }
+
+
+def test_what_another_process_writes_is_recalled_at_once(
+    two: tuple[Memory, Memory], clock: ManualClock
+) -> None:
+    reader, writer = two
+    kept = writer.add("k", "prefers green tea in the morning")
+    assert _matches(reader, "k", "tea") == ["prefers green tea in the morning"]  # the index is built now
+    added = writer.add("k", "drinks tea with lemon after lunch")
+    assert set(_matches(reader, "k", "tea")) == {kept.content, added.content}
+    writer.update(kept.id, content="prefers black coffee in the morning")
+    assert _matches(reader, "k", "tea") == [added.content]
+    assert _matches(reader, "k", "coffee") == ["prefers black coffee in the morning"]
+    writer.delete(added.id)
+    assert _matches(reader, "k", "tea") == []
+    soon = writer.add("k", "the tea tasting is on Sunday", expires_at="2026-06-01T13:00:00Z")
+    assert _matches(reader, "k", "tea") == [soon.content]
+    clock.advance(hours=2)
+    assert _matches(reader, "k", "tea") == []  # expired: never recalled
+    moved = writer.add("k", "tea for the session only", session_id="s1")
+    assert [i.memory.id for i in reader.retrieve("k", "tea", scope="session", session_id="s1")] == [moved.id]
+    assert [i.memory.id for i in reader.retrieve("k", "tea", scope="session", session_id="s2")] == []
+
+
+def test_an_index_behind_the_pruned_change_log_starts_over(two: tuple[Memory, Memory]) -> None:
+    reader, writer = two
+    writer.add("k", "likes hiking in the Alps")
+    assert _matches(reader, "k", "hiking") == ["likes hiking in the Alps"]
+    late = writer.add("k", "went hiking in Norway last summer")
+    writer.delete(writer.retrieve("k", "Alps")[0].memory.id)
+    # The changes the reader has not seen are pruned before it looks again.
+    with database(writer) as store:
+        assert prune_changes(store.db, now=time.time() + CHANGES_KEPT_S + 1) >= 3
+    assert _matches(reader, "k", "hiking") == [late.content]
+
+
+def test_the_newest_fill_follows_updates_and_leaves_kept_turns_out(
+    two: tuple[Memory, Memory], clock: ManualClock
+) -> None:
+    reader, writer = two
+    old = writer.add("k", "works at Acme")
+    clock.tick()
+    writer.add("k", "uses Helix as editor")
+    clock.tick()
+    writer.add("k", "I walked the dog today", key="turn:abc", type="episodic")
+    assert [i.memory.content for i in reader.retrieve("k", None, strategy="exact")] == [
+        "I walked the dog today",
+        "uses Helix as editor",
+        "works at Acme",
+    ]
+    clock.tick()
+    writer.update(old.id, content="works at Globex")
+    newest = [i.memory.content for i in reader.retrieve("k", "zebra", strategy="hybrid")]
+    assert newest == ["works at Globex", "uses Helix as editor"]  # no match: facts only, newest first
+
+
+def test_the_indexes_hold_at_most_the_configured_number_of_memories(tmp_path: Path) -> None:
+    with _open(tmp_path / "m.db", held=5) as mem:
+        for n in range(4):
+            mem.add("small", f"note {n} about gardening")
+        for n in range(8):
+            mem.add("big", f"note {n} about gardening")
+        with database(mem) as store:
+            indexes = KeyIndexes(store.db, store.memories, max_memories=5)
+            now = "2026-12-03T00:00:00.000Z"
+            assert indexes.reader(MemoryFilter("small", now)) is not store.memories
+            assert indexes.reader(MemoryFilter("big", now)) is store.memories  # 8 never fit in 5
+            assert indexes.held() == 4
+        # Too big to hold, the key is still recalled in full (from SQL).
+        assert len(_matches(mem, "big", "gardening")) == 8
+        assert len(_matches(mem, "small", "gardening")) == 4
