@@ -11,12 +11,13 @@ from pathlib import Path
 import pytest
 from clocks import ManualClock
 from memories import open_memory
+from servers import wait_until
 from storage import database
 
 from memroute import Memory
 from memroute.config import Config
 from memroute.models.records import MemoryFilter
-from memroute.store.key_index import CHANGES_KEPT_S, KeyIndexes, prune_changes
+from memroute.store.key_index import CHANGES_KEPT_S, INLINE_BUILD_MAX, KeyIndexes, prune_changes
 
 DATA = Path(__file__).parent.parent / "bench" / "quality"
 
@@ -169,3 +170,25 @@ def test_the_indexes_hold_at_most_the_configured_number_of_memories(tmp_path: Pa
         # Too big to hold, the key is still recalled in full (from SQL).
         assert len(_matches(mem, "big", "gardening")) == 8
         assert len(_matches(mem, "small", "gardening")) == 4
+
+
+def test_a_big_key_is_indexed_off_the_request_path_and_read_from_sql_meanwhile(tmp_path: Path) -> None:
+    with _open(tmp_path / "m.db") as mem:
+        for n in range(INLINE_BUILD_MAX + 1):
+            mem.add("big", f"note {n} about {'gardening' if n % 10 == 0 else 'cooking'}")
+        with database(mem) as store:
+            indexes = KeyIndexes(store.db, store.memories, max_memories=50_000)
+            flt = MemoryFilter("big", "2026-12-03T00:00:00.000Z")
+            try:
+                first = indexes.reader(flt)
+                assert first is store.memories  # not built on the request path
+                from_sql = [m.id for m, _ in first.keyword_search(flt, "gardening", limit=300)]
+                wait_until(lambda: indexes.held() == INLINE_BUILD_MAX + 1)
+                later = indexes.reader(flt)
+                assert later is not store.memories
+                assert sorted(m.id for m, _ in later.keyword_search(flt, "gardening", limit=300)) == sorted(
+                    from_sql
+                )
+                assert len(from_sql) == 201
+            finally:
+                indexes.close()

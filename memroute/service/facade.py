@@ -115,6 +115,7 @@ class Memory:
         """Drain the extraction queue, stop workers and close the database."""
         self._decay_sweep.stop()
         self._prune_changes.stop()
+        self._key_indexes.close()
         self._semantic.stop()
         self._access.stop()
         self._extraction.stop(drain_timeout)

@@ -39,6 +39,9 @@ TOKENIZER_ARGS = ["unicode61", "remove_diacritics", "2"]
 # FTS5's bm25 constants.
 K1 = 1.2
 B = 0.75
+# A key with more memories than this is indexed by a background thread (~25 ms per
+# 1,000), its recalls reading SQL meanwhile; a smaller one on its first recall.
+INLINE_BUILD_MAX = 2_000
 # A key recalled this recently keeps its index even when another key needs the room.
 BUSY_S = 30.0
 # Changes older than this are pruned from the log (an index that slept longer rebuilds).
@@ -212,6 +215,20 @@ class KeyIndexes:
         self.max_memories = max(0, max_memories)
         self._lock = threading.Lock()
         self._indexes: OrderedDict[str, KeyIndex] = OrderedDict()
+        # Keys too big to index on the request path, waiting for the builder thread.
+        self._pending: dict[str, None] = {}
+        self._wanted = threading.Event()
+        self._builder: threading.Thread | None = None
+        self._closed = False
+
+    def close(self) -> None:
+        """Stop the builder thread (an index it is building is dropped)."""
+        with self._lock:
+            self._closed = True
+            builder = self._builder
+        self._wanted.set()
+        if builder is not None:
+            builder.join(30)
 
     def reader(self, flt: MemoryFilter) -> IndexedReader | MemoryRepository:
         """What retrieval should read `flt`'s memories from: the key's index, up to date,
@@ -247,8 +264,10 @@ class KeyIndexes:
             if index is not None:
                 self._indexes.move_to_end(owner)
         if index is None:
-            con = self.db.read()
-            count = int(_rows(con, "SELECT count(*) FROM memories WHERE api_key_id = ?", (owner,))[0][0])
+            count = self._count(owner)
+            if count > INLINE_BUILD_MAX:
+                self._build_later(owner)
+                return None
             with self._lock:
                 index = self._indexes.get(owner)  # another thread may have added it meanwhile
                 if index is None:
@@ -259,6 +278,58 @@ class KeyIndexes:
             self._ready(index)
             index.used = time.monotonic()
         return index
+
+    def _count(self, owner: str) -> int:
+        return int(
+            _rows(self.db.read(), "SELECT count(*) FROM memories WHERE api_key_id = ?", (owner,))[0][0]
+        )
+
+    def _build_later(self, owner: str) -> None:
+        with self._lock:
+            if self._closed or owner in self._pending:
+                return
+            self._pending[owner] = None
+            if self._builder is None:
+                self._builder = threading.Thread(
+                    target=self._build_pending, name="memroute-key-index", daemon=True
+                )
+                self._builder.start()
+        self._wanted.set()
+
+    def _build_pending(self) -> None:
+        """The builder thread: index each pending key off the request path, then add it
+        when there is room (until then its recalls read SQL)."""
+        while True:
+            self._wanted.wait()
+            self._wanted.clear()
+            while True:
+                with self._lock:
+                    if self._closed:
+                        return
+                    if not self._pending:
+                        break
+                    owner = next(iter(self._pending))
+                index = self._built(owner)
+                with self._lock:
+                    if index is not None and owner not in self._indexes and self._make_room(len(index)):
+                        index.used = time.monotonic()
+                        self._indexes[owner] = index
+                    del self._pending[owner]
+
+    def _built(self, owner: str) -> KeyIndex | None:
+        """A new index of `owner`, or None when it would not fit or the database failed."""
+        try:
+            count = self._count(owner)
+            with self._lock:
+                if owner in self._indexes or not self._make_room(count):
+                    return None
+            index = KeyIndex(owner)
+            with index.lock:
+                self._ready(index)
+            return index
+        except apsw.Error as exc:  # closing or busy: a later recall asks again
+            log.debug("store.key_index.build_failed error=%s", exc)
+            return None
 
     def _ready(self, index: KeyIndex) -> None:
         """Build `index` if it is new, else take in what changed since. Hold its lock."""
