@@ -17,7 +17,7 @@ from storage import database
 from memroute import Memory
 from memroute.config import Config
 from memroute.models.records import MemoryFilter
-from memroute.store.key_index import CHANGES_KEPT_S, INLINE_BUILD_MAX, KeyIndexes, prune_changes
+from memroute.store.key_index import ADMIT_AFTER, CHANGES_KEPT_S, INLINE_BUILD_MAX, KeyIndexes, prune_changes
 
 DATA = Path(__file__).parent.parent / "bench" / "quality"
 
@@ -39,6 +39,12 @@ def two(tmp_path: Path, clock: ManualClock) -> Iterator[tuple[Memory, Memory]]:
     yield first, second
     second.close()
     first.close()
+
+
+def _hot(mem: Memory, owner: str) -> None:
+    """Recall `owner` as often as it takes to be indexed (the recalls before read SQL)."""
+    for _ in range(ADMIT_AFTER):
+        mem.retrieve(owner, "anything")
 
 
 def _matches(mem: Memory, owner: str, query: str) -> list[str]:
@@ -63,8 +69,10 @@ def test_another_keys_vocabulary_does_not_change_a_keys_ranking(tmp_path: Path, 
             mem.add("b", f"invoice {n} for Lopez and sons")
     query = "what did the dentist and Lopez say"
     with _open(alone, clock) as mem:
+        _hot(mem, "a")
         ranking_alone = _matches(mem, "a", query)
     with _open(shared, clock) as mem:
+        _hot(mem, "a")
         assert _matches(mem, "a", query) == ranking_alone
         # "Lopez" is rare among the key's own memories, so it counts for more than "dentist".
         assert ranking_alone[0] == "Lopez fixed the roof after the storm"
@@ -106,7 +114,8 @@ def test_what_another_process_writes_is_recalled_at_once(
 ) -> None:
     reader, writer = two
     kept = writer.add("k", "prefers green tea in the morning")
-    assert _matches(reader, "k", "tea") == ["prefers green tea in the morning"]  # the index is built now
+    _hot(reader, "k")  # the index is built now
+    assert _matches(reader, "k", "tea") == ["prefers green tea in the morning"]
     added = writer.add("k", "drinks tea with lemon after lunch")
     assert set(_matches(reader, "k", "tea")) == {kept.content, added.content}
     writer.update(kept.id, content="prefers black coffee in the morning")
@@ -126,6 +135,7 @@ def test_what_another_process_writes_is_recalled_at_once(
 def test_an_index_behind_the_pruned_change_log_starts_over(two: tuple[Memory, Memory]) -> None:
     reader, writer = two
     writer.add("k", "likes hiking in the Alps")
+    _hot(reader, "k")
     assert _matches(reader, "k", "hiking") == ["likes hiking in the Alps"]
     late = writer.add("k", "went hiking in Norway last summer")
     writer.delete(writer.retrieve("k", "Alps")[0].memory.id)
@@ -164,8 +174,14 @@ def test_the_indexes_hold_at_most_the_configured_number_of_memories(tmp_path: Pa
         with database(mem) as store:
             indexes = KeyIndexes(store.db, store.memories, max_memories=5)
             now = "2026-12-03T00:00:00.000Z"
-            assert indexes.reader(MemoryFilter("small", now)) is not store.memories
-            assert indexes.reader(MemoryFilter("big", now)) is store.memories  # 8 never fit in 5
+            small, big = MemoryFilter("small", now), MemoryFilter("big", now)
+            assert [indexes.reader(small) is store.memories for _ in range(ADMIT_AFTER)] == [
+                *([True] * (ADMIT_AFTER - 1)),
+                False,  # recalled often enough: indexed
+            ]
+            assert all(
+                indexes.reader(big) is store.memories for _ in range(ADMIT_AFTER + 1)
+            )  # 8 never fit in 5
             assert indexes.held() == 4
         # Too big to hold, the key is still recalled in full (from SQL).
         assert len(_matches(mem, "big", "gardening")) == 8
@@ -180,7 +196,8 @@ def test_a_big_key_is_indexed_off_the_request_path_and_read_from_sql_meanwhile(t
             indexes = KeyIndexes(store.db, store.memories, max_memories=50_000)
             flt = MemoryFilter("big", "2026-12-03T00:00:00.000Z")
             try:
-                first = indexes.reader(flt)
+                for _ in range(ADMIT_AFTER):
+                    first = indexes.reader(flt)
                 assert first is store.memories  # not built on the request path
                 from_sql = [m.id for m, _ in first.keyword_search(flt, "gardening", limit=300)]
                 wait_until(lambda: indexes.held() == INLINE_BUILD_MAX + 1)

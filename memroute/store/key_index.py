@@ -8,9 +8,11 @@ connection or process changed, from the `memory_changes` log the memories' trigg
 write (migration 0011); an index older than the log's pruned part is rebuilt.
 
 `KeyIndexes` keeps indexes of the keys being recalled, up to a number of memories in
-all. A key is indexed when it is first recalled and fits; when the room is taken by
-keys recalled in the last `BUSY_S` seconds, the key is read from SQL instead (indexing
-keys in turn would cost more than it saves).
+all. A key is indexed once it is recalled `ADMIT_AFTER` times within `BUSY_S` seconds
+(a chat's key is recalled at every turn; a key asked once in a while is cheaper to read
+from SQL than to index) and fits; when the room is taken by keys recalled in the last
+`BUSY_S` seconds, the key is read from SQL instead (indexing keys in turn would cost
+more than it saves).
 """
 
 from __future__ import annotations
@@ -44,6 +46,10 @@ B = 0.75
 INLINE_BUILD_MAX = 2_000
 # A key recalled this recently keeps its index even when another key needs the room.
 BUSY_S = 30.0
+# Recalls of a key within `BUSY_S` before it is indexed (the earlier ones read SQL).
+ADMIT_AFTER = 3
+# Keys whose recent recalls are counted towards `ADMIT_AFTER`, at most.
+COUNTED_KEYS = 10_000
 # Changes older than this are pruned from the log (an index that slept longer rebuilds).
 CHANGES_KEPT_S = 600.0
 
@@ -217,6 +223,8 @@ class KeyIndexes:
         self._indexes: OrderedDict[str, KeyIndex] = OrderedDict()
         # Keys too big to index on the request path, waiting for the builder thread.
         self._pending: dict[str, None] = {}
+        # Keys not indexed yet: (recalls counted, time of the first) within `BUSY_S`.
+        self._asked: OrderedDict[str, tuple[int, float]] = OrderedDict()
         self._wanted = threading.Event()
         self._builder: threading.Thread | None = None
         self._closed = False
@@ -264,6 +272,8 @@ class KeyIndexes:
             if index is not None:
                 self._indexes.move_to_end(owner)
         if index is None:
+            if not self._admitted(owner):
+                return None
             count = self._count(owner)
             if count > INLINE_BUILD_MAX:
                 self._build_later(owner)
@@ -278,6 +288,22 @@ class KeyIndexes:
             self._ready(index)
             index.used = time.monotonic()
         return index
+
+    def _admitted(self, owner: str) -> bool:
+        """Count a recall of a key without an index; whether it is now recalled often
+        enough to index (see `ADMIT_AFTER`)."""
+        now = time.monotonic()
+        with self._lock:
+            times, first = self._asked.pop(owner, (0, now))
+            if now - first > BUSY_S:
+                times, first = 0, now
+            times += 1
+            if times >= ADMIT_AFTER:
+                return True
+            self._asked[owner] = (times, first)
+            while len(self._asked) > COUNTED_KEYS:
+                self._asked.popitem(last=False)
+            return False
 
     def _count(self, owner: str) -> int:
         return int(
