@@ -77,6 +77,7 @@ class KeyIndex:
         self.used = time.monotonic()
         self._docs: dict[int, _Doc] = {}
         self._postings: dict[str, dict[int, int]] = {}
+        self._lengths: dict[int, int] = {}
         self._total_length = 0
         self._newest: list[_Order] = []
         self._newest_facts: list[_Order] = []
@@ -88,6 +89,7 @@ class KeyIndex:
         self.drop(rowid)
         doc = _Doc(memory, terms, length, rowid)
         self._docs[rowid] = doc
+        self._lengths[rowid] = length
         for term, count in terms.items():
             self._postings.setdefault(term, {})[rowid] = count
         self._total_length += length
@@ -97,13 +99,14 @@ class KeyIndex:
 
     def clear(self) -> None:
         self.seq = -1
-        self._docs, self._postings, self._total_length = {}, {}, 0
+        self._docs, self._postings, self._lengths, self._total_length = {}, {}, {}, 0
         self._newest, self._newest_facts = [], []
 
     def drop(self, rowid: int) -> None:
         doc = self._docs.pop(rowid, None)
         if doc is None:
             return
+        del self._lengths[rowid]
         for term in doc.terms:
             posting = self._postings[term]
             del posting[rowid]
@@ -117,33 +120,42 @@ class KeyIndex:
     def search(self, flt: MemoryFilter, terms: Sequence[str], limit: int) -> list[tuple[MemoryRecord, float]]:
         """The key's memories holding any of `terms` that `flt` admits, by bm25 with this
         key's statistics (FTS5's formula; lower rank is better), ties newest first."""
+        scores = self._scores(terms)
+        ranked = sorted(scores, key=scores.__getitem__, reverse=True)
         docs = self._docs
-        if not docs:
-            return []
-        n = len(docs)
-        average = self._total_length / n
+        found: list[tuple[MemoryRecord, float]] = []
+        start = 0
+        while start < len(ranked) and len(found) < limit:
+            score = scores[ranked[start]]
+            end = start + 1
+            while end < len(ranked) and scores[ranked[end]] == score:
+                end += 1
+            run = ranked[start:end]  # equal scores: newest first
+            run.sort(key=lambda rowid: docs[rowid].order, reverse=True)
+            found.extend((_copy(docs[r].memory), -score) for r in run if flt.admits(docs[r].memory))
+            start = end
+        return found[:limit]
+
+    def _scores(self, terms: Sequence[str]) -> dict[int, float]:
+        """bm25 of every memory holding one of `terms` (higher is better)."""
+        n = len(self._docs)
+        if not n:
+            return {}
+        lengths = self._lengths
+        # norm(doc) = K1 * (1 - B + B * length / average length)
+        flat, per_token = K1 * (1.0 - B), K1 * B * n / self._total_length
         scores: dict[int, float] = {}
+        get = scores.get
         for term in terms:
             posting = self._postings.get(term)
             if not posting:
                 continue
             df = len(posting)
             idf = math.log((n - df + 0.5) / (df + 0.5))
-            if idf <= 0.0:
-                idf = 1e-6
+            weight = (idf if idf > 0.0 else 1e-6) * (K1 + 1.0)
             for rowid, tf in posting.items():
-                norm = K1 * (1.0 - B + B * docs[rowid].length / average)
-                scores[rowid] = scores.get(rowid, 0.0) + idf * tf * (K1 + 1.0) / (tf + norm)
-        ranked = sorted(scores.items(), key=lambda pair: docs[pair[0]].order, reverse=True)
-        ranked.sort(key=lambda pair: -pair[1])  # stable: equal scores stay newest first
-        found: list[tuple[MemoryRecord, float]] = []
-        for rowid, score in ranked:
-            memory = docs[rowid].memory
-            if flt.admits(memory):
-                found.append((_copy(memory), -score))
-                if len(found) >= limit:
-                    break
-        return found
+                scores[rowid] = get(rowid, 0.0) + weight * tf / (tf + flat + per_token * lengths[rowid])
+        return scores
 
     def recent(
         self, flt: MemoryFilter, *, limit: int, offset: int, without_turns: bool
