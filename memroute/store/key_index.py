@@ -42,8 +42,9 @@ TOKENIZER_ARGS = ["unicode61", "remove_diacritics", "2"]
 K1 = 1.2
 B = 0.75
 # A key with more memories than this is indexed by a background thread (~25 ms per
-# 1,000), its recalls reading SQL meanwhile; a smaller one on its first recall.
-INLINE_BUILD_MAX = 2_000
+# 1,000), its recalls reading SQL meanwhile; a smaller one on the recall that admits it
+# (a few ms, once: more would show in the tail of recall's latency).
+INLINE_BUILD_MAX = 200
 # A key recalled this recently keeps its index even when another key needs the room.
 BUSY_S = 30.0
 # Recalls of a key within `BUSY_S` before it is indexed (the earlier ones read SQL).
