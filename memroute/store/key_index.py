@@ -45,6 +45,8 @@ B = 0.75
 # 1,000), its recalls reading SQL meanwhile; a smaller one on the recall that admits it
 # (a few ms, once: more would show in the tail of recall's latency).
 INLINE_BUILD_MAX = 200
+# A build lets other threads run after this many memories (~1 ms).
+YIELD_EVERY = 50
 # A key recalled this recently keeps its index even when another key needs the room.
 BUSY_S = 30.0
 # Recalls of a key within `BUSY_S` before it is indexed (the earlier ones read SQL).
@@ -408,9 +410,11 @@ class KeyIndexes:
             " LEFT JOIN memories AS m ON m.api_key_id = ?",
             (index.owner,),
         )
-        for row in rows:
+        for n, row in enumerate(rows, start=1):
             if row[1] is not None:
                 self._put(index, tokenize, row[1], row[2:])
+            if n % YIELD_EVERY == 0:
+                time.sleep(0)  # let a recall waiting for the interpreter run (else it may wait 5 ms)
         index.seq = int(rows[0][0])
 
     def _catch_up(self, index: KeyIndex) -> None:
