@@ -31,7 +31,7 @@ import apsw
 from memroute.models.records import TURN_KEY_PREFIX, MemoryFilter, MemoryRecord
 from memroute.store.db import Database
 from memroute.store.fts import query_tokens
-from memroute.store.memories import COLUMNS, M_COLUMNS, MemoryRepository, row_to_memory
+from memroute.store.memories import COLUMNS, MemoryRepository, row_to_memory
 
 log = logging.getLogger("memroute.store.key_index")
 
@@ -45,7 +45,7 @@ B = 0.75
 # 1,000), its recalls reading SQL meanwhile; a smaller one on the recall that admits it
 # (a few ms, once: more would show in the tail of recall's latency).
 INLINE_BUILD_MAX = 200
-# A build lets other threads run after this many memories (~1 ms).
+# A build reads this many memories at a time and then lets other threads run (~1 ms).
 YIELD_EVERY = 50
 # A key recalled this recently keeps its index even when another key needs the room.
 BUSY_S = 30.0
@@ -400,22 +400,31 @@ class KeyIndexes:
         return held + count <= self.max_memories
 
     def _fill(self, index: KeyIndex) -> None:
+        con = self.db.read()
         tokenize = self._tokenizer()
-        # One statement, so the rows and the change log's position are one snapshot (a key
-        # without memories gives one row of NULLs).
-        rows = _rows(
-            self.db.read(),
-            f"SELECT s.seq, m.rowid, {M_COLUMNS}"
-            " FROM (SELECT coalesce(max(seq), 0) AS seq FROM memory_changes) AS s"
-            " LEFT JOIN memories AS m ON m.api_key_id = ?",
-            (index.owner,),
-        )
-        for n, row in enumerate(rows, start=1):
-            if row[1] is not None:
-                self._put(index, tokenize, row[1], row[2:])
-            if n % YIELD_EVERY == 0:
+        outer = not con.getautocommit()  # already inside a read transaction: use its snapshot
+        if not outer:
+            con.execute("BEGIN")  # one snapshot for the change log's position and every chunk
+        try:
+            seq = int(_rows(con, "SELECT coalesce(max(seq), 0) FROM memory_changes", ())[0][0])
+            last = 0
+            while True:
+                rows = _rows(
+                    con,
+                    f"SELECT rowid, {COLUMNS} FROM memories WHERE api_key_id = ? AND rowid > ?"
+                    " ORDER BY rowid LIMIT ?",
+                    (index.owner, last, YIELD_EVERY),
+                )
+                for row in rows:
+                    self._put(index, tokenize, row[0], row[1:])
+                if len(rows) < YIELD_EVERY:
+                    break
+                last = rows[-1][0]
                 time.sleep(0)  # let a recall waiting for the interpreter run (else it may wait 5 ms)
-        index.seq = int(rows[0][0])
+        finally:
+            if not outer:
+                con.execute("COMMIT")
+        index.seq = seq
 
     def _catch_up(self, index: KeyIndex) -> None:
         con = self.db.read()
