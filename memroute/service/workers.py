@@ -14,9 +14,6 @@ log = logging.getLogger("memroute.worker")
 
 POLL_SECONDS = 1.0
 BATCH = 20
-# After a wake the worker waits this long for more turns, so one transaction stores those
-# of several chats (a commit per chat turn cost about as much as storing the turn).
-GATHER_SECONDS = 0.05
 # While the database is full the worker waits 1, 2, 4 … up to 30 s between tries.
 FULL_BACKOFF_MAX_SECONDS = 30.0
 
@@ -30,10 +27,8 @@ class ExtractionWorker:
     process (a second gateway worker, the CLI) are picked up.
 
     `process` stores a fetched batch in one transaction (one commit for many chat
-    turns under load); after a wake the worker waits `GATHER_SECONDS` for more turns
-    first, unless someone waits for the queue (`wait_idle`, `stop`). When a batch fails,
-    its jobs are retried one by one, so one bad job is marked failed and never holds up
-    the others.
+    turns under load). When a batch fails, its jobs are retried one by one, so one
+    bad job is marked failed and never holds up the others.
 
     A full database is not the job's fault: `StorageFull` ends the pass without using
     up an attempt, and the worker tries again after a back-off (sooner when new work is
@@ -55,7 +50,6 @@ class ExtractionWorker:
         self._fail = fail
         self._wake = threading.Event()
         self._stop = threading.Event()
-        self._hurry = threading.Event()  # someone waits for the queue: no gathering
         self._thread: threading.Thread | None = None
         # notify() bumps `_requested`; a pass that started after it sets `_completed`.
         self._progress = threading.Condition()
@@ -101,8 +95,6 @@ class ExtractionWorker:
 
     def _run(self) -> None:
         while True:
-            self._hurry.wait(GATHER_SECONDS)
-            self._hurry.clear()
             self._wake.clear()
             stopping = self._stop.is_set()  # read before the pass, so it covers all jobs queued before stop()
             with self._progress:
@@ -139,8 +131,6 @@ class ExtractionWorker:
             return True
         with self._progress:
             target = self._requested
-        self._hurry.set()
-        with self._progress:
             return self._progress.wait_for(lambda: self._completed >= target, timeout)
 
     def stop(self, drain_timeout: float = 30.0) -> None:
@@ -150,7 +140,6 @@ class ExtractionWorker:
         if self._thread is None:
             return
         self._stop.set()
-        self._hurry.set()
         self._wake.set()
         self._thread.join(drain_timeout)
         if self._thread.is_alive():
