@@ -6,6 +6,7 @@ corpus said in a chat or added through REST is stored, queued or logged;
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,13 @@ from memroute.web.app import create_app
 TEXT = "the staging database uses DB_PASSWORD=CorrectHorse9 and sk_live_51HcXyZAbCdEfGhIjKlMnOpQr"
 SECRETS = ("CorrectHorse9", "sk_live_51HcXyZAbCdEfGhIjKlMnOpQr")
 MASKED = "the staging database uses DB_PASSWORD=[redacted] and [redacted]"
+
+
+def _holds(text: str, secret: str) -> bool:
+    """Whether `secret` appears in `text` as itself, not inside a longer token: a short
+    secret such as a 4-digit PIN also turns up by chance inside the UUIDs of the metadata
+    and the logs ("…-4921-…")."""
+    return re.search(rf"(?<![0-9A-Za-z-]){re.escape(secret)}(?![0-9A-Za-z-])", text) is not None
 
 
 def _stored(db: Path) -> str:
@@ -123,5 +131,5 @@ def test_no_secret_of_the_corpus_said_in_a_chat_is_stored_queued_or_logged(
         assert learned > len(CORPUS) // 2  # most of what was said was learned, its secret masked
     stored = _stored(db) + "\n".join(str(r) for r in rows(db, "SELECT metadata FROM memories"))
     logged = "\n".join(record.getMessage() for record in caplog.records)
-    leaked = [s for _, s in CORPUS if s in stored or s in queued or s in logged]
+    leaked = [s for _, s in CORPUS if any(_holds(text, s) for text in (stored, queued, logged))]
     assert leaked == []
