@@ -90,6 +90,7 @@ class Plan:
 FULL = Plan()
 MODERATE = Plan(requests=300, stream=200, concurrent=400, busy=300, rounds=5, warmup=30)
 QUICK = Plan(requests=40, stream=20, concurrent=80, busy=20, rounds=2, warmup=5, memories=200)
+SMOKE = Plan(requests=8, stream=4, concurrent=16, busy=4, rounds=2, warmup=2, memories=50)
 
 
 # -- servers ---------------------------------------------------------------------------

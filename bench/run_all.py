@@ -1,7 +1,8 @@
 """Run every benchmark at a moderate size and print a markdown summary (`make bench`).
 
 python -m bench.run_all            # moderate sizes (a few minutes on 2 cores)
-python -m bench.run_all --quick    # smoke run (seconds)
+python -m bench.run_all --quick    # quick run (well under a minute)
+python -m bench.run_all --smoke    # the smallest sizes that still run every step (the test suite's run)
 python -m bench.run_all --full     # the sizes of docs/benchmarks.md (1M memories; ~30 min)
 """
 
@@ -43,6 +44,16 @@ QUICK = {
     "extraction": {"n_texts": 5, "repeats": 1, "n_messages": 100, "n_big": 5},
     "gateway": gateway.QUICK,
     "semantic": semantic.QUICK,
+}
+# Every benchmark end to end, each step on a handful of items: tests/test_bench_smoke.py.
+SMOKE = {
+    "sizes": ("500x1", "1500x3"),
+    "queries": 10,
+    "warmup": 2,
+    "insert": {"n": 200, "keys": 5, "one_key_n": 200, "base": 500, "repeats": 1},
+    "extraction": {"n_texts": 4, "repeats": 1, "n_messages": 20, "n_big": 2},
+    "gateway": gateway.SMOKE,
+    "semantic": semantic.SMOKE,
 }
 FULL = {
     "sizes": retrieval.DEFAULT_SIZES,
@@ -118,8 +129,9 @@ def summary(
 def main(argv: Sequence[str] | None = None) -> None:
     ap = parser(__doc__.splitlines()[0])
     ap.add_argument("--full", action="store_true", help="the full sizes (1,000,000 memories over 1,000 keys)")
+    ap.add_argument("--smoke", action="store_true", help="every step of --quick on fewer items")
     args = ap.parse_args(argv)
-    plan = QUICK if args.quick else FULL if args.full else MODERATE
+    plan = SMOKE if args.smoke else QUICK if args.quick else FULL if args.full else MODERATE
     info = machine()  # includes the CPU reference at the start of the run
     started = time.perf_counter()
     with work_dir(args.data_dir) as data_dir:

@@ -133,6 +133,16 @@ QUICK = Plan(
     quality=("hashing",),
     build_static=False,
 )
+SMOKE = replace(  # every step of QUICK on fewer items (bench.run_all --smoke)
+    QUICK,
+    sizes=(Size("500x1", ("hashing", "static", "transformers"), ("hashing",)),),
+    queries=6,
+    warmup=2,
+    embed_queries={"hashing": 20, "static": 20, "transformers": 6},
+    reindex={"hashing": 200, "static": 200, "transformers": 12},
+    rss_memories={"hashing": 50, "static": 50, "transformers": 12},
+    rss_queries=3,
+)
 MODERATE = Plan(
     sizes=(Size("10000x1", SOURCES, ("static", "transformers")),),
     queries=300,

@@ -1,8 +1,10 @@
-"""Fixtures for the embedding tests: one small static model distilled per session, the
-bundled MiniLM loaded once, a clock tests move, and a Hub that counts as offline."""
+"""Fixtures for the embedding tests: one small static model distilled per test run (shared
+by the parallel workers), the bundled MiniLM loaded once, a clock tests move, and a Hub that
+counts as offline."""
 
 from __future__ import annotations
 
+import fcntl
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,8 +22,17 @@ def timer() -> FakeTimer:
 
 
 @pytest.fixture(scope="session")
-def small_static_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_static_model(tmp_path_factory.mktemp("static") / "small", vocab_limit=SMALL_VOCAB)
+def small_static_model(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """Distilled once per run: parallel workers (whose files use it read-only) share the
+    folder of the first one to build it, in the run's common temp dir."""
+    if worker_id == "master":  # one process
+        return build_static_model(tmp_path_factory.mktemp("static") / "small", vocab_limit=SMALL_VOCAB)
+    shared = tmp_path_factory.getbasetemp().parent / "static-small"
+    with (shared.parent / "static-small.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the others wait for the first build
+        if not (shared / "model.safetensors").is_file():
+            build_static_model(shared, vocab_limit=SMALL_VOCAB)  # moved into place whole, once done
+    return shared
 
 
 @pytest.fixture(scope="session")
