@@ -493,7 +493,13 @@ def prune_changes(db: Database, *, now: float | None = None) -> int:
     pruned (an index behind that mark rebuilds); how many were deleted."""
     cutoff = (time.time() if now is None else now) - CHANGES_KEPT_S
     with db.write() as con:
-        upto = _rows(con, "SELECT max(seq) FROM memory_changes WHERE at < ?", (cutoff,))[0][0]
+        # Never the newest row: it keeps the next seq above every seq handed out.
+        upto = _rows(
+            con,
+            "SELECT max(seq) FROM memory_changes"
+            " WHERE at < ? AND seq < (SELECT max(seq) FROM memory_changes)",
+            (cutoff,),
+        )[0][0]
         if upto is None:
             return 0
         con.execute("DELETE FROM memory_changes WHERE seq <= ?", (upto,))
