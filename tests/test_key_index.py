@@ -16,7 +16,7 @@ from storage import database
 
 from memroute import Memory
 from memroute.config import Config
-from memroute.models.records import MemoryFilter
+from memroute.models.records import MemoryFilter, RetrievedItem
 from memroute.store.key_index import ADMIT_AFTER, CHANGES_KEPT_S, INLINE_BUILD_MAX, KeyIndexes, prune_changes
 
 DATA = Path(__file__).parent.parent / "bench" / "quality"
@@ -101,7 +101,7 @@ def test_for_one_key_alone_the_ranking_is_the_fts_ranking(tmp_path: Path) -> Non
             ), query
 
 
-def _tied_at_the_cut(got: list, want: list) -> bool:  # type: ignore[type-arg]
+def _tied_at_the_cut(got: list[RetrievedItem], want: list[RetrievedItem]) -> bool:
     """Whether the two lists differ only among matches tied with the last one taken."""
     last = want[-1].fts_score
     return {i.memory.id for i in got if i.fts_score != last} == {

@@ -76,14 +76,8 @@ class KeyIndex:
     def __init__(self, owner: str) -> None:
         self.owner = owner
         self.lock = threading.Lock()
-        self.seq = -1  # the change log's last seq this index has taken in (-1: not built)
         self.used = time.monotonic()
-        self._docs: dict[int, _Doc] = {}
-        self._postings: dict[str, dict[int, int]] = {}
-        self._lengths: dict[int, int] = {}
-        self._total_length = 0
-        self._newest: list[_Order] = []
-        self._newest_facts: list[_Order] = []
+        self.clear()
 
     def __len__(self) -> int:
         return len(self._docs)
@@ -101,9 +95,14 @@ class KeyIndex:
             bisect.insort(self._newest_facts, doc.order)
 
     def clear(self) -> None:
-        self.seq = -1
-        self._docs, self._postings, self._lengths, self._total_length = {}, {}, {}, 0
-        self._newest, self._newest_facts = [], []
+        """Hold nothing, as before the first build."""
+        self.seq = -1  # the change log's last seq this index has taken in (-1: not built)
+        self._docs: dict[int, _Doc] = {}
+        self._postings: dict[str, dict[int, int]] = {}
+        self._lengths: dict[int, int] = {}
+        self._total_length = 0
+        self._newest: list[_Order] = []
+        self._newest_facts: list[_Order] = []
 
     def drop(self, rowid: int) -> None:
         doc = self._docs.pop(rowid, None)
