@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import gc
 import json
+import math
 import os
 import platform
 import shutil
@@ -86,7 +87,9 @@ class Latency:
         return len(self.samples)
 
     def pct(self, q: float) -> float:
-        """Nearest-rank percentile in milliseconds."""
+        """Nearest-rank percentile in milliseconds (NaN without samples)."""
+        if not self.samples:
+            return math.nan
         ordered = sorted(self.samples)
         rank = max(1, min(len(ordered), round(q / 100 * len(ordered) + 0.5)))
         return ordered[rank - 1] / 1e6
@@ -126,6 +129,8 @@ def time_calls(fn: Callable[[Any], object], args: Sequence[Any], *, warmup: int 
 
 
 def ms(value: float) -> str:
+    if math.isnan(value):
+        return "—"
     return f"{value:.3f}" if value < 10 else f"{value:.1f}"
 
 

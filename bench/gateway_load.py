@@ -248,7 +248,7 @@ def measure(
             cpu_ms = None
             if gw is not None and before is not None and latency.n:
                 # The CPU of the whole client run (warm-up included) over every request it sent.
-                sent = latency.n * (wall / plan.seconds)
+                sent = latency.n * (wall / result["timed_s"])
                 cpu_ms = max(0.0, gw.cpu_s() - before - idle * wall) * 1000 / max(sent, 1)
             run = Run(
                 workers,
@@ -257,7 +257,7 @@ def measure(
                 concurrency,
                 latency,
                 Latency(result["ttft_ns"]) if stream else None,
-                latency.n / plan.seconds,
+                latency.n / result["timed_s"],
                 cpu_ms,
                 result["refused"],
             )

@@ -1,7 +1,8 @@
 """The load generator of `bench/gateway_load.py`, in a process of its own so the gateway
 never shares an interpreter with it: `concurrency` aiohttp tasks (keep-alive, one
-connection each) send chat requests back to back for `seconds` after `warmup_s`, and the
-figures of the timed window go to stdout as one JSON object.
+connection each) send chat requests back to back for `seconds` after `warmup_s` (each at
+least one timed request, however long it takes), and the figures of the timed window go
+to stdout as one JSON object.
 
     python -m bench.load_client URL KEY --concurrency 16 --seconds 5 [--stream] < questions
 """
@@ -28,10 +29,11 @@ async def _worker(
 ) -> None:
     start_at, end_at = window
     index = offset
+    timed = False
     while True:
         sent = time.perf_counter()
-        if sent >= end_at:
-            return
+        if sent >= end_at and timed:
+            return  # past the window, once this client has sent a timed request (a stall may span it)
         body = bodies[index % len(bodies)]
         index += 1
         first = None
@@ -49,6 +51,8 @@ async def _worker(
         done = time.perf_counter()
         if sent < start_at:
             continue  # warm-up
+        timed = True
+        out["done_at"].append(int((done - start_at) * 1e9))
         if status == 200:
             out["latency_ns"].append(int((done - sent) * 1e9))
             if first is not None:
@@ -68,7 +72,7 @@ async def run(
     ]
     connector = aiohttp.TCPConnector(limit=concurrency, limit_per_host=concurrency)
     headers = {"authorization": f"Bearer {key}"}
-    out: dict[str, list[int]] = {"latency_ns": [], "ttft_ns": []}
+    out: dict[str, list[int]] = {"latency_ns": [], "ttft_ns": [], "done_at": []}
     async with aiohttp.ClientSession(connector=connector, headers=headers) as session:
         now = time.perf_counter()
         window = (now + warmup_s, now + warmup_s + seconds)
@@ -82,6 +86,8 @@ async def run(
     refused = {name: len(values) for name, values in out.items() if name.startswith("status_")}
     return {
         "seconds": seconds,
+        # The timed window, longer when a client's only timed request ended after it.
+        "timed_s": max([seconds, *(ns / 1e9 for ns in out["done_at"])]),
         "latency_ns": out["latency_ns"],
         "ttft_ns": out["ttft_ns"],
         "refused": refused,
