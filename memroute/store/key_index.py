@@ -123,20 +123,18 @@ class KeyIndex:
         """The key's memories holding any of `terms` that `flt` admits, by bm25 with this
         key's statistics (FTS5's formula; lower rank is better), ties newest first."""
         scores = self._scores(terms)
-        ranked = sorted(scores, key=scores.__getitem__, reverse=True)
         docs = self._docs
+        # Best score first; equal scores newest first (both keys descending).
+        ranked = sorted(((score, docs[rowid].order, rowid) for rowid, score in scores.items()), reverse=True)
         found: list[tuple[MemoryRecord, float]] = []
-        start = 0
-        while start < len(ranked) and len(found) < limit:
-            score = scores[ranked[start]]
-            end = start + 1
-            while end < len(ranked) and scores[ranked[end]] == score:
-                end += 1
-            run = ranked[start:end]  # equal scores: newest first
-            run.sort(key=lambda rowid: docs[rowid].order, reverse=True)
-            found.extend((_copy(docs[r].memory), -score) for r in run if flt.admits(docs[r].memory))
-            start = end
-        return found[:limit]
+        admits = flt.admits
+        for score, _order, rowid in ranked:
+            memory = docs[rowid].memory
+            if admits(memory):
+                found.append((_copy(memory), -score))
+                if len(found) >= limit:
+                    break
+        return found
 
     def _scores(self, terms: Sequence[str]) -> dict[int, float]:
         """bm25 of every memory holding one of `terms` (higher is better)."""
@@ -180,11 +178,11 @@ class KeyIndex:
         return out
 
 
-def _copy(memory: MemoryRecord) -> MemoryRecord:
+def _copy(memory: MemoryRecord, _new: Any = object.__new__) -> MemoryRecord:
     """A record of its own for a caller (who may change it); its metadata is still the
     stored text, so it decodes a dict of its own too."""
-    clone: MemoryRecord = object.__new__(MemoryRecord)
-    clone.__dict__.update(memory.__dict__)
+    clone: MemoryRecord = _new(MemoryRecord)
+    clone.__dict__ = memory.__dict__.copy()
     return clone
 
 
