@@ -2,10 +2,9 @@
 
 authenticate → owner (none with the no-memory header) → settings gate → query =
 last user text → retrieve (leaving out what the request already holds) → inject →
-forward, and meanwhile queue the user's last message for learning → relay the answer as
-it arrives → (with `captureTurns` all, queue the exchange with its reply) → count the use
-of the injected memories. A turn is always queued before the answer completes (the
-response returned, or the stream's end sent). Every answer
+queue the user's last message for learning → forward → relay the answer as it
+arrives → (with `captureTurns` all, queue the exchange with its reply, before the
+response completes) → count the use of the injected memories (after it). Every answer
 carries the request's id (`x-request-id`: the client's, else a new one), which is what
 learned memories cite. Admission runs in a pool of threads (`MEMROUTE_CHAT_THREADS`).
 
@@ -92,8 +91,6 @@ class ChatContext:
     request_id: str = ""
     settings: MemorySettings | None = None  # read once, when memory is on for the request
     items: list[RetrievedItem] = field(default_factory=list)
-    # The user's turn being queued while the provider answers (see ChatPipeline.start_learning).
-    queuing: asyncio.Future[None] | None = None
 
     @property
     def wants_reply(self) -> bool:
@@ -206,7 +203,8 @@ class ChatPipeline:
     def admit(self, secret: str | None, headers: Mapping[str, str], raw: bytes) -> Admitted:
         """Everything before forwarding, in one trip to a worker thread: authenticate (first,
         so an unknown client learns nothing about its body) and check the key's limits,
-        parse, route, recall and inject, and build the outgoing body."""
+        parse, route, recall and inject, build the outgoing body, and queue the user's turn
+        for learning (unless the reply is learned from too: then after the answer)."""
         key = self.authenticate_within_limits(secret)
         body = parse_body(raw)
         model = body.get("model")
@@ -224,6 +222,8 @@ class ChatPipeline:
         ctx = self.context(headers, key)
         route, outgoing = self.prepare(ctx, body, model)
         payload = json.dumps({**outgoing, "model": route.model}).encode()
+        if not ctx.wants_reply:
+            self.learn(ctx, body)  # the user's turn, queued in this same trip to the thread
         return Admitted(key, ctx, body, route, payload)
 
     def prepare(self, ctx: ChatContext, body: dict[str, Any], model: str) -> tuple[Route, dict[str, Any]]:
@@ -269,29 +269,11 @@ class ChatPipeline:
             log.warning("memory.extraction.enqueue_failed error=%s", type(exc).__name__)
             self.metrics.inc("memroute_memory_errors_total", stage="extraction")
 
-    def start_learning(self, ctx: ChatContext, body: dict[str, Any]) -> None:
-        """Start queueing the user's turn in a worker thread, to run while the provider
-        answers (`turn_queued` waits for it); not when the reply is learned from too
-        (`captureTurns` all: the exchange is queued after the answer) or nothing is learned."""
-        settings = ctx.settings
-        if ctx.owner is None or settings is None or not settings.extracts or ctx.wants_reply:
-            return
-        ctx.queuing = asyncio.get_running_loop().run_in_executor(
-            self._threads, functools.partial(self.learn, ctx, body)
-        )
-
-    async def turn_queued(self, ctx: ChatContext) -> None:
-        """Wait until the user's turn started by `start_learning` is queued."""
-        if ctx.queuing is not None:
-            await ctx.queuing
-
     async def learn_with_reply(self, ctx: ChatContext, body: dict[str, Any], reply: str) -> None:
         """After the answer, when the reply is learned from too (`captureTurns` all): queue
-        the exchange, in a worker thread. Otherwise wait for the user's turn to be queued."""
+        the exchange, in a worker thread. Otherwise the user's turn was queued on admission."""
         if ctx.wants_reply:
             await self.in_thread(self.learn, ctx, body, reply)
-        else:
-            await self.turn_queued(ctx)
 
     def record_use(self, ctx: ChatContext) -> None:
         """Count the injection; the access counts are written in the background, batched."""
@@ -319,7 +301,6 @@ class ChatPipeline:
             arrival.admitted(None)
             raise
         arrival.admitted(admitted.key)
-        self.start_learning(admitted.ctx, admitted.body)
         debug = header_truthy(request.headers, (DEBUG_HEADER,))
         self.metrics.inc("memroute_chat_requests_total", memory="on" if admitted.ctx.items else "off")
         try:
@@ -341,8 +322,6 @@ class ChatPipeline:
         if upstream.status_code == 200:
             await self.learn_with_reply(ctx, admitted.body, await reply_of(ctx, content))
             self.record_use(ctx)
-        else:
-            await self.turn_queued(ctx)
         return Response(content, status_code=upstream.status_code, headers={**_passed(upstream), **headers})
 
     async def _stream(self, request: Request, admitted: Admitted, headers: dict[str, str]) -> Response:
@@ -366,8 +345,6 @@ class ChatPipeline:
                 await stream.close()
             if upstream.status_code == 200:
                 await self.learn_with_reply(ctx, body, await reply_of(ctx, content))
-            else:
-                await self.turn_queued(ctx)
             return Response(
                 content, status_code=upstream.status_code, headers={**_passed(upstream), **headers}
             )
