@@ -1,12 +1,17 @@
-"""Retrieval quality: recall@5, recall@10 and MRR@10 of each retrieval mode on bench/quality/.
+"""Retrieval quality: recall@5, @10, @20 and MRR@10 of each retrieval mode on each quality set
+(bench/quality_sets.py: `paraphrase`, one key of hand-written facts; `conversations`, ten chats
+kept turn by turn, one key each).
 
 Modes: `exact` (newest first, a baseline), `fts` (semantic strategy with no vector source: FTS5
-keywords only), then `vector:S` and `hybrid:S` for each embedding source S. A mode whose source
-fails to load or to index is reported as unavailable and the run goes on.
+keywords only), `default` (the install's settings: hybrid without an embedding source, so
+keyword matches then the newest facts), then `vector:S` and `hybrid:S` for each embedding
+source S. A mode whose source fails to load or to index is reported as unavailable and the run
+goes on.
 
     python -m bench.quality_run                                  # sources hashing,static,transformers
+    python -m bench.quality_run --sources transformers --sets conversations
     python -m bench.quality_run --sources static --json quality.json
-    python -m bench.quality_run --sources ""                     # exact and fts only
+    python -m bench.quality_run --sources ""                     # exact, fts and default only
 
 Each mode's ms/query includes embedding the query: the query-embedding cache is cleared after the
 warm-up query. Without the Hugging Face Hub the static source distils a model from the local
@@ -28,87 +33,73 @@ from typing import Any
 
 from bench.common import log, machine, machine_markdown, table
 from bench.opened import BenchMemory, open_bench
-from bench.quality import load_memories, load_queries, overlaps
+from bench.quality_sets import ID_FIELD, SETS, QualitySet, SetQuestion, recall_at, reciprocal_rank
 from memroute import Memory
 from memroute.models.wire import to_wire
 
-OWNER = "quality"
-KEY_PREFIX = f"{OWNER}:"
 DEFAULT_SOURCES = "hashing,static,transformers"
-LIMIT = 10
+LIMIT = 20
+KS = (5, 10, 20)
 MAX_TOKENS = 16000
 VECTOR_TIERS = frozenset({"vector", "qdrant", "hybrid-rrf"})
 
-Setup = Callable[[Memory], dict[str, Any] | None]
-
-
-def score(ranked: Sequence[str], relevant: Sequence[str]) -> tuple[float, float, float]:
-    """recall@5, recall@10 and reciprocal rank (within the top 10) of one ranking."""
-    wanted = set(relevant)
-    r5 = len(wanted.intersection(ranked[:5])) / len(wanted)
-    r10 = len(wanted.intersection(ranked[:10])) / len(wanted)
-    rr = next((1.0 / rank for rank, i in enumerate(ranked[:10], start=1) if i in wanted), 0.0)
-    return r5, r10, rr
+Setup = Callable[[BenchMemory], dict[str, Any] | None]
 
 
 def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def open_filled(directory: Path, memories: Sequence[dict[str, Any]]) -> BenchMemory:
-    """A fresh database holding every memory under one owner key."""
+def open_filled(directory: Path, qset: QualitySet) -> BenchMemory:
+    """A fresh database holding every memory of the set under its owner key."""
     mem = open_bench(directory / "q.db", start_workers=True)
-    for m in memories:
-        mem.add(OWNER, m["content"], key=f"{KEY_PREFIX}{m['id']}", type=m["type"])
+    for m in qset.memories:
+        metadata = {**(m.metadata or {}), ID_FIELD: m.id}
+        mem.add(m.owner, m.content, type=m.type, session_id=m.session_id, metadata=metadata)
     return mem
 
 
-def evaluate(
-    mem: Memory, queries: Sequence[dict[str, Any]], strategy: str, lexical: set[str]
-) -> dict[str, Any]:
-    """Run every query through `Memory.retrieve` and score the top 10."""
+def evaluate(mem: BenchMemory, qset: QualitySet, strategy: str) -> dict[str, Any]:
+    """Ask every question through `Memory.retrieve` as its owner and score the top `LIMIT`."""
 
-    def ask(text: str) -> list[Any]:
+    def ask(q: SetQuestion) -> list[Any]:
         return mem.retrieve(
-            OWNER, text, strategy=strategy, max_tokens=MAX_TOKENS, limit=LIMIT, record_access=False
+            q.owner, q.text, strategy=strategy, max_tokens=MAX_TOKENS, limit=LIMIT, record_access=False
         )
 
-    ask(queries[0]["query"])  # warm-up: loading a model is not a query's cost
+    questions = qset.questions
+    ask(questions[0])  # warm-up: loading a model is not a query's cost
     clear_query_cache(mem)  # ... but embedding the query is: no mode reuses another's vectors
     times: list[float] = []
-    scores: dict[str, tuple[float, float, float]] = {}
-    top10: dict[str, list[str]] = {}
+    scores: dict[str, dict[str, float]] = {}
+    ranked_ids: dict[str, list[str]] = {}
     tiers: Counter[str] = Counter()
-    for q in queries:
+    for q in questions:
         start = time.perf_counter_ns()
-        items = ask(q["query"])
+        items = ask(q)
         times.append((time.perf_counter_ns() - start) / 1e6)
-        ranked = [i.memory.key.removeprefix(KEY_PREFIX) for i in items]
-        top10[q["id"]] = ranked
-        scores[q["id"]] = score(ranked, q["relevant"])
+        ranked = [str(i.memory.metadata.get(ID_FIELD, "")) for i in items]
+        ranked_ids[q.id] = ranked
+        scores[q.id] = {f"recall_at_{k}": recall_at(q.answers, ranked, k) for k in KS}
+        scores[q.id]["mrr_at_10"] = reciprocal_rank(q.answers, ranked)
         tiers[items[0].tier if items else "none"] += 1
 
     def summary(ids: Sequence[str]) -> dict[str, Any]:
-        return {
-            "n": len(ids),
-            "recall_at_5": _mean([scores[i][0] for i in ids]),
-            "recall_at_10": _mean([scores[i][1] for i in ids]),
-            "mrr_at_10": _mean([scores[i][2] for i in ids]),
-        }
+        out: dict[str, Any] = {"n": len(ids)}
+        for name in (*(f"recall_at_{k}" for k in KS), "mrr_at_10"):
+            out[name] = _mean([scores[i][name] for i in ids])
+        return out
 
-    all_ids = [q["id"] for q in queries]
+    kinds = sorted({q.kind for q in questions})
     return {
         "status": "ok",
-        **summary(all_ids),
+        **summary([q.id for q in questions]),
         "ms_per_query": statistics.fmean(times),
         "p50_ms": statistics.median(times),
-        "by_overlap": {
-            "lexical": summary([i for i in all_ids if i in lexical]),
-            "paraphrase": summary([i for i in all_ids if i not in lexical]),
-        },
+        "by_kind": {kind: summary([q.id for q in questions if q.kind == kind]) for kind in kinds},
         "top_tier": dict(tiers.most_common()),
-        "resolution": resolution(mem, queries[0]["query"], strategy),
-        "top10": top10,
+        "resolution": resolution(mem, questions[0], strategy),
+        "ranked": ranked_ids,
     }
 
 
@@ -126,10 +117,10 @@ def loaded_model(mem: BenchMemory) -> str | None:
         return None
 
 
-def resolution(mem: Memory, query: str, strategy: str) -> dict[str, Any]:
-    """How a query of this mode is answered: embedding source and model, or why not."""
+def resolution(mem: Memory, q: SetQuestion, strategy: str) -> dict[str, Any]:
+    """How a question of this mode is answered: embedding source and model, or why not."""
     try:
-        preview = mem.retrieve_preview(OWNER, query, strategy=strategy, max_tokens=MAX_TOKENS, limit=LIMIT)
+        preview = mem.retrieve_preview(q.owner, q.text, strategy=strategy, max_tokens=MAX_TOKENS, limit=LIMIT)
     except Exception as exc:  # informational only: never fails a measured mode
         return {"error": _reason(exc)}
     return to_wire(preview.resolution)
@@ -143,12 +134,12 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}".strip().rstrip(":")
 
 
-def baseline_setup(mem: Memory) -> None:
+def baseline_setup(mem: BenchMemory) -> None:
     """`exact` and `fts` need no index; settings are applied per mode."""
 
 
 def source_setup(source: str) -> Setup:
-    def setup(mem: Memory) -> dict[str, Any]:
+    def setup(mem: BenchMemory) -> dict[str, Any]:
         mem.update_settings(
             enabled=True, embedding_source=source, transformers_enabled=True, static_enabled=True
         )
@@ -160,18 +151,14 @@ def source_setup(source: str) -> Setup:
 
 
 def run_group(
-    name: str,
-    setup: Setup,
-    modes: Sequence[tuple[str, str, dict[str, Any]]],
-    memories: Sequence[dict[str, Any]],
-    queries: Sequence[dict[str, Any]],
-    lexical: set[str],
+    name: str, setup: Setup, modes: Sequence[tuple[str, str, dict[str, Any]]], qset: QualitySet
 ) -> dict[str, dict[str, Any]]:
     """One fresh database: `setup` (e.g. embed everything), then each (mode, strategy, settings)."""
     results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="memroute-quality-") as tmp:
-        log(f"{name}: storing {len(memories)} memories")
-        with open_filled(Path(tmp), memories) as mem:
+        log(f"{qset.name} {name}: storing {len(qset.memories)} memories")
+        mem = open_filled(Path(tmp), qset)
+        with mem:
             try:
                 started = time.perf_counter()
                 report = setup(mem)
@@ -187,10 +174,10 @@ def run_group(
                 if report.get("pending"):
                     notes.append(f"{report['pending']} memories still pending after reindex")
             for mode, strategy, settings in modes:
-                log(f"{mode}: {len(queries)} queries")
+                log(f"{qset.name} {mode}: {len(qset.questions)} questions")
                 try:
                     mem.update_settings(**settings)
-                    result = evaluate(mem, queries, strategy, lexical)
+                    result = evaluate(mem, qset, strategy)
                 except Exception as exc:
                     results[mode] = unavailable(_reason(exc))
                     log(f"{mode}: unavailable: {results[mode]['reason']}")
@@ -205,83 +192,89 @@ def run_group(
     return results
 
 
-def run(sources: Sequence[str]) -> dict[str, Any]:
-    memories, queries = load_memories(), load_queries()
-    by_id = {m["id"]: m for m in memories}
-    lexical = {q["id"] for q in queries if overlaps(q, by_id)}
+# The modes of one database without vectors; settings apply in turn, so each names all it needs.
+BASELINE_MODES: list[tuple[str, str, dict[str, Any]]] = [
+    ("exact", "exact", {"enabled": True, "strategy": "recent"}),
+    (
+        "fts",
+        "semantic",
+        {
+            "enabled": True,
+            "strategy": "semantic",
+            "embedding_source": "transformers",
+            "transformers_enabled": False,
+        },
+    ),
+    (  # the install's settings
+        "default",
+        "hybrid",
+        {"enabled": True, "strategy": "hybrid", "embedding_source": "auto", "transformers_enabled": False},
+    ),
+]
+
+
+def run_set(qset: QualitySet, sources: Sequence[str]) -> dict[str, Any]:
     modes: dict[str, dict[str, Any]] = {}
-    baseline = [
-        ("exact", "exact", {"enabled": True, "strategy": "recent"}),
-        (
-            "fts",
-            "semantic",
-            {
-                "enabled": True,
-                "strategy": "semantic",
-                "embedding_source": "transformers",
-                "transformers_enabled": False,
-            },
-        ),
-    ]
-    modes.update(run_group("baseline", baseline_setup, baseline, memories, queries, lexical))
+    modes.update(run_group("baseline", baseline_setup, BASELINE_MODES, qset))
     for source in sources:
         vector = [
             (f"vector:{source}", "semantic", {"strategy": "semantic"}),
             (f"hybrid:{source}", "hybrid", {"strategy": "hybrid"}),
         ]
-        modes.update(run_group(source, source_setup(source), vector, memories, queries, lexical))
+        modes.update(run_group(source, source_setup(source), vector, qset))
     return {
         "dataset": {
-            "memories": len(memories),
-            "queries": len(queries),
-            "relevant_per_query": _mean([len(q["relevant"]) for q in queries]),
-            "lexical_queries": len(lexical),
-            "paraphrase_queries": len(queries) - len(lexical),
+            "description": qset.description,
+            "memories": len(qset.memories),
+            "keys": qset.owners,
+            "questions": len(qset.questions),
+            "answers_per_question": _mean([len(q.answers) for q in qset.questions]),
+            "questions_by_kind": dict(sorted(Counter(q.kind for q in qset.questions).items())),
         },
         "modes": modes,
     }
+
+
+def run(sources: Sequence[str], sets: Sequence[str] = tuple(SETS)) -> dict[str, Any]:
+    return {name: run_set(SETS[name](), sources) for name in sets}
 
 
 def _fmt(value: float | None) -> str:
     return "–" if value is None else f"{value:.3f}"
 
 
-def markdown(figures: dict[str, Any]) -> str:
+def markdown(name: str, figures: dict[str, Any]) -> str:
     data = figures["dataset"]
+    kinds = list(data["questions_by_kind"])
     rows = []
     for mode, r in figures["modes"].items():
         if r["status"] != "ok":
-            rows.append([mode, f"unavailable: {r['reason']}", "", "", "", "", "", ""])
+            rows.append([mode, f"unavailable: {r['reason']}", *[""] * (5 + len(kinds))])
             continue
-        lex, para = r["by_overlap"]["lexical"], r["by_overlap"]["paraphrase"]
         tiers = ", ".join(f"{tier} {n}" for tier, n in r["top_tier"].items())
         rows.append(
             [
                 mode,
-                _fmt(r["recall_at_5"]),
-                _fmt(r["recall_at_10"]),
+                *(_fmt(r[f"recall_at_{k}"]) for k in KS),
                 _fmt(r["mrr_at_10"]),
                 f"{r['ms_per_query']:.2f}",
-                _fmt(lex["recall_at_10"]),
-                _fmt(para["recall_at_10"]),
+                *(_fmt(r["by_kind"][kind]["recall_at_10"]) for kind in kinds),
                 tiers + "".join(f"; {note}" for note in r.get("notes", [])),
             ]
         )
     headers = [
         "mode",
-        "recall@5",
-        "recall@10",
+        *(f"R@{k}" for k in KS),
         "MRR@10",
         "ms/query",
-        f"recall@10 lexical ({data['lexical_queries']})",
-        f"recall@10 paraphrase ({data['paraphrase_queries']})",
-        "tier of the top item (queries)",
+        *(f"R@10 {kind} ({data['questions_by_kind'][kind]})" for kind in kinds),
+        "tier of the top item (questions)",
     ]
     intro = (
-        f"{data['memories']} memories, {data['queries']} queries "
-        f"({data['relevant_per_query']:.2f} relevant per query; {data['paraphrase_queries']} share no "
-        f"content word with their relevant memories). `Memory.retrieve(limit={LIMIT}, "
-        f"max_tokens={MAX_TOKENS})` on one key."
+        f"Set `{name}`: {data['description']}. {data['memories']:,} memories in {data['keys']} "
+        f"key(s), {data['questions']} questions ({data['answers_per_question']:.2f} answers each; "
+        f"R@k = the share of answers ranked in the first k). `Memory.retrieve(limit={LIMIT}, "
+        f"max_tokens={MAX_TOKENS})` as each question's key."
     )
     models = []
     for mode, r in figures["modes"].items():
@@ -290,7 +283,7 @@ def markdown(figures: dict[str, Any]) -> str:
             model, loaded = embedding.get("model"), embedding.get("loaded_model")
             used = model if loaded in (None, model) else f"{loaded} (configured: {model})"
             models.append(f"{mode.split(':', 1)[1]}: {used}, {embedding.get('dimensions')} dims")
-    parts = ["## Retrieval quality", intro, table(headers, rows)]
+    parts = [f"## Retrieval quality: {name}", intro, table(headers, rows)]
     if models:
         parts.append("Embedding models: " + "; ".join(models) + ".")
     return "\n\n".join(parts)
@@ -303,13 +296,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=DEFAULT_SOURCES,
         help=f'comma-separated embedding sources (default "{DEFAULT_SOURCES}"; "" for exact and fts only)',
     )
+    ap.add_argument(
+        "--sets", default=",".join(SETS), help=f'comma-separated quality sets (default "{",".join(SETS)}")'
+    )
     ap.add_argument("--json", type=Path, default=None, help="also write the figures as JSON to this file")
     args = ap.parse_args(argv)
     sources = [s.strip() for s in args.sources.split(",") if s.strip()]
-    figures = run(sources)
+    sets = [s.strip() for s in args.sets.split(",") if s.strip()]
+    unknown = [s for s in sets if s not in SETS]
+    if unknown:
+        ap.error(f"unknown set(s) {', '.join(unknown)}: choose from {', '.join(SETS)}")
+    figures = run(sources, sets)
     print(machine_markdown())
-    print()
-    print(markdown(figures))
+    for name, per_set in figures.items():
+        print()
+        print(markdown(name, per_set))
     sys.stdout.flush()
     if args.json is not None:
         args.json.write_text(json.dumps({"machine": machine(), "quality": figures}, indent=2))

@@ -86,3 +86,28 @@ def test_the_conversation_recall_baseline_finds_the_turns_it_stored(tmp_path: Pa
     assert result["summary"]["recall@budget"] == 1.0
     markdown = recall.report([result], opts, len(convs)).markdown()
     assert "| verbatim via REST (baseline) | 28 | 3 |" in markdown
+
+
+def test_the_quality_run_reports_both_sets_by_mode_and_by_kind(tmp_path: Path) -> None:
+    out = tmp_path / "quality.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.quality_run", "--sources", "", "--json", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "## Retrieval quality: paraphrase" in done.stdout
+    assert "## Retrieval quality: conversations" in done.stdout
+    sets = json.loads(out.read_text())["quality"]
+    paraphrase, conversations = sets["paraphrase"]["modes"], sets["conversations"]["modes"]
+    # Keyword search finds what shares words with the question; newest-first finds little.
+    assert paraphrase["fts"]["by_kind"]["lexical"]["recall_at_10"] >= 0.9
+    assert conversations["fts"]["recall_at_10"] > 5 * conversations["exact"]["recall_at_10"]
+    # Each question is asked as its own conversation's key: "who said …" is answered there.
+    assert conversations["default"]["by_kind"]["who"]["recall_at_10"] >= 0.9
+    assert sets["conversations"]["dataset"]["keys"] == 10
+    for mode in ("exact", "fts", "default"):
+        figures = conversations[mode]
+        assert figures["recall_at_5"] <= figures["recall_at_10"] <= figures["recall_at_20"]
