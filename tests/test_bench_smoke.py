@@ -14,17 +14,23 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.slow(seconds=40)
-def test_every_benchmark_runs_and_reports_its_figures(tmp_path: Path) -> None:
-    out = tmp_path / "figures.json"
+def bench(module: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """`python -m bench.<module> args…` from the repository; fails the test when it fails."""
     done = subprocess.run(
-        [sys.executable, "-m", "bench.run_all", "--smoke", "--json", str(out)],
+        [sys.executable, "-m", f"bench.{module}", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=timeout,
     )
     assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
+@pytest.mark.slow(seconds=40)
+def test_every_benchmark_runs_and_reports_its_figures(tmp_path: Path) -> None:
+    out = tmp_path / "figures.json"
+    done = bench("run_all", "--smoke", "--json", str(out), timeout=300)
     assert "memory on − memory off, p50 (sequential)" in done.stdout
     figures = json.loads(out.read_text())
     titles = " | ".join(figures)
@@ -35,14 +41,7 @@ def test_every_benchmark_runs_and_reports_its_figures(tmp_path: Path) -> None:
 
 
 def test_the_startup_benchmark_reports_each_case_against_its_target() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "bench.startup", "--runs", "1"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
+    done = bench("startup", "--runs", "1")
     rows = [line for line in done.stdout.splitlines() if line.startswith("| ") and "---" not in line]
     assert [r.split("|")[1].strip() for r in rows[1:]] == [
         "bare Python",
@@ -54,11 +53,7 @@ def test_the_startup_benchmark_reports_each_case_against_its_target() -> None:
 
 def test_the_abuse_benchmark_reports_the_well_behaved_key_and_the_attacker(tmp_path: Path) -> None:
     out = tmp_path / "abuse.json"
-    command = [sys.executable, "-m", "bench.abuse", "--quick", "--only", "login-throttle", "--seconds", "2"]
-    done = subprocess.run(
-        [*command, "--json", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
+    done = bench("abuse", "--quick", "--only", "login-throttle", "--seconds", "2", "--json", str(out))
     row = next(line for line in done.stdout.splitlines() if line.startswith("| login-throttle |"))
     for target in ("all answered, p99 ≤ 1 s", "normal ≤ 5 s after", "alive"):
         assert f"{target} met" in row or f"{target} **not met**" in row
@@ -90,14 +85,7 @@ def test_the_conversation_recall_baseline_finds_the_turns_it_stored(tmp_path: Pa
 
 def test_the_quality_run_reports_both_sets_by_mode_and_by_kind(tmp_path: Path) -> None:
     out = tmp_path / "quality.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "bench.quality_run", "--sources", "", "--json", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
+    done = bench("quality_run", "--sources", "", "--json", str(out))
     assert "## Retrieval quality: paraphrase" in done.stdout
     assert "## Retrieval quality: conversations" in done.stdout
     sets = json.loads(out.read_text())["quality"]
