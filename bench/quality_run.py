@@ -1,6 +1,6 @@
 """Retrieval quality: recall@5, @10, @20 and MRR@10 of each retrieval mode on each quality set
 (bench/quality_sets.py: `paraphrase`, one key of hand-written facts; `conversations`, ten chats
-kept turn by turn, one key each).
+kept turn by turn, one key each; `many-keys`, 40 chats of different lengths, one key each).
 
 Modes: `exact` (newest first, a baseline), `fts` (semantic strategy with no vector source: FTS5
 keywords only), `default` (the install's settings: hybrid without an embedding source, so
@@ -227,6 +227,7 @@ def run_set(qset: QualitySet, sources: Sequence[str]) -> dict[str, Any]:
             "description": qset.description,
             "memories": len(qset.memories),
             "keys": qset.owners,
+            "memories_per_key": _per_key_range(qset),
             "questions": len(qset.questions),
             "answers_per_question": _mean([len(q.answers) for q in qset.questions]),
             "questions_by_kind": dict(sorted(Counter(q.kind for q in qset.questions).items())),
@@ -235,12 +236,23 @@ def run_set(qset: QualitySet, sources: Sequence[str]) -> dict[str, Any]:
     }
 
 
+def _per_key_range(qset: QualitySet) -> tuple[int, int]:
+    """The fewest and the most memories one key holds."""
+    sizes = Counter(m.owner for m in qset.memories)
+    return min(sizes.values()), max(sizes.values())
+
+
 def run(sources: Sequence[str], sets: Sequence[str] = tuple(SETS)) -> dict[str, Any]:
     return {name: run_set(SETS[name](), sources) for name in sets}
 
 
 def _fmt(value: float | None) -> str:
     return "–" if value is None else f"{value:.3f}"
+
+
+def _span(low_high: Sequence[int]) -> str:
+    low, high = low_high
+    return f"{low:,}" if low == high else f"{low:,}–{high:,}"
 
 
 def markdown(name: str, figures: dict[str, Any]) -> str:
@@ -272,7 +284,8 @@ def markdown(name: str, figures: dict[str, Any]) -> str:
     ]
     intro = (
         f"Set `{name}`: {data['description']}. {data['memories']:,} memories in {data['keys']} "
-        f"key(s), {data['questions']} questions ({data['answers_per_question']:.2f} answers each; "
+        f"key(s) ({_span(data['memories_per_key'])} per key), {data['questions']} questions "
+        f"({data['answers_per_question']:.2f} answers each; "
         f"R@k = the share of answers ranked in the first k). `Memory.retrieve(limit={LIMIT}, "
         f"max_tokens={MAX_TOKENS})` as each question's key."
     )

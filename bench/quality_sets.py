@@ -9,19 +9,27 @@ that answer it: a group counts as found when any memory of it is ranked). Sets:
 - `conversations`: bench/conversations/, every turn of ten multi-session chats stored
   verbatim as a kept turn of its conversation's key (speaker and date in its metadata, as
   the gateway keeps them), and the questions about them by kind (single-hop, temporal,
-  changed-mind, multi-hop, who).
+  changed-mind, multi-hop, who);
+- `many-keys`: 40 more chats from the same generator (another seed), each cut after a
+  random number of its sessions (2 to all), so the keys range from a few dozen turns to
+  several hundred and share speaker names across keys: what per-key term statistics are
+  for. The questions whose answers were cut away are left out.
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from bench.conversations import load_conversations, load_questions, turns_of
+from bench.conversations.generate import generate
 from bench.quality import load_memories, load_queries, overlaps
 
 ID_FIELD = "qualityId"
+MANY_KEYS_SEED = 2026
+MANY_KEYS = 40
 
 
 @dataclass(frozen=True)
@@ -76,8 +84,9 @@ def paraphrase_set() -> QualitySet:
     )
 
 
-def conversation_set() -> QualitySet:
-    memories = [
+def chat_memories(conversations: Sequence[dict[str, Any]]) -> list[SetMemory]:
+    """Every turn of each chat, as the gateway keeps it, under the chat's key."""
+    return [
         SetMemory(
             conversation["id"],
             turn["id"],
@@ -86,25 +95,52 @@ def conversation_set() -> QualitySet:
             turn["session"],
             {"category": "turn", "role": "user", "speaker": turn["speaker"], "learnedAt": turn["date"]},
         )
-        for conversation in load_conversations()
+        for conversation in conversations
         for turn in turns_of(conversation)
     ]
-    questions = []
-    for q in load_questions():
+
+
+def chat_questions(questions: Sequence[dict[str, Any]], kept: set[str] | None = None) -> list[SetQuestion]:
+    """The questions with their answer groups (an evidence turn or the turns that say the
+    same); with `kept`, only the turns kept, and only the questions all of whose answers were."""
+    out = []
+    for q in questions:
         alternatives = q.get("alternatives") or {}
-        answers = tuple(frozenset({e, *alternatives.get(e, ())}) for e in q["evidence"])
-        questions.append(SetQuestion(q["id"], q["conversation"], q["question"], q["category"], answers))
+        answers = [frozenset({e, *alternatives.get(e, ())}) for e in q["evidence"]]
+        if kept is not None:
+            answers = [group & kept for group in answers]
+            if not all(answers):
+                continue
+        out.append(SetQuestion(q["id"], q["conversation"], q["question"], q["category"], tuple(answers)))
+    return out
+
+
+def conversation_set() -> QualitySet:
     return QualitySet(
         "conversations",
         "every turn of 10 multi-session chats kept verbatim, one key per chat; questions by kind",
+        chat_memories(load_conversations()),
+        chat_questions(load_questions()),
+    )
+
+
+def many_keys_set() -> QualitySet:
+    conversations, questions = generate(MANY_KEYS_SEED, MANY_KEYS)
+    rng = random.Random(MANY_KEYS_SEED)
+    cut = [{**c, "sessions": c["sessions"][: rng.randint(2, len(c["sessions"]))]} for c in conversations]
+    memories = chat_memories(cut)
+    return QualitySet(
+        "many-keys",
+        f"{MANY_KEYS} chats cut after 2 to all of their sessions, one key per chat; questions by kind",
         memories,
-        questions,
+        chat_questions(questions, {m.id for m in memories}),
     )
 
 
 SETS: dict[str, Callable[[], QualitySet]] = {
     "paraphrase": paraphrase_set,
     "conversations": conversation_set,
+    "many-keys": many_keys_set,
 }
 
 

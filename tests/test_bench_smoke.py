@@ -83,11 +83,12 @@ def test_the_conversation_recall_baseline_finds_the_turns_it_stored(tmp_path: Pa
     assert "| verbatim via REST (baseline) | 28 | 3 |" in markdown
 
 
-def test_the_quality_run_reports_both_sets_by_mode_and_by_kind(tmp_path: Path) -> None:
+def test_the_quality_run_reports_every_set_by_mode_and_by_kind(tmp_path: Path) -> None:
     out = tmp_path / "quality.json"
     done = bench("quality_run", "--sources", "", "--json", str(out))
     assert "## Retrieval quality: paraphrase" in done.stdout
     assert "## Retrieval quality: conversations" in done.stdout
+    assert "## Retrieval quality: many-keys" in done.stdout
     sets = json.loads(out.read_text())["quality"]
     paraphrase, conversations = sets["paraphrase"]["modes"], sets["conversations"]["modes"]
     # Keyword search finds what shares words with the question; newest-first finds little.
@@ -99,3 +100,8 @@ def test_the_quality_run_reports_both_sets_by_mode_and_by_kind(tmp_path: Path) -
     for mode in ("exact", "fts", "default"):
         figures = conversations[mode]
         assert figures["recall_at_5"] <= figures["recall_at_10"] <= figures["recall_at_20"]
+    # Keys of very different sizes, each question asked as its own chat's key.
+    many = sets["many-keys"]
+    fewest, most = many["dataset"]["memories_per_key"]
+    assert many["dataset"]["keys"] == 40 and most >= 4 * fewest
+    assert many["modes"]["fts"]["by_kind"]["who"]["recall_at_10"] >= 0.9
