@@ -1,6 +1,7 @@
 """Retrieval quality: recall@5, @10, @20 and MRR@10 of each retrieval mode on each quality set
 (bench/quality_sets.py: `paraphrase`, one key of hand-written facts; `conversations`, ten chats
-kept turn by turn, one key each; `many-keys`, 40 chats of different lengths, one key each).
+kept turn by turn, one key each; `many-keys`, 40 chats of different lengths, one key each;
+`threads`, eight long chats where names and rare words carry the answers).
 
 Modes: `exact` (newest first, a baseline), `fts` (semantic strategy with no vector source: FTS5
 keywords only), `default` (the install's settings: hybrid without an embedding source, so

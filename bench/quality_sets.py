@@ -13,7 +13,12 @@ that answer it: a group counts as found when any memory of it is ranked). Sets:
 - `many-keys`: 40 more chats from the same generator (another seed), each cut after a
   random number of its sessions (2 to all), so the keys range from a few dozen turns to
   several hundred and share speaker names across keys: what per-key term statistics are
-  for. The questions whose answers were cut away are left out.
+  for. The questions whose answers were cut away are left out;
+- `threads`: bench/threads/, eight long chats (500–650 turns, 18–30 dated sessions) in which
+  each person keeps coming back to a few life themes, so many turns of one person sound
+  alike and rare words and names tell them apart; questions name a detail with the words
+  of its turn (detail, temporal, who, multi-hop) or in other words (paraphrase). Stored
+  like `conversations`.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from typing import Any
 from bench.conversations import load_conversations, load_questions, turns_of
 from bench.conversations.generate import generate
 from bench.quality import load_memories, load_queries, overlaps
+from bench.threads import CONVERSATIONS as THREADS_CONVERSATIONS
+from bench.threads import QUESTIONS as THREADS_QUESTIONS
 
 ID_FIELD = "qualityId"
 MANY_KEYS_SEED = 2026
@@ -137,10 +144,22 @@ def many_keys_set() -> QualitySet:
     )
 
 
+def threads_set() -> QualitySet:
+    conversations = load_conversations(THREADS_CONVERSATIONS)
+    return QualitySet(
+        "threads",
+        f"every turn of {len(conversations)} long chats in which each person returns to a few themes, "
+        "kept verbatim, one key per chat; questions by kind",
+        chat_memories(conversations),
+        chat_questions(load_questions(THREADS_QUESTIONS)),
+    )
+
+
 SETS: dict[str, Callable[[], QualitySet]] = {
     "paraphrase": paraphrase_set,
     "conversations": conversation_set,
     "many-keys": many_keys_set,
+    "threads": threads_set,
 }
 
 
