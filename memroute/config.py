@@ -94,6 +94,14 @@ def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
     return value
 
 
+def _share(env: Mapping[str, str], name: str, default: float) -> float:
+    """A number from 0 to 1."""
+    value = _float(env, name, default)
+    if value is None or not 0.0 <= value <= 1.0:
+        raise InvalidInput(f"must be a number from 0 to 1, got {value}", name)
+    return value
+
+
 def _bool(env: Mapping[str, str], name: str, default: bool) -> bool:
     raw = env.get(name, "").strip().lower()
     if not raw:
@@ -170,7 +178,7 @@ class Config:
     redact: bool = True  # secrets are replaced in chat texts, facts, adds and imports (memory/redact.py)
     memory_framing: bool = True  # injected memories say they are background facts, not instructions
     vec_cache_mb: int = 256
-    rrf_k: int = 60
+    hybrid_vector_weight: float = 0.5  # hybrid retrieval: the cosine's share of a memory's score
     vec_quantization: str = "none"
     disable_vec: bool = False
     min_score: float | None = None
@@ -258,7 +266,7 @@ class Config:
             redact=_bool(env, "MEMROUTE_REDACT", True),
             memory_framing=_bool(env, "MEMROUTE_MEMORY_FRAMING", True),
             vec_cache_mb=_int(env, "MEMORY_VEC_CACHE_MB", 256, minimum=0),
-            rrf_k=_int(env, "MEMORY_RRF_K", 60, minimum=1),
+            hybrid_vector_weight=_share(env, "MEMORY_HYBRID_VECTOR_WEIGHT", 0.5),
             vec_quantization="int8" if quant == "int8" else "none",
             disable_vec=_bool(env, "VECTOR_STORE_DISABLE_VEC", False),
             min_score=_float(env, "MEMORY_MIN_SCORE", None),

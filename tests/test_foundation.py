@@ -111,7 +111,7 @@ def test_config_reads_environment(tmp_path: Path) -> None:
     env = {
         "MEMROUTE_DATA_DIR": str(tmp_path),
         "MEMROUTE_MAX_CONTENT_BYTES": "1000",
-        "MEMORY_RRF_K": "30",
+        "MEMORY_HYBRID_VECTOR_WEIGHT": "0.3",
         "MEMORY_TYPED_DECAY_ENABLED": "true",
         "MEMORY_MIN_SCORE": "0.25",
         "MEMORY_VEC_QUANTIZATION": "INT8",
@@ -119,7 +119,7 @@ def test_config_reads_environment(tmp_path: Path) -> None:
     config = Config.from_env(env)
     assert config.db_path == tmp_path / "memroute.db"
     assert config.max_content_bytes == 1000
-    assert config.rrf_k == 30
+    assert config.hybrid_vector_weight == 0.3
     assert config.decay_enabled is True
     assert config.min_score == 0.25
     assert config.vec_quantization == "int8"
@@ -128,7 +128,7 @@ def test_config_reads_environment(tmp_path: Path) -> None:
 def test_config_defaults_to_home_data_dir() -> None:
     config = Config.from_env({})
     assert config.db_path == Path.home() / ".memroute" / "memroute.db"
-    assert config.decay_enabled is False and config.rrf_k == 60
+    assert config.decay_enabled is False and config.hybrid_vector_weight == 0.5
     assert config.workers == 1 and Config.from_env({"MEMROUTE_WORKERS": "4"}).workers == 4
     assert config.chat_threads == 32 > config.key_max_concurrent  # one key cannot hold them all
 
@@ -137,7 +137,8 @@ def test_config_defaults_to_home_data_dir() -> None:
     ("name", "value"),
     [
         ("MEMROUTE_MAX_CONTENT_BYTES", "lots"),
-        ("MEMORY_RRF_K", "0"),
+        ("MEMORY_HYBRID_VECTOR_WEIGHT", "1.5"),
+        ("MEMORY_HYBRID_VECTOR_WEIGHT", "half"),
         ("MEMROUTE_SQLITE_SYNCHRONOUS", "off"),
         ("MEMROUTE_KEY_MAX_CONCURRENT", "0"),
         ("MEMROUTE_MAX_CONCURRENT", "0"),

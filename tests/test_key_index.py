@@ -109,6 +109,26 @@ def _tied_at_the_cut(got: list[RetrievedItem], want: list[RetrievedItem]) -> boo
     }
 
 
+def test_a_keyword_match_scores_the_share_of_the_question_it_answers(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    with _open(tmp_path / "m.db", clock) as mem:
+        mem.add("a", "Lopez fixed the roof after the storm")
+        for n in range(30):
+            mem.add("a", f"the storm warning number {n} came in overnight")
+        _hot(mem, "a")
+        flt = MemoryFilter(api_key_id="a", now="9999-01-01T00:00:00.000Z")
+        reader = mem._key_indexes.reader(flt)
+        query = "who fixed the roof after the storm"
+        weight = reader.keyword_weight(query)
+        assert weight is not None
+        shares = {m.content: -rank / weight for m, rank in reader.keyword_search(flt, query, limit=50)}
+    # The one memory holding every searchable word answers about all of the question; one
+    # holding only "storm", which most memories hold, answers almost none of it.
+    assert shares["Lopez fixed the roof after the storm"] == pytest.approx(1.0, abs=0.25)
+    assert max(v for k, v in shares.items() if k.startswith("the storm warning")) < 0.05
+
+
 def test_what_another_process_writes_is_recalled_at_once(
     two: tuple[Memory, Memory], clock: ManualClock
 ) -> None:

@@ -23,7 +23,7 @@ from memroute.models.records import (
     Retrieval,
     RetrievedItem,
 )
-from memroute.vectors import Vector, VectorHit, VectorIndex
+from memroute.vectors import Vector, VectorIndex
 
 log = logging.getLogger("memroute.memory.retrieval")
 
@@ -34,6 +34,7 @@ RECENT_FIRST_BATCH = 20
 RECENT_MAX_BATCH = 200
 RECENT_SCAN_CAP = 2_000
 MAX_MISFITS = 50
+VECTOR_WEIGHT = 0.5
 NO_VECTOR_REASON = "no embedding source configured — keyword search (FTS5) only"
 
 
@@ -47,6 +48,11 @@ class MemoryReader(Protocol):
     ) -> list[tuple[MemoryRecord, float]]: ...
 
     def get_many(self, ids: Sequence[str]) -> dict[str, MemoryRecord]: ...
+
+    def keyword_weight(self, query: str | None) -> float | None:
+        """The bm25 a memory would score by holding every term of `query` once (the sum of
+        their idf in the key), or None when the statistics are not the key's own."""
+        ...
 
 
 #: (query, documents) → [(document index, relevance score)], best first; raises on failure.
@@ -73,7 +79,7 @@ class RetrieveParams:
     max_tokens: int = 2000
     limit: int = DEFAULT_LIMIT
     min_score: float | None = None
-    rrf_k: int = 60
+    vector_weight: float = VECTOR_WEIGHT  # hybrid: the cosine's share of the fused score
     vector_k: int = KEYWORD_CANDIDATES  # nearest neighbours asked of the vector tier
     already_said: str = ""  # the request's own messages, normalised: never injected again
 
@@ -188,25 +194,20 @@ def _keyword(reader: MemoryReader, flt: MemoryFilter, query: str | None) -> list
     return [_Candidate(memory, -rank, "fts5", fts_score=rank) for memory, rank in rows]
 
 
-def rrf_fuse(
-    vector_hits: Sequence[VectorHit], keyword: Sequence[_Candidate], k: int
-) -> list[tuple[str, float, int | None, int | None]]:
-    """Reciprocal-rank fusion: (memory id, score, vector rank, keyword rank), best first.
-
-    score = Σ 1/(k + rank) over the lists a memory appears in; ties keep the
-    order the caller breaks them in (newer first, see `_fused`)."""
-    scores: dict[str, float] = {}
-    vec_rank: dict[str, int] = {}
-    kw_rank: dict[str, int] = {}
-    for rank, hit in enumerate(vector_hits, start=1):
-        vec_rank.setdefault(hit.memory_id, rank)
-    for rank, cand in enumerate(keyword, start=1):
-        kw_rank.setdefault(cand.memory.id, rank)
-    for memory_id, rank in vec_rank.items():
-        scores[memory_id] = scores.get(memory_id, 0.0) + 1.0 / (k + rank)
-    for memory_id, rank in kw_rank.items():
-        scores[memory_id] = scores.get(memory_id, 0.0) + 1.0 / (k + rank)
-    return [(i, s, vec_rank.get(i), kw_rank.get(i)) for i, s in scores.items()]
+def fused_scores(
+    vector: Sequence[_Candidate], keyword: Sequence[_Candidate], weight: float, query_weight: float | None
+) -> dict[str, float]:
+    """Hybrid score of every candidate: `weight` × its cosine + (1 − `weight`) × its keyword
+    share, the bm25 over `query_weight` (how much of the query's idf it matches; over the
+    best keyword match's bm25 when the key's statistics are unknown). A candidate only one
+    tier found scores 0 in the other."""
+    bm25 = {c.memory.id: -(c.fts_score or 0.0) for c in keyword}
+    scale = query_weight if query_weight else max(bm25.values(), default=0.0)
+    scores = {c.memory.id: weight * (c.vec_score or 0.0) for c in vector}
+    if scale > 0.0:
+        for memory_id, value in bm25.items():
+            scores[memory_id] = scores.get(memory_id, 0.0) + (1.0 - weight) * value / scale
+    return scores
 
 
 def _vector_candidates(
@@ -229,20 +230,19 @@ def _vector_candidates(
 def _fused(
     reader: MemoryReader, search: VectorSearch, index: VectorIndex, flt: MemoryFilter, params: RetrieveParams
 ) -> list[_Candidate]:
-    vector = _vector_candidates(reader, search, index, flt, params)
+    """Both tiers to the same depth, ranked by `fused_scores`; equal scores newer first."""
+    deep = replace(params, vector_k=max(params.vector_k, KEYWORD_CANDIDATES))
+    vector = _vector_candidates(reader, search, index, flt, deep)
     keyword = _keyword(reader, flt, params.query)
-    by_id = {c.memory.id: c for c in [*vector, *keyword]}  # keyword entries carry fts_score
+    by_id = {c.memory.id: c for c in [*vector, *keyword]}
     vec_scores = {c.memory.id: c.vec_score for c in vector}
-    fused = rrf_fuse([VectorHit(c.memory.id, c.vec_score or 0.0) for c in vector], keyword, params.rrf_k)
+    fts_scores = {c.memory.id: c.fts_score for c in keyword}
+    scores = fused_scores(vector, keyword, params.vector_weight, reader.keyword_weight(params.query))
     ranked = [
         _Candidate(
-            by_id[i].memory,
-            score,
-            "hybrid-rrf",
-            vec_score=vec_scores.get(i),
-            fts_score=by_id[i].fts_score if kw is not None else None,
+            by_id[i].memory, score, "hybrid-rrf", vec_score=vec_scores.get(i), fts_score=fts_scores.get(i)
         )
-        for i, score, _vec, kw in fused
+        for i, score in scores.items()
     ]
     ranked.sort(key=lambda c: (c.score, c.memory.updated_at), reverse=True)
     return ranked

@@ -433,7 +433,7 @@ class Memory:
             max_tokens=max_tokens,
             limit=limit,
             min_score=self.config.min_score,
-            rrf_k=self.config.rrf_k,
+            vector_weight=self.config.hybrid_vector_weight,
             vector_k=max(limit, self.config.vec_top_k),
             already_said=already_said,
         )

@@ -136,6 +136,18 @@ class KeyIndex:
                     break
         return found
 
+    def query_weight(self, terms: Sequence[str]) -> float:
+        """The bm25 of a memory of average length holding each of `terms` once: the sum of
+        their idf in this key (a term no memory holds counts as the rarest), so a memory's
+        bm25 over it is the share of the query it matches."""
+        n = len(self._docs)
+        total = 0.0
+        for term in terms:
+            df = len(self._postings.get(term, ()))
+            idf = math.log((n - df + 0.5) / (df + 0.5))
+            total += idf if idf > 0.0 else 1e-6
+        return total
+
     def _scores(self, terms: Sequence[str]) -> dict[int, float]:
         """bm25 of every memory holding one of `terms` (higher is better)."""
         n = len(self._docs)
@@ -212,6 +224,13 @@ class IndexedReader:
             return []
         with self._index.lock:
             return self._index.search(flt, terms, limit)
+
+    def keyword_weight(self, query: str | None) -> float | None:
+        terms = self._indexes.query_terms(query)
+        if not terms:
+            return None
+        with self._index.lock:
+            return self._index.query_weight(terms)
 
     def recent(
         self, flt: MemoryFilter, *, limit: int, offset: int = 0, without_turns: bool = False

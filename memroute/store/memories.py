@@ -475,6 +475,10 @@ class MemoryRepository:
                 break
         return found[:limit]
 
+    def keyword_weight(self, query: str | None) -> None:
+        """Unknown here: the FTS table's statistics are every key's (see `KeyIndex.query_weight`)."""
+        return None
+
     def history(self, memory_id: str) -> builtins.list[HistoryEntry]:
         rows = self.db.read().execute(
             "SELECT memory_id, event, old_content, new_content, old_key, new_key, at, actor"

@@ -617,14 +617,16 @@ def _params(query: str, strategy: str = "hybrid", **kwargs: Any) -> RetrievePara
     return RetrieveParams(query=query, strategy=strategy, max_tokens=kwargs.pop("max_tokens", 2000), **kwargs)
 
 
-def test_rrf_ranks_a_memory_found_by_both_lists_first(mem: Memory, clock: Any) -> None:
+def test_hybrid_ranks_a_memory_found_by_both_tiers_first(mem: Memory, clock: Any) -> None:
     ts1 = _add(mem, clock, "k", "prefers TypeScript")
     ts2 = _add(mem, clock, "k", "writes TypeScript services at work every day of the week")
     dogs = _add(mem, clock, "k", "likes dogs")
     _add(mem, clock, "k", "enjoys hiking")
     with database(mem) as store:
-        keyword = [m.id for m, _ in store.memories.keyword_search(_flt(clock), "TypeScript", limit=100)]
-    assert set(keyword) == {ts1.id, ts2.id}
+        bm25 = {
+            m.id: -rank for m, rank in store.memories.keyword_search(_flt(clock), "TypeScript", limit=100)
+        }
+    assert set(bm25) == {ts1.id, ts2.id}
     tier = FakeIndex([(dogs.id, 0.9), (ts2.id, 0.8)])
     result = _retrieve(mem, _flt(clock), _params("TypeScript"), tier)
     assert result.items[0].memory.id == ts2.id
@@ -632,15 +634,16 @@ def test_rrf_ranks_a_memory_found_by_both_lists_first(mem: Memory, clock: Any) -
     assert result.resolution.fallback_reason is None
     assert result.resolution.vector_store == "sqlite-vec"
     scores = {item.memory.id: item.score for item in result.items}
-    kw_rank = {memory_id: rank for rank, memory_id in enumerate(keyword, start=1)}
-    assert scores[ts2.id] == pytest.approx(1 / (60 + 2) + 1 / (60 + kw_rank[ts2.id]))
-    assert scores[dogs.id] == pytest.approx(1 / (60 + 1))
-    assert scores[ts1.id] == pytest.approx(1 / (60 + kw_rank[ts1.id]))
+    # Read from SQL (no statistics of the key's own), a keyword share is over the best match.
+    best = max(bm25.values())
+    assert scores[ts2.id] == pytest.approx(0.5 * 0.8 + 0.5 * bm25[ts2.id] / best)
+    assert scores[dogs.id] == pytest.approx(0.5 * 0.9)
+    assert scores[ts1.id] == pytest.approx(0.5 * bm25[ts1.id] / best)
     assert set(scores) == {ts1.id, ts2.id, dogs.id}  # "enjoys hiking" is in neither list
     assert [item.score for item in result.items] == sorted(scores.values(), reverse=True)
 
 
-def test_rrf_item_found_by_both_lists_shows_both_scores(mem: Memory, clock: Any) -> None:
+def test_hybrid_item_found_by_both_tiers_shows_both_scores(mem: Memory, clock: Any) -> None:
     ts = _add(mem, clock, "k", "prefers TypeScript")
     dogs = _add(mem, clock, "k", "likes dogs")
     tier = FakeIndex([(ts.id, 0.7), (dogs.id, 0.5)])
@@ -652,20 +655,24 @@ def test_rrf_item_found_by_both_lists_shows_both_scores(mem: Memory, clock: Any)
     assert by_id[dogs.id].fts_score is None
 
 
-def test_rrf_ties_are_broken_newer_first(mem: Memory, clock: Any) -> None:
+def test_hybrid_ties_are_broken_newer_first(mem: Memory, clock: Any) -> None:
     older = _add(mem, clock, "k", "prefers TypeScript")
     newer = _add(mem, clock, "k", "likes dogs")
-    tier = FakeIndex([(newer.id, 0.9)])  # vector rank 1 = keyword rank 1 of the older one
+    tier = FakeIndex([(newer.id, 1.0)])  # a perfect cosine = the best keyword match's share
     result = _retrieve(mem, _flt(clock), _params("TypeScript"), tier)
     assert _ids(result.items) == [newer.id, older.id]
-    assert result.items[0].score == result.items[1].score == pytest.approx(1 / 61)
+    assert result.items[0].score == result.items[1].score == pytest.approx(0.5)
 
 
-def test_rrf_k_comes_from_params(mem: Memory, clock: Any) -> None:
+def test_the_vector_weight_comes_from_params(mem: Memory, clock: Any) -> None:
     ts = _add(mem, clock, "k", "prefers TypeScript")
-    tier = FakeIndex([(ts.id, 0.9)])
-    result = _retrieve(mem, _flt(clock), _params("TypeScript", rrf_k=10), tier)
-    assert result.items[0].score == pytest.approx(2 / 11)
+    dogs = _add(mem, clock, "k", "likes dogs")
+    tier = FakeIndex([(dogs.id, 0.95), (ts.id, 0.3)])
+    keyword_heavy = _retrieve(mem, _flt(clock), _params("TypeScript", vector_weight=0.2), tier)
+    assert keyword_heavy.items[0].memory.id == ts.id
+    assert keyword_heavy.items[0].score == pytest.approx(0.2 * 0.3 + 0.8)
+    vector_only = _retrieve(mem, _flt(clock), _params("TypeScript", vector_weight=1.0), tier)
+    assert _ids(vector_only.items) == [dogs.id, ts.id]
 
 
 def test_a_failing_vector_tier_degrades_to_keywords_and_says_so(mem: Memory, clock: Any) -> None:
