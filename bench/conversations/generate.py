@@ -18,6 +18,8 @@ import argparse
 import datetime as dt
 import json
 import random
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -197,15 +199,7 @@ class Writer:
         return [(1 - f.owner, text, "mention"), (f.owner, self.rng.choice(smalltalk.FOLLOW_UPS), "follow-up")]
 
     def small_talk(self, first: int) -> list[tuple[int, str, str]]:
-        n = self.rng.randint(2, 4)
-        out = []
-        for i in range(n):
-            pool = smalltalk.SHORT if self.rng.random() < 0.2 else smalltalk.SMALL_TALK
-            text = self.rng.choice(pool)
-            if self.rng.random() < TYPO_RATE:
-                text = smalltalk.typo(self.rng, text, set())
-            out.append(((first + i) % 2, text, "small-talk"))
-        return out
+        return smalltalk.beat(self.rng, first, TYPO_RATE)
 
     def session(self, si: int) -> list[dict[str, str]]:
         day = self.conv.dates[si]
@@ -368,13 +362,17 @@ def conversation_record(conv: Conversation) -> dict[str, Any]:
     }
 
 
-def generate(seed: int = SEED, n: int = CONVERSATIONS) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(conversations, questions), the same for the same seed."""
+def name_pairs(seed: int, n: int) -> list[tuple[str, str]]:
+    """The two speakers of each of `n` chats: the first names shuffled by `seed`, in pairs."""
     names = list(FIRST_NAMES)
     random.Random(seed).shuffle(names)
+    return [(names[(2 * i) % len(names)], names[(2 * i + 1) % len(names)]) for i in range(n)]
+
+
+def generate(seed: int = SEED, n: int = CONVERSATIONS) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(conversations, questions), the same for the same seed."""
     convs, qs = [], []
-    for i in range(n):
-        pair = (names[(2 * i) % len(names)], names[(2 * i + 1) % len(names)])
+    for i, pair in enumerate(name_pairs(seed, n)):
         conv = build_conversation(seed, i, pair)
         convs.append(conversation_record(conv))
         qs.extend(questions_of(seed, conv))
@@ -387,18 +385,32 @@ def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
-def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seed", type=int, default=SEED)
-    ap.add_argument("--conversations", type=int, default=CONVERSATIONS)
-    ap.add_argument("--out", type=Path, default=HERE)
+def command(
+    argv: list[str] | None,
+    doc: str | None,
+    make: Callable[[int, int], tuple[list[dict[str, Any]], list[dict[str, Any]]]],
+    seed: int,
+    count: int,
+    out: Path,
+) -> None:
+    """A set generator's command line: `--seed`, `--conversations`, `--out`; writes the two
+    files and says what it wrote."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0] if doc else None)
+    ap.add_argument("--seed", type=int, default=seed)
+    ap.add_argument("--conversations", type=int, default=count)
+    ap.add_argument("--out", type=Path, default=out)
     args = ap.parse_args(argv)
-    convs, qs = generate(args.seed, args.conversations)
+    convs, qs = make(args.seed, args.conversations)
     args.out.mkdir(parents=True, exist_ok=True)
     write_jsonl(args.out / "conversations.jsonl", convs)
     write_jsonl(args.out / "questions.jsonl", qs)
     turns = sum(len(s["turns"]) for c in convs for s in c["sessions"])
-    print(f"{len(convs)} conversations, {turns} turns, {len(qs)} questions → {args.out}")
+    kinds = ", ".join(f"{k} {n}" for k, n in sorted(Counter(q["category"] for q in qs).items()))
+    print(f"{len(convs)} conversations, {turns} turns, {len(qs)} questions ({kinds}) → {args.out}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    command(argv, __doc__, generate, SEED, CONVERSATIONS, HERE)
 
 
 if __name__ == "__main__":

@@ -271,3 +271,16 @@ def typo(rng: random.Random, text: str, protected: set[str]) -> str:
     else:
         return text.replace("'", "").lower()  # no apostrophes, no capitals
     return text[: m.start()] + w + text[m.end() :]
+
+
+def beat(rng: random.Random, first: int, typo_rate: float) -> list[tuple[int, str, str]]:
+    """Two to four lines of small talk, the speakers taking turns from `first` (0 or 1):
+    (speaker, text, "small-talk"), a typo in a line now and then."""
+    out = []
+    for i in range(rng.randint(2, 4)):
+        pool = SHORT if rng.random() < 0.2 else SMALL_TALK
+        text = rng.choice(pool)
+        if rng.random() < typo_rate:
+            text = typo(rng, text, set())
+        out.append(((first + i) % 2, text, "small-talk"))
+    return out

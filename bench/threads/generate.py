@@ -11,14 +11,10 @@ checked against every turn of the conversation by `checks.py`).
 
 from __future__ import annotations
 
-import argparse
 import random
-from collections import Counter
-from pathlib import Path
 from typing import Any
 
-from bench.conversations.generate import Conversation, conversation_record, session_dates, write_jsonl
-from bench.conversations.pools import FIRST_NAMES
+from bench.conversations.generate import Conversation, command, conversation_record, name_pairs, session_dates
 from bench.threads import HERE
 from bench.threads.plan import plan
 from bench.threads.questions import questions_of
@@ -41,11 +37,8 @@ def build(seed: int, index: int, names: tuple[str, str]) -> Thread:
 
 def generate(seed: int = SEED, n: int = CONVERSATIONS) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(conversations, questions), the same for the same seed."""
-    names = list(FIRST_NAMES)
-    random.Random(seed).shuffle(names)
     convs, qs = [], []
-    for i in range(n):
-        pair = (names[(2 * i) % len(names)], names[(2 * i + 1) % len(names)])
+    for i, pair in enumerate(name_pairs(seed, n)):
         thread = build(seed, i, pair)
         convs.append(conversation_record(Conversation(thread.cid, pair, thread.days, [], thread.sessions)))
         qs.extend(questions_of(random.Random(seed * 1000 + 500 + i), thread))
@@ -53,18 +46,7 @@ def generate(seed: int = SEED, n: int = CONVERSATIONS) -> tuple[list[dict[str, A
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    ap.add_argument("--seed", type=int, default=SEED)
-    ap.add_argument("--conversations", type=int, default=CONVERSATIONS)
-    ap.add_argument("--out", type=Path, default=HERE)
-    args = ap.parse_args(argv)
-    convs, qs = generate(args.seed, args.conversations)
-    args.out.mkdir(parents=True, exist_ok=True)
-    write_jsonl(args.out / "conversations.jsonl", convs)
-    write_jsonl(args.out / "questions.jsonl", qs)
-    turns = sum(len(s["turns"]) for c in convs for s in c["sessions"])
-    kinds = ", ".join(f"{k} {n}" for k, n in sorted(Counter(q["category"] for q in qs).items()))
-    print(f"{len(convs)} conversations, {turns} turns, {len(qs)} questions ({kinds}) → {args.out}")
+    command(argv, __doc__, generate, SEED, CONVERSATIONS, HERE)
 
 
 if __name__ == "__main__":

@@ -156,14 +156,7 @@ class Writer:
         return [ask, answer] if self.rng.random() < 0.5 else [answer, reply]
 
     def small_talk(self, first: int) -> Beat:
-        out: Beat = []
-        for i in range(self.rng.randint(2, 4)):
-            pool = smalltalk.SHORT if self.rng.random() < 0.2 else smalltalk.SMALL_TALK
-            text = self.rng.choice(pool)
-            if self.rng.random() < TYPO_RATE:
-                text = smalltalk.typo(self.rng, text, set())
-            out.append(((first + i) % 2, text, "small-talk"))
-        return out
+        return smalltalk.beat(self.rng, first, TYPO_RATE)
 
     def session(self, si: int) -> list[dict[str, str]]:
         day = self.thread.days[si]

@@ -35,6 +35,7 @@ RECENT_MAX_BATCH = 200
 RECENT_SCAN_CAP = 2_000
 MAX_MISFITS = 50
 VECTOR_WEIGHT = 0.5
+HEAD_PER_TIER = 3  # hybrid: each tier's best lead the fused ranking (see `_fused`)
 NO_VECTOR_REASON = "no embedding source configured — keyword search (FTS5) only"
 
 
@@ -230,7 +231,10 @@ def _vector_candidates(
 def _fused(
     reader: MemoryReader, search: VectorSearch, index: VectorIndex, flt: MemoryFilter, params: RetrieveParams
 ) -> list[_Candidate]:
-    """Both tiers to the same depth, ranked by `fused_scores`; equal scores newer first."""
+    """Both tiers to the same depth, ranked by `fused_scores` (equal scores newer first),
+    except that each tier's first `HEAD_PER_TIER` lead: a question that names two things
+    matches each answer with half its words, and a strong match of one tier must not sink
+    below the other tier's near misses."""
     deep = replace(params, vector_k=max(params.vector_k, KEYWORD_CANDIDATES))
     vector = _vector_candidates(reader, search, index, flt, deep)
     keyword = _keyword(reader, flt, params.query)
@@ -244,7 +248,8 @@ def _fused(
         )
         for i, score in scores.items()
     ]
-    ranked.sort(key=lambda c: (c.score, c.memory.updated_at), reverse=True)
+    head = {c.memory.id for c in [*vector[:HEAD_PER_TIER], *keyword[:HEAD_PER_TIER]]}
+    ranked.sort(key=lambda c: (c.memory.id in head, c.score, c.memory.updated_at), reverse=True)
     return ranked
 
 
