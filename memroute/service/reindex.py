@@ -17,7 +17,9 @@ from memroute.vectors.sqlite_vec import SqliteVecIndex
 
 log = logging.getLogger("memroute.semantic")
 
-REINDEX_BATCH = 64
+# Memories embedded per pass: sorted by length over more texts, MiniLM pads less (512: ~280
+# memories/s against ~220 with 64 on 2 cores); their vectors are stored 64 per transaction.
+REINDEX_BATCH = 512
 ERROR_BACKOFF_S = 30.0
 WAKE_GAP_S = 0.1  # new memories within this long after a pass wait for one more pass together
 

@@ -30,6 +30,7 @@ from memroute.vectors.key_cache import MIN_CHUNKS, KeyMatrix, KeyMatrixCache, as
 log = logging.getLogger("memroute.vectors.sqlite_vec")
 
 RESCORE_CANDIDATES = 100  # int8: this many nearest are re-scored against the float query
+STORE_CHUNK = 64  # vectors written per transaction
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +131,10 @@ class SqliteVecIndex:
         matrix = self.sources.embed_documents(choice, texts)
         meta = self.ensure_ready(choice, int(matrix.shape[1]))
         good = [(p, row) for p, row in zip(pending, matrix, strict=True) if np.any(row)]
-        stored = self.vectors.store(self._blobs(meta, good), blob_sql=self._blob_sql)
+        stored = 0
+        for start in range(0, len(good), STORE_CHUNK):  # short write transactions: chats write too
+            chunk = good[start : start + STORE_CHUNK]
+            stored += self.vectors.store(self._blobs(meta, chunk), blob_sql=self._blob_sql)
         if len(good) < len(pending):  # a text without a single token gets no vector, and is done
             self.vectors.store_empty([p for p, row in zip(pending, matrix, strict=True) if not np.any(row)])
         return BatchResult(stored, 0)
