@@ -289,3 +289,35 @@ def test_batched_access_counts_are_written_and_flushed_on_close(tmp_path: Path) 
         assert reopened.get(first.id).access_count == 2
         assert reopened.get(second.id).access_count == 1
         assert reopened.get(first.id).last_accessed_at is not None
+
+
+def test_a_burst_of_chats_is_stored_in_one_pass_and_a_waiter_is_not_held_by_the_gathering() -> None:
+    # The worker gathers the turns queued just after the first one (here for 30 s, so the
+    # test shows that a waiter cuts it short): the burst is stored as one batch.
+    queue: list[ExtractionJob] = []
+    batches: list[list[int]] = []
+    looked = threading.Event()
+
+    def fetch(limit: int) -> list[ExtractionJob]:
+        batch, queue[:] = queue[:limit], queue[limit:]
+        looked.set()
+        return batch
+
+    worker = ExtractionWorker(
+        fetch, lambda jobs: batches.append([j.id for j in jobs]), lambda job, exc: None, gather_s=30.0
+    )
+    worker.start()
+    try:
+        assert looked.wait(5)  # the first pass found the queue empty
+        for job_id in range(1, 6):
+            queue.append(
+                ExtractionJob(
+                    job_id, "k", "", "user_message", "I like tea.", "2026-06-01T12:00:00.000Z", 0, None
+                )
+            )
+            worker.notify()
+            time.sleep(0.02)  # chats a little apart: a worker that did not gather would take each alone
+        assert worker.wait_idle(10.0), "a waiter was held by the worker's gathering"
+        assert batches == [[1, 2, 3, 4, 5]]
+    finally:
+        worker.stop(5.0)

@@ -14,6 +14,10 @@ log = logging.getLogger("memroute.worker")
 
 POLL_SECONDS = 1.0
 BATCH = 20
+# After a chat wakes it, the worker waits this long for more turns before its pass, so a
+# burst of chats is stored in a few transactions between requests instead of one pass per
+# chat running beside the next request (`wait_idle` and `stop` cut the wait short).
+GATHER_SECONDS = 0.1
 # While the database is full the worker waits 1, 2, 4 … up to 30 s between tries.
 FULL_BACKOFF_MAX_SECONDS = 30.0
 
@@ -30,6 +34,9 @@ class ExtractionWorker:
     turns under load). When a batch fails, its jobs are retried one by one, so one
     bad job is marked failed and never holds up the others.
 
+    A pass starts `gather_s` after the first wake-up (see `GATHER_SECONDS`): the chats of
+    that window are stored together, after their requests have been answered.
+
     A full database is not the job's fault: `StorageFull` ends the pass without using
     up an attempt, and the worker tries again after a back-off (sooner when new work is
     queued), so queued texts are stored by themselves once space returns.
@@ -41,14 +48,17 @@ class ExtractionWorker:
         process: Callable[[list[ExtractionJob]], None],
         fail: Callable[[ExtractionJob, Exception], None],
         before: Callable[[], object] = lambda: None,
+        gather_s: float = GATHER_SECONDS,
     ) -> None:
         """`before` runs at the start of every pass (the chat turns held while the database
         was full are written to the queue then); it may raise StorageFull like `process`."""
+        self._gather_s = gather_s
         self._before = before
         self._fetch = fetch
         self._process = process
         self._fail = fail
         self._wake = threading.Event()
+        self._hurry = threading.Event()  # someone waits for the queue: no gathering
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         # notify() bumps `_requested`; a pass that started after it sets `_completed`.
@@ -105,7 +115,9 @@ class ExtractionWorker:
                     self._progress.notify_all()
             if stopping:
                 return
-            self._wake.wait(self._backoff or POLL_SECONDS)
+            if self._wake.wait(self._backoff or POLL_SECONDS) and not self._backoff:
+                self._hurry.wait(self._gather_s)
+                self._hurry.clear()
 
     def _pass(self) -> bool:
         """One pass over the queue; False when the full database stopped it."""
@@ -131,6 +143,8 @@ class ExtractionWorker:
             return True
         with self._progress:
             target = self._requested
+        self._hurry.set()
+        with self._progress:
             return self._progress.wait_for(lambda: self._completed >= target, timeout)
 
     def stop(self, drain_timeout: float = 30.0) -> None:
@@ -141,6 +155,7 @@ class ExtractionWorker:
             return
         self._stop.set()
         self._wake.set()
+        self._hurry.set()
         self._thread.join(drain_timeout)
         if self._thread.is_alive():
             log.warning("memory.extraction.drain_timeout seconds=%s", drain_timeout)
