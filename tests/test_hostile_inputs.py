@@ -20,7 +20,15 @@ import pytest
 from click.testing import CliRunner
 from error_shape import assert_error, assert_no_trace
 from memories import open_memory
-from servers import ADMIN, JSON_LINES, MCP_INITIALIZE, LiveServer, ScriptedUpstream, management_api
+from servers import (
+    ADMIN,
+    JSON_LINES,
+    MCP_INITIALIZE,
+    LiveServer,
+    ScriptedUpstream,
+    management_api,
+    wait_until,
+)
 from storage import database, scalar
 
 from memroute import Memory
@@ -65,6 +73,9 @@ class Target:
     chat_memory: str  # the id of the client key's one memory
 
     def rows(self, table: str = "memories") -> int:
+        """Rows of `table` once the turns earlier chats queued are stored (the server's worker
+        stores them a moment after each chat)."""
+        wait_until(lambda: self.side.extraction_queue().pending == 0)
         return int(scalar(self.side, f"SELECT count(*) FROM {table}"))
 
     def alive(self) -> None:
