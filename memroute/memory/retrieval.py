@@ -23,6 +23,7 @@ from memroute.models.records import (
     Retrieval,
     RetrievedItem,
 )
+from memroute.store.fts import query_tokens
 from memroute.vectors import Vector, VectorIndex
 
 log = logging.getLogger("memroute.memory.retrieval")
@@ -36,6 +37,7 @@ RECENT_SCAN_CAP = 2_000
 MAX_MISFITS = 50
 VECTOR_WEIGHT = 0.5
 HEAD_PER_TIER = 3  # hybrid: each tier's best lead the fused ranking (see `_fused`)
+NAMED_SPEAKER_WEIGHT = 2.0  # keyword: bm25 × this for a named person's own memories
 NO_VECTOR_REASON = "no embedding source configured — keyword search (FTS5) only"
 
 
@@ -191,8 +193,25 @@ def _recent(reader: MemoryReader, flt: MemoryFilter, *, without_turns: bool = Fa
 def _keyword(reader: MemoryReader, flt: MemoryFilter, query: str | None) -> list[_Candidate]:
     if not query:
         return []
-    rows = reader.keyword_search(flt, query, limit=KEYWORD_CANDIDATES)
+    rows = prefer_named_speakers(reader.keyword_search(flt, query, limit=KEYWORD_CANDIDATES), query)
     return [_Candidate(memory, -rank, "fts5", fts_score=rank) for memory, rank in rows]
+
+
+def prefer_named_speakers(
+    rows: Sequence[tuple[MemoryRecord, float]], query: str
+) -> Sequence[tuple[MemoryRecord, float]]:
+    """Keyword matches (memory, bm25 rank: lower is better) with the rank of what a person
+    the question names said (`metadata.speaker`, "What did Caroline research?") counted
+    `NAMED_SPEAKER_WEIGHT` times, re-sorted (ties keep their order). A question about
+    someone is mostly answered by their own words; the other people's lines that merely
+    address them by name no longer outrank those."""
+    named = set(query_tokens(query))
+    if not named or not any(memory.speaker_word() in named for memory, _rank in rows):
+        return rows
+    weight = NAMED_SPEAKER_WEIGHT
+    weighted = [(memory, rank * weight if memory.speaker_word() in named else rank) for memory, rank in rows]
+    weighted.sort(key=lambda row: row[1])
+    return weighted
 
 
 def fused_scores(

@@ -60,6 +60,13 @@ class _JsonObjectField:
 
     def __set__(self, obj: object, value: dict[str, Any] | str) -> None:
         obj.__dict__[self._attr] = value
+        obj.__dict__.pop("_speaker_word", None)  # read from the old metadata
+
+
+def _first_word_of_speaker(metadata: object) -> str:
+    speaker = metadata.get("speaker") if isinstance(metadata, dict) else None
+    words = speaker.split(maxsplit=1) if isinstance(speaker, str) else []
+    return words[0].casefold() if words else ""
 
 
 def stored_metadata_text(memory: MemoryRecord) -> str | None:
@@ -95,6 +102,19 @@ class MemoryRecord:
     def provenance(self) -> Provenance | None:
         """Where the memory came from, as its metadata records it (None if it does not)."""
         return provenance_of(self.metadata)
+
+    def speaker_word(self) -> str:
+        """The first word of `metadata.speaker`, case-folded ("" when it names nobody): how a
+        question names the speaker. While the metadata is still its stored text, it is read
+        once per record (a copy of the record's `__dict__` keeps it) and not decoded for the
+        caller; a decoded dict, which may change, is read each time."""
+        raw = self.__dict__.get("_metadata")
+        if not isinstance(raw, str):
+            return _first_word_of_speaker(raw)
+        cached = self.__dict__.get("_speaker_word")
+        if cached is None:
+            cached = self.__dict__["_speaker_word"] = _first_word_of_speaker(decode_metadata(raw))
+        return str(cached)
 
 
 @dataclass(slots=True, frozen=True)

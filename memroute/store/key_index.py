@@ -68,6 +68,7 @@ class _Doc:
         self.length = length
         self.order: _Order = (memory.updated_at, rowid)
         self.fact = not memory.key.startswith(TURN_KEY_PREFIX)
+        memory.speaker_word()  # read once here; every copy of the record keeps it
 
 
 class KeyIndex:

@@ -266,6 +266,32 @@ def test_memory_with_more_matches_ranks_first_by_bm25(mem: Memory, clock: Any) -
     assert items[0].score > items[1].score
 
 
+def test_a_question_naming_a_person_ranks_what_they_said_above_lines_addressed_to_them(
+    mem: Memory, clock: Any
+) -> None:
+    # Melanie's line names Caroline and holds every word of the question; Caroline's own
+    # line holds two of them. Asked about Caroline, her own words come first; asked
+    # without a name, the line holding more of the question does.
+    own = _add(
+        mem, clock, "k", "I researched adoption agencies all weekend", metadata={"speaker": "Caroline"}
+    )
+    addressed = _add(
+        mem, clock, "k", "Caroline, how is the adoption research going?", metadata={"speaker": "Melanie"}
+    )
+    for text in (
+        "the garden needs rain",
+        "we painted the fence",
+        "the kids loved the lake",
+        "pottery class again",
+    ):
+        _add(mem, clock, "k", text, metadata={"speaker": "Melanie"})
+    for _ in range(4):  # the first recalls read SQL, the later ones the key's own index
+        named = mem.retrieve("k", "What did Caroline find in her adoption research?", strategy="semantic")
+        assert _ids(named)[:2] == [own.id, addressed.id]
+        unnamed = mem.retrieve("k", "how is the adoption research going", strategy="semantic")
+        assert _ids(unnamed)[:2] == [addressed.id, own.id]
+
+
 def test_multi_word_query_matches_any_word_not_all(mem: Memory, clock: Any) -> None:
     k8s = _add(mem, clock, "k", "deploys with Kubernetes")
     ts = _add(mem, clock, "k", "prefers TypeScript")
