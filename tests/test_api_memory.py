@@ -166,6 +166,8 @@ def test_post_upserts_on_owner_and_key(api: httpx.Client) -> None:
         {"content": "x", "key": "k", "type": "opinion"},
         {"content": "x", "key": "k", "metadata": ["not", "an", "object"]},
         {"content": "x", "key": "k", "expiresAt": "next tuesday"},
+        {"content": "x", "key": "k", "createdAt": "last tuesday"},
+        {"content": "x", "key": "k", "createdAt": "2999-01-01"},
         {"content": "x", "key": "k", "apiKey": "typo-for-apiKeyId"},
         {"content": 5, "key": "k"},
         {"content": "   ", "key": "k"},
@@ -174,6 +176,24 @@ def test_post_upserts_on_owner_and_key(api: httpx.Client) -> None:
 def test_post_rejects_bad_bodies_and_writes_nothing(api: httpx.Client, body: dict[str, Any]) -> None:
     assert_error(api.post("/api/memory", json=body), 400)
     assert api.get("/api/memory").json()["total"] == 0
+
+
+def test_created_at_says_when_it_was_said_and_retention_counts_from_when_it_was_learned(
+    api: httpx.Client,
+) -> None:
+    said = iso_days_ago(400)
+    memory = add(api, "adopted a dog named Rex", "", type="episodic", createdAt=said, apiKeyId="key-a")
+    assert memory["createdAt"] == said
+    assert memory["updatedAt"] > iso_days_ago(1)  # learned now
+    assert api.get(f"/api/memory/{memory['id']}").json()["memory"]["createdAt"] == said
+    # Said 400 days ago, learned today: within the 30 days of retention, so it is recalled.
+    preview = api.post("/api/memory/retrieve-preview", json={"query": "dog", "apiKeyId": "key-a"}).json()
+    assert [item["id"] for item in preview["memories"]] == [memory["id"]]
+    # Stated again under a key, a memory takes the new time.
+    first = add(api, "lives in Porto", "home:city", createdAt="2025-01-10", apiKeyId="key-a")
+    moved = add(api, "lives in Lisbon", "home:city", createdAt="2025-03-02", apiKeyId="key-a")
+    assert moved["id"] == first["id"]
+    assert api.get(f"/api/memory/{first['id']}").json()["memory"]["createdAt"] == "2025-03-02T00:00:00.000Z"
 
 
 def test_a_memory_without_a_key_is_created_and_edited_like_in_the_library(api: httpx.Client) -> None:

@@ -20,7 +20,7 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from memroute.memory.lines import injected_line, reads_metadata
+from memroute.memory.lines import episode_day, injected_line, reads_metadata
 
 log = logging.getLogger("memroute.memory.injection")
 
@@ -208,6 +208,7 @@ def _memory_line(item: object) -> str:
     if isinstance(line, str) and line:
         return line
     metadata: Any = None
+    day = ""
     if isinstance(item, Mapping):
         value, metadata = item.get("content"), item.get("metadata")
     else:
@@ -218,9 +219,10 @@ def _memory_line(item: object) -> str:
         key = getattr(record, "key", None)
         if not isinstance(key, str) or reads_metadata(key):  # decoding metadata costs: only when needed
             metadata = getattr(record, "metadata", None)
+        day = episode_day(record)
     if not isinstance(value, str):
         raise TypeError(f"memory item of type {type(item).__name__} has no string content")
-    return injected_line(value, metadata if isinstance(metadata, Mapping) else None)
+    return injected_line(value, metadata if isinstance(metadata, Mapping) else None, day)
 
 
 def _merge_into_system(first: Mapping[str, Any], memory_text: str) -> dict[str, Any]:

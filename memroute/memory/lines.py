@@ -3,7 +3,8 @@
 A kept chat turn carries its date and speaker, so the model can answer "when" and
 "who" questions: `[2026-05-08] Caroline: I adopted a dog last week.` (the role, "User"
 or "Assistant", when the message named no speaker). A fact reads as stored, behind its
-speaker's name when a named speaker stated it ("Caroline prefers tea"). Of two lines
+speaker's name when a named speaker stated it ("Caroline prefers tea"), and an episodic
+one (something that happened) behind the day it was said: `[2026-05-08] adopted a dog`. Of two lines
 that say the same words (see `LineDeduper`) only the first is injected.
 """
 
@@ -51,13 +52,24 @@ def is_turn(metadata: Mapping[str, Any] | None) -> bool:
     return isinstance(metadata, Mapping) and metadata.get("category") == TURN_CATEGORY
 
 
-def injected_line(content: str, metadata: Mapping[str, Any] | None) -> str:
-    """The line of a memory in the injected block (see the module docstring)."""
+def episode_day(memory: object) -> str:
+    """The date (YYYY-MM-DD) an episodic memory's line shows: when it was said or happened
+    (`created_at`); "" for other memories, and for kept turns, whose line shows the day
+    they were said from their metadata."""
+    if getattr(memory, "type", None) != "episodic" or is_turn_key(str(getattr(memory, "key", ""))):
+        return ""
+    created = getattr(memory, "created_at", None)
+    return created[:10] if isinstance(created, str) and _DATE.match(created) else ""
+
+
+def injected_line(content: str, metadata: Mapping[str, Any] | None, day: str = "") -> str:
+    """The line of a memory in the injected block (see the module docstring); a fact's
+    line starts with `day` when one is given (see `episode_day`)."""
     if not is_turn(metadata):  # a fact: said of its speaker, when it has one
         speaker = metadata.get("speaker") if isinstance(metadata, Mapping) else None
         if isinstance(speaker, str) and speaker.strip() and not content.startswith(speaker.strip() + " "):
-            return f"{' '.join(speaker.split())} {content}"
-        return content
+            content = f"{' '.join(speaker.split())} {content}"
+        return f"[{day}] {content}" if day else content
     assert metadata is not None
     speaker = metadata.get("speaker")
     if not isinstance(speaker, str) or not speaker.strip():
@@ -126,7 +138,11 @@ class Rendered:
 
 def render(memory: MemoryRecord) -> Rendered:
     # Metadata is decoded only when the line needs it (a kept turn, a speaker's fact).
-    line = injected_line(memory.content, memory.metadata) if reads_metadata(memory.key) else memory.content
+    day = episode_day(memory)
+    if reads_metadata(memory.key):
+        line = injected_line(memory.content, memory.metadata, day)
+    else:
+        line = f"[{day}] {memory.content}" if day else memory.content
     return Rendered(line, estimate_tokens(line), content_words(memory.content))
 
 
@@ -156,14 +172,15 @@ class RenderedLines:
 
     def of(self, memory: MemoryRecord) -> Rendered:
         """How `memory` reads when injected (rendered now, or found from an earlier render)."""
-        entry: Hashable = memory.content
+        day = episode_day(memory)
+        entry: Hashable = (memory.content, day) if day else memory.content
         stored = ""
         if reads_metadata(memory.key):
             found_text = stored_metadata_text(memory)
             if found_text is None:  # decoded (or given as a dict) already: nothing to find it by
                 return render(memory)
             stored = found_text
-            entry = (memory.content, stored)
+            entry = (memory.content, stored, day)
         found = self._entries.get(entry)
         if found is not None:
             return found[0]

@@ -10,6 +10,7 @@ vector comes from the caller's `VectorSearch`.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
@@ -38,6 +39,13 @@ MAX_MISFITS = 50
 VECTOR_WEIGHT = 0.5
 HEAD_PER_TIER = 3  # hybrid: each tier's best lead the fused ranking (see `_fused`)
 NAMED_SPEAKER_WEIGHT = 2.0  # keyword: bm25 × this for a named person's own memories
+DATED_WEIGHT = 1.5  # keyword: bm25 × this for episodic memories when the question is about time
+# Words that make a question one about time ("may" and "date" are left out: too often not).
+_TIME_WORDS = re.compile(
+    r"\b(?:when|ago|yesterday|today|tonight|last|since|until|how long|recently|earlier|year|years"
+    r"|month|months|week|weeks|weekend|january|february|march|april|june|july|august|september"
+    r"|october|november|december|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
+)
 NO_VECTOR_REASON = "no embedding source configured — keyword search (FTS5) only"
 
 
@@ -193,25 +201,38 @@ def _recent(reader: MemoryReader, flt: MemoryFilter, *, without_turns: bool = Fa
 def _keyword(reader: MemoryReader, flt: MemoryFilter, query: str | None) -> list[_Candidate]:
     if not query:
         return []
-    rows = prefer_named_speakers(reader.keyword_search(flt, query, limit=KEYWORD_CANDIDATES), query)
+    rows = weigh_for_question(reader.keyword_search(flt, query, limit=KEYWORD_CANDIDATES), query)
     return [_Candidate(memory, -rank, "fts5", fts_score=rank) for memory, rank in rows]
 
 
-def prefer_named_speakers(
+def weigh_for_question(
     rows: Sequence[tuple[MemoryRecord, float]], query: str
 ) -> Sequence[tuple[MemoryRecord, float]]:
-    """Keyword matches (memory, bm25 rank: lower is better) with the rank of what a person
-    the question names said (`metadata.speaker`, "What did Caroline research?") counted
-    `NAMED_SPEAKER_WEIGHT` times, re-sorted (ties keep their order). A question about
-    someone is mostly answered by their own words; the other people's lines that merely
-    address them by name no longer outrank those."""
+    """Keyword matches (memory, bm25 rank: lower is better) weighed by what the question
+    asks, re-sorted (ties keep their order):
+
+    - what a person the question names said (`metadata.speaker`: "What did Caroline
+      research?") counts `NAMED_SPEAKER_WEIGHT` times: a question about someone is mostly
+      answered by their own words, not by the lines that merely address them by name;
+    - a question about time ("when", "last week", "in May", "how long ago") counts
+      episodic memories (what happened, with its date) `DATED_WEIGHT` times, when the
+      matches are not all episodic (a uniform weight would only tip hybrid's balance)."""
     named = set(query_tokens(query))
-    if not named or not any(memory.speaker_word() in named for memory, _rank in rows):
+    speakers = bool(named) and any(memory.speaker_word() in named for memory, _rank in rows)
+    dated = (
+        _TIME_WORDS.search(query.casefold()) is not None
+        and len({m.type == "episodic" for m, _r in rows}) == 2
+    )
+    if not speakers and not dated:
         return rows
-    weight = NAMED_SPEAKER_WEIGHT
-    weighted = [(memory, rank * weight if memory.speaker_word() in named else rank) for memory, rank in rows]
+    weighted = [(memory, rank * _weight(memory, named, dated)) for memory, rank in rows]
     weighted.sort(key=lambda row: row[1])
     return weighted
+
+
+def _weight(memory: MemoryRecord, named: set[str], dated: bool) -> float:
+    weight = NAMED_SPEAKER_WEIGHT if memory.speaker_word() in named else 1.0
+    return weight * DATED_WEIGHT if dated and memory.type == "episodic" else weight
 
 
 def fused_scores(

@@ -13,9 +13,10 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
+from datetime import datetime, timedelta
 from typing import Any
 
-from memroute.clock import normalize_time
+from memroute.clock import normalize_time, parse_time, to_iso
 from memroute.errors import InvalidInput
 from memroute.models.records import MEMORY_TYPES, SCOPES, STRATEGIES, Fact
 
@@ -147,6 +148,20 @@ def metadata(value: object) -> dict[str, Any]:
 
 def expires_at(value: object) -> str | None:
     return normalize_time(value, "expiresAt")
+
+
+SAID_AT_LEEWAY = timedelta(days=1)  # clocks and time zones: "today" elsewhere may be tomorrow here
+
+
+def said_at(value: object, now: datetime) -> str | None:
+    """When a memory was said or happened (`createdAt`): None (now) or a time that is not
+    in the future (a day of leeway for clocks and time zones)."""
+    if value is None:
+        return None
+    when = parse_time(value, "createdAt")
+    if when > now + SAID_AT_LEEWAY:
+        raise InvalidInput("is in the future: give the time the memory was said or happened", "createdAt")
+    return to_iso(when)
 
 
 def strategy(value: object) -> str:

@@ -138,10 +138,13 @@ class Memory:
         metadata: Mapping[str, Any] | None = None,
         expires_at: Any = None,
         *,
+        created_at: Any = None,
         actor: str = "api",
     ) -> MemoryRecord:
         """Store a memory; with a `key`, replace the key's earlier memory (kept in history).
-        A new memory of a key at its memory cap is refused (`Conflict`)."""
+        `created_at`: when it was said or happened, if not now (never in the future); its
+        age for retention still counts from now, when memroute learns it. A new memory of
+        a key at its memory cap is refused (`Conflict`)."""
         new = NewMemory(
             api_key_id=validate.owner(api_key_id),
             content=self._content(content),
@@ -150,7 +153,10 @@ class Memory:
             session_id=validate.session(session_id),
             metadata=validate.metadata(metadata),
             expires_at=validate.expires_at(expires_at),
+            created_at=validate.said_at(created_at, self._clock()),
         )
+        if new.created_at is not None:
+            new = replace(new, updated_at=self._now())
         with self._store.db.write(savepoints=False):  # any error ends the transaction
             self._cap.admit(new.api_key_id, new.key)
             memory, created = self._store.memories.upsert(new, now=self._now(), actor=actor)

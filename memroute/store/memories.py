@@ -63,7 +63,7 @@ class NewMemory:
     session_id: str = ""
     metadata: dict[str, Any] | None = None
     expires_at: str | None = None
-    created_at: str | None = None  # only imports set these three
+    created_at: str | None = None  # imports set these three; `Memory.add` the first (createdAt)
     id: str | None = None
     updated_at: str | None = None
 
@@ -183,7 +183,8 @@ class MemoryRepository:
             " created_at, updated_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT (api_key_id, key) WHERE key <> '' DO UPDATE SET"
             " session_id = excluded.session_id, type = excluded.type, content = excluded.content,"
-            " metadata = excluded.metadata, updated_at = excluded.updated_at,"
+            " metadata = excluded.metadata, created_at = excluded.created_at,"
+            " updated_at = excluded.updated_at,"
             " expires_at = excluded.expires_at,"
             " needs_reindex = CASE WHEN memories.content IS excluded.content"
             "   THEN memories.needs_reindex ELSE 1 END",
@@ -195,7 +196,7 @@ class MemoryRepository:
                 new.key,
                 new.content,
                 _dumps(metadata),
-                old.created_at,
+                new.created_at or old.created_at,
                 updated,
                 new.expires_at,
             ),
@@ -213,7 +214,7 @@ class MemoryRepository:
             key=new.key,
             content=new.content,
             metadata=metadata,
-            created_at=old.created_at,
+            created_at=new.created_at or old.created_at,
             updated_at=updated,
             expires_at=new.expires_at,
             access_count=old.access_count,

@@ -292,6 +292,32 @@ def test_a_question_naming_a_person_ranks_what_they_said_above_lines_addressed_t
         assert _ids(unnamed)[:2] == [addressed.id, own.id]
 
 
+def test_an_episodic_memory_shows_the_day_it_happened_and_questions_about_time_prefer_it(
+    mem: Memory, clock: Any
+) -> None:
+    # The fact holds "Rex" twice and would rank first; asked "when", what happened (with
+    # its day) comes first, and its injected line says when.
+    for text in ("likes green tea", "works as a nurse", "lives in Porto", "plays the cello"):
+        _add(mem, clock, "k", text)
+    fact = _add(mem, clock, "k", "adopted Rex; Rex, Rex and Rex again", key="pet:dog")
+    event = mem.add("k", "adopted Rex from the shelter", type="episodic", created_at="2026-05-08")
+    clock.tick()
+    asked = mem.retrieve("k", "When did I adopt Rex?", strategy="semantic")
+    assert _ids(asked)[:2] == [event.id, fact.id]
+    assert asked[0].line == "[2026-05-08] adopted Rex from the shelter"
+    assert asked[1].line == "adopted Rex; Rex, Rex and Rex again"  # a fact: no day
+    assert _ids(mem.retrieve("k", "Did I adopt Rex?", strategy="semantic"))[:2] == [fact.id, event.id]
+    block = mem.inject({"messages": [{"role": "user", "content": "When did I adopt Rex?"}]}, asked)
+    assert "[2026-05-08] adopted Rex from the shelter" in str(block["messages"][0]["content"])
+
+
+def test_a_memory_said_in_the_future_is_refused(mem: Memory) -> None:
+    with pytest.raises(InvalidInput) as refused:
+        mem.add("k", "will have adopted a dog", type="episodic", created_at="2026-06-10")
+    assert refused.value.field == "createdAt"
+    assert mem.stats("k").total == 0
+
+
 def test_multi_word_query_matches_any_word_not_all(mem: Memory, clock: Any) -> None:
     k8s = _add(mem, clock, "k", "deploys with Kubernetes")
     ts = _add(mem, clock, "k", "prefers TypeScript")

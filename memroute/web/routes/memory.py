@@ -119,6 +119,7 @@ def create_memory(request: Request, body: MemoryCreate) -> BaseModel:
         session_id=body.sessionId,
         metadata=body.metadata,
         expires_at=body.expiresAt,
+        created_at=body.createdAt,
     )
     return MemoryCreated.model_validate({"id": record.id, "memory": record})
 

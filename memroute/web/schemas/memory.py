@@ -143,6 +143,11 @@ class MemoryCreate(StrictBody):
     expiresAt: DateOrTimestamp | None = Field(
         None, description="ISO-8601 date or timestamp; null = never expires"
     )
+    createdAt: DateOrTimestamp | None = Field(
+        None,
+        description="when it was said or happened (ISO-8601 date or timestamp, not in the future);"
+        " null = now. An episodic memory's injected line shows this date",
+    )
 
 
 MemoryCreated = envelope("MemoryCreated", success=(SUCCESS, True), id=str, memory=MemoryOut)
