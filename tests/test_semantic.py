@@ -516,3 +516,20 @@ def test_a_failing_remote_embedding_provider_degrades_to_keyword_search(
         status_now = vmem.engine_status().embedding
         assert "last error" in status_now.reason and reason in status_now.reason
         assert "sk-embedding-secret" not in str(to_wire(vmem.engine_status())) + str(report)
+
+
+def test_switching_an_embedding_source_on_starts_the_re_index_at_once(db_path: Path, clock: Any) -> None:
+    # The worker also polls for settings changed by another process, here only every ten
+    # minutes: what embeds the memories is the settings change waking it.
+    mem = open_memory(config=Config.for_path(db_path, environ={"MEMORY_REINDEX_POLL_S": "600"}), workers=True)
+    try:
+        stored = [mem.add("alice", f"plays chess online every evening, game {n}") for n in range(20)]
+        time.sleep(0.3)  # the worker has looked once and found no source to embed with
+        assert _vec_rows(mem) == 0
+        mem.update_settings(enabled=True, embedding_source="hashing")
+        deadline = time.monotonic() + 30
+        while _vec_rows(mem) < len(stored) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _vec_rows(mem) == len(stored), "the re-index waited for its next poll"
+    finally:
+        mem.close()

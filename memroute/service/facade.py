@@ -627,10 +627,13 @@ class Memory:
         return self._read_settings()
 
     def update_settings(self, changes: Mapping[str, Any] | None = None, **kwargs: Any) -> MemorySettings:
-        """Validate and store settings (camelCase or snake_case names); returns the new settings."""
+        """Validate and store settings (camelCase or snake_case names); returns the new settings.
+        The background workers are woken, so switching an embedding source on starts the
+        re-index at once (other processes see the change at their next poll)."""
         values = validate_update({**(changes or {}), **kwargs})
         if values:
             self._store.settings.write(values, now=self._now())
+            self._semantic.notify()
         return self.settings()
 
     # -- summarisation, decay, health ---------------------------------------------------
