@@ -90,7 +90,8 @@ STATEMENTS = (
     "I will use Postgres for billing.",
 )
 TOKEN = re.compile(r"\bzq\d+x\b")  # every content written by this suite carries one unique token
-TURN_LINE = re.compile(r"^\[\d{4}-\d{2}-\d{2}\] [^:]+: ")
+DAY = re.compile(r"^\[\d{4}-\d{2}-\d{2}\] ")  # a kept turn's or an episodic fact's line starts so
+SPEAKER = re.compile(r"^[^:]+: ")  # and a kept turn's goes on with its speaker
 EXPIRIES = (None, None, None, 30, 240, -60)  # minutes from now (negative: already expired)
 SEED_TOPICS = (("apple", "river"), ("chess", "rust"), ("java", "garden"))
 TOPICS: tuple[tuple[str, ...], ...] = (
@@ -114,6 +115,16 @@ SQLITE_VEC_REQUIRED = 6_000
 QDRANT_REQUIRED = 4_000
 
 _tokens = itertools.count(1)
+
+
+def _content_of(line: str, known: set[str]) -> str | None:
+    """The memory content an injected line shows, if it is one of `known`."""
+    text = line.strip()
+    dayless = DAY.sub("", text, count=1)
+    for candidate in (text, dayless, SPEAKER.sub("", dayless, count=1)):
+        if candidate in known:
+            return candidate
+    return None
 
 
 @dataclass
@@ -956,9 +967,9 @@ class IsolationMachine(RuleBasedStateMachine):
         assert message.get("role") == "system" and isinstance(content, str) and MEMORY_PREFIX in content
         context = content[content.index(MEMORY_PREFIX) + len(MEMORY_PREFIX) :]
         known = {r.content for r in itertools.chain(self.live.values(), self.deleted.values())}
-        # A kept turn is injected behind its date and speaker: "[2026-05-08] User: …".
-        stripped = (TURN_LINE.sub("", line.strip(), count=1) for line in context.split("\n"))
-        lines = [line for line in stripped if line in known]
+        # A kept turn is injected behind its day and speaker ("[2026-05-08] User: …"), an
+        # episodic fact behind its day ("[2026-05-08] will use …").
+        lines = [text for line in context.split("\n") if (text := _content_of(line, known)) is not None]
         assert lines == [r.content for r in rows], f"{path}: injected {lines}, reported {rows}"
         allowed_tokens = {t for r in rows for t in TOKEN.findall(r.content)}
         leaked = set(TOKEN.findall(context)) - allowed_tokens

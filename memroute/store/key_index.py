@@ -87,6 +87,7 @@ class KeyIndex:
         self.drop(rowid)
         doc = _Doc(memory, terms, length, rowid)
         self._docs[rowid] = doc
+        self._rowids[memory.id] = rowid
         self._lengths[rowid] = length
         for term, count in terms.items():
             self._postings.setdefault(term, {})[rowid] = count
@@ -99,6 +100,7 @@ class KeyIndex:
         """Hold nothing, as before the first build."""
         self.seq = -1  # the change log's last seq this index has taken in (-1: not built)
         self._docs: dict[int, _Doc] = {}
+        self._rowids: dict[str, int] = {}  # memory id → rowid
         self._postings: dict[str, dict[int, int]] = {}
         self._lengths: dict[int, int] = {}
         self._total_length = 0
@@ -110,6 +112,7 @@ class KeyIndex:
         if doc is None:
             return
         del self._lengths[rowid]
+        self._rowids.pop(doc.memory.id, None)
         for term in doc.terms:
             posting = self._postings[term]
             del posting[rowid]
@@ -190,6 +193,11 @@ class KeyIndex:
                 break
         return out
 
+    def get_many(self, ids: Sequence[str]) -> dict[str, MemoryRecord]:
+        """The memories of `ids` this key holds (a copy of each), by id."""
+        docs, rowids = self._docs, self._rowids
+        return {i: _copy(docs[rowids[i]].memory) for i in ids if i in rowids}
+
 
 def _copy(memory: MemoryRecord, _new: Any = object.__new__) -> MemoryRecord:
     """A record of its own for a caller (who may change it); its metadata is still the
@@ -240,7 +248,14 @@ class IndexedReader:
             return self._index.recent(flt, limit=limit, offset=offset, without_turns=without_turns)
 
     def get_many(self, ids: Sequence[str]) -> dict[str, MemoryRecord]:
-        return self._repository.get_many(ids)
+        """From the key's index; an id it does not hold (another key's: a vector index
+        never returns one, but retrieval checks) is read from SQL."""
+        with self._index.lock:
+            found = self._index.get_many(ids)
+        missing = [i for i in ids if i not in found]
+        if missing:
+            found.update(self._repository.get_many(missing))
+        return found
 
 
 class KeyIndexes:

@@ -291,17 +291,18 @@ class VectorRepository:
         """The `k` nearest memories that `flt` admits, nearest first (with their stored vectors
         if asked: reading them back by rowid later would scan the whole table).
 
-        vec0 applies `k` before any join, so the search asks for more neighbours (4× each
-        round, at most 4,096, sqlite-vec's limit) until `k` of them pass the expiry, session
-        and retention filters or the key has no more vectors."""
+        vec0 applies `k` before any join, so the search asks for more neighbours (a quarter
+        more than `k` first, then 4× each round, at most 4,096, sqlite-vec's limit) until `k`
+        of them pass the expiry, session and retention filters or the key has no more vectors."""
         owner_sql, owner_params = (
             ("AND api_key_id = ?", [flt.api_key_id]) if flt.api_key_id is not None else ("", [])
         )
         columns = "rowid, distance, embedding" if with_vectors else "rowid, distance, NULL"
         con = self.db.read()
-        # vec0 compares every vector of the key whatever k is (k=400 costs what k=100 does), and
-        # with expired or out-of-retention memories the first k rarely all pass: ask for 4× at once.
-        fetch = min(max(k, 1) * 4, MAX_FETCH)
+        # vec0 compares every vector of the key whatever k is, but each neighbour it returns
+        # is a row to read and check here: ask for a quarter more than k (most memories pass
+        # the filter), then 4× more each round while too few did.
+        fetch = min(max(k, 1) + k // 4 + 5, MAX_FETCH)
         while True:
             near = con.execute(
                 f"SELECT {columns} FROM vec_memories WHERE embedding MATCH {query_sql} AND k = ?"
