@@ -37,7 +37,7 @@ RECENT_MAX_BATCH = 200
 RECENT_SCAN_CAP = 2_000
 MAX_MISFITS = 50
 VECTOR_WEIGHT = 0.5
-HEAD_PER_TIER = 4  # hybrid: each tier's best lead the fused ranking (see `_fused`)
+HEAD_PER_TIER = 3  # hybrid: each tier's best lead the fused ranking (see `_fused`)
 NAMED_SPEAKER_WEIGHT = 2.0  # keyword: bm25 × this for a named person's own memories
 DATED_WEIGHT = 1.5  # keyword: bm25 × this for episodic memories when the question is about time
 # Words that make a question one about time ("may" and "date" are left out: too often not).

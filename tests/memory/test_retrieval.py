@@ -716,23 +716,22 @@ def test_hybrid_ties_are_broken_newer_first(mem: Memory, clock: Any) -> None:
     assert result.items[0].score == result.items[1].score == pytest.approx(0.5)
 
 
-def test_each_tiers_best_four_lead_the_hybrid_ranking(mem: Memory, clock: Any) -> None:
+def test_each_tiers_best_three_lead_the_hybrid_ranking(mem: Memory, clock: Any) -> None:
     typescript = [
         _add(mem, clock, "k", "prefers TypeScript"),
         _add(mem, clock, "k", "writes TypeScript services at work"),
         _add(mem, clock, "k", "moved the billing service from plain JavaScript to TypeScript last spring"),
-        _add(mem, clock, "k", "reviews TypeScript pull requests for the whole platform team every week"),
     ]
-    near = [_add(mem, clock, "k", f"likes dogs number {n}") for n in range(6)]
+    near = [_add(mem, clock, "k", f"likes dogs number {n}") for n in range(5)]
     tier = FakeIndex([(m.id, 0.99) for m in near])  # near misses, each 0.495 of fused score
     result = _retrieve(mem, _flt(clock), _params("TypeScript"), tier)
     ranked = _ids(result.items)
     # The longer TypeScript memories score below the near misses, yet lead with the best
-    # four of the vector tier; the other near misses follow.
-    assert set(ranked[:8]) == {m.id for m in typescript} | {m.id for m in near[:4]}
-    assert set(ranked[8:]) == {m.id for m in near[4:]}
+    # three of the vector tier; the other near misses follow.
+    assert set(ranked[:6]) == {m.id for m in typescript} | {m.id for m in near[:3]}
+    assert set(ranked[6:]) == {m.id for m in near[3:]}
     scores = {item.memory.id: item.score for item in result.items}
-    assert scores[typescript[3].id] < scores[near[5].id]
+    assert scores[typescript[2].id] < scores[near[4].id]
 
 
 def test_the_vector_weight_comes_from_params(mem: Memory, clock: Any) -> None:
