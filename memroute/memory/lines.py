@@ -136,9 +136,16 @@ class Rendered:
     words: frozenset[str]
 
 
+def _day_of(memory: MemoryRecord) -> str:
+    """`episode_day` of a stored record (its `created_at` is in the stored format)."""
+    if memory.type != "episodic" or memory.key.startswith(TURN_KEY_PREFIX):
+        return ""
+    return memory.created_at[:10]
+
+
 def render(memory: MemoryRecord) -> Rendered:
     # Metadata is decoded only when the line needs it (a kept turn, a speaker's fact).
-    day = episode_day(memory)
+    day = _day_of(memory)
     if reads_metadata(memory.key):
         line = injected_line(memory.content, memory.metadata, day)
     else:
@@ -172,7 +179,7 @@ class RenderedLines:
 
     def of(self, memory: MemoryRecord) -> Rendered:
         """How `memory` reads when injected (rendered now, or found from an earlier render)."""
-        day = episode_day(memory)
+        day = _day_of(memory)
         entry: Hashable = (memory.content, day) if day else memory.content
         stored = ""
         if reads_metadata(memory.key):
