@@ -13,7 +13,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from memroute.clock import normalize_time, parse_time, to_iso
@@ -150,18 +150,12 @@ def expires_at(value: object) -> str | None:
     return normalize_time(value, "expiresAt")
 
 
-SAID_AT_LEEWAY = timedelta(days=1)  # clocks and time zones: "today" elsewhere may be tomorrow here
-
-
 def said_at(value: object, now: datetime) -> str | None:
-    """When a memory was said or happened (`createdAt`): None (now) or a time that is not
-    in the future (a day of leeway for clocks and time zones)."""
+    """When a memory was said or happened (`createdAt`): None (now) or a time; one in the
+    future (a client's clock ahead) is taken as now, since nothing is said in the future."""
     if value is None:
         return None
-    when = parse_time(value, "createdAt")
-    if when > now + SAID_AT_LEEWAY:
-        raise InvalidInput("is in the future: give the time the memory was said or happened", "createdAt")
-    return to_iso(when)
+    return to_iso(min(parse_time(value, "createdAt"), now))
 
 
 def strategy(value: object) -> str:

@@ -311,11 +311,13 @@ def test_an_episodic_memory_shows_the_day_it_happened_and_questions_about_time_p
     assert "[2026-05-08] adopted Rex from the shelter" in str(block["messages"][0]["content"])
 
 
-def test_a_memory_said_in_the_future_is_refused(mem: Memory) -> None:
+def test_a_memory_said_in_the_future_is_taken_as_said_now(mem: Memory, clock: Any) -> None:
+    ahead = mem.add("k", "adopted a dog", type="episodic", created_at="2026-06-10")  # the clock says June 1st
+    assert ahead.created_at == to_iso(clock.now)
     with pytest.raises(InvalidInput) as refused:
-        mem.add("k", "will have adopted a dog", type="episodic", created_at="2026-06-10")
+        mem.add("k", "adopted a cat", type="episodic", created_at="next tuesday")
     assert refused.value.field == "createdAt"
-    assert mem.stats("k").total == 0
+    assert mem.stats("k").total == 1
 
 
 def test_multi_word_query_matches_any_word_not_all(mem: Memory, clock: Any) -> None:

@@ -145,8 +145,8 @@ class MemoryCreate(StrictBody):
     )
     createdAt: DateOrTimestamp | None = Field(
         None,
-        description="when it was said or happened (ISO-8601 date or timestamp, not in the future);"
-        " null = now. An episodic memory's injected line shows this date",
+        description="when it was said or happened (ISO-8601 date or timestamp; a time in the future"
+        " is taken as now); null = now. An episodic memory's injected line shows this date",
     )
 
 
