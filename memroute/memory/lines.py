@@ -4,8 +4,8 @@ A kept chat turn carries its date and speaker, so the model can answer "when" an
 "who" questions: `[2026-05-08] Caroline: I adopted a dog last week.` (the role, "User"
 or "Assistant", when the message named no speaker). A fact reads as stored, behind its
 speaker's name when a named speaker stated it ("Caroline prefers tea"), and an episodic
-one (something that happened) behind the day it was said: `[2026-05-08] adopted a dog`. Of two lines
-that say the same words (see `LineDeduper`) only the first is injected.
+one (something that happened) behind the day it was said: `[2026-05-08] adopted a dog`.
+Of two lines that say the same words (see `LineDeduper`) only the first is injected.
 """
 
 from __future__ import annotations

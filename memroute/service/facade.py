@@ -143,8 +143,8 @@ class Memory:
     ) -> MemoryRecord:
         """Store a memory; with a `key`, replace the key's earlier memory (kept in history).
         `created_at`: when it was said or happened, if not now (a time in the future is
-        taken as now); its age for retention still counts from now, when memroute learns it. A new memory of
-        a key at its memory cap is refused (`Conflict`)."""
+        taken as now); its age for retention still counts from now, when memroute learns
+        it. A new memory of a key at its memory cap is refused (`Conflict`)."""
         new = NewMemory(
             api_key_id=validate.owner(api_key_id),
             content=self._content(content),
