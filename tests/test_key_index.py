@@ -232,3 +232,23 @@ def test_a_big_key_is_indexed_off_the_request_path_and_read_from_sql_meanwhile(t
                 )  # every tenth is about gardening
             finally:
                 indexes.close()
+
+
+def test_vector_hits_are_read_from_the_index_as_another_process_left_them(two: tuple[Memory, Memory]) -> None:
+    reader, writer = two
+    writer.update_settings(enabled=True, embedding_source="hashing")
+    kept = writer.add("k", "prefers green tea in the morning")
+    gone = writer.add("k", "drinks green tea after lunch")
+    writer.reindex(wait=True)
+    _hot(reader, "k")  # the index is built now: vector hits are read from it
+
+    def nearest() -> dict[str, str]:
+        found = reader.retrieve("k", "green tea", strategy="semantic")
+        assert {i.tier for i in found} == {"vector"}
+        return {i.memory.id: i.memory.content for i in found}
+
+    assert nearest() == {kept.id: kept.content, gone.id: gone.content}
+    writer.update(kept.id, content="prefers green tea, now with lemon")
+    writer.delete(gone.id)
+    writer.reindex(wait=True)
+    assert nearest() == {kept.id: "prefers green tea, now with lemon"}
