@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from memroute.memory.lines import episode_day, injected_line, reads_metadata
+from memroute.models.records import MemoryRecord
 
 log = logging.getLogger("memroute.memory.injection")
 
@@ -219,7 +220,7 @@ def _memory_line(item: object) -> str:
         key = getattr(record, "key", None)
         if not isinstance(key, str) or reads_metadata(key):  # decoding metadata costs: only when needed
             metadata = getattr(record, "metadata", None)
-        day = episode_day(record)
+        day = episode_day(record) if isinstance(record, MemoryRecord) else ""
     if not isinstance(value, str):
         raise TypeError(f"memory item of type {type(item).__name__} has no string content")
     return injected_line(value, metadata if isinstance(metadata, Mapping) else None, day)

@@ -52,16 +52,6 @@ def is_turn(metadata: Mapping[str, Any] | None) -> bool:
     return isinstance(metadata, Mapping) and metadata.get("category") == TURN_CATEGORY
 
 
-def episode_day(memory: object) -> str:
-    """The date (YYYY-MM-DD) an episodic memory's line shows: when it was said or happened
-    (`created_at`); "" for other memories, and for kept turns, whose line shows the day
-    they were said from their metadata."""
-    if getattr(memory, "type", None) != "episodic" or is_turn_key(str(getattr(memory, "key", ""))):
-        return ""
-    created = getattr(memory, "created_at", None)
-    return created[:10] if isinstance(created, str) and _DATE.match(created) else ""
-
-
 def injected_line(content: str, metadata: Mapping[str, Any] | None, day: str = "") -> str:
     """The line of a memory in the injected block (see the module docstring); a fact's
     line starts with `day` when one is given (see `episode_day`)."""
@@ -136,8 +126,10 @@ class Rendered:
     words: frozenset[str]
 
 
-def _day_of(memory: MemoryRecord) -> str:
-    """`episode_day` of a stored record (its `created_at` is in the stored format)."""
+def episode_day(memory: MemoryRecord) -> str:
+    """The date (YYYY-MM-DD) an episodic memory's line shows: when it was said or happened
+    (`created_at`, in the stored format); "" for other memories, and for kept turns, whose
+    line shows the day they were said from their metadata."""
     if memory.type != "episodic" or memory.key.startswith(TURN_KEY_PREFIX):
         return ""
     return memory.created_at[:10]
@@ -145,7 +137,7 @@ def _day_of(memory: MemoryRecord) -> str:
 
 def render(memory: MemoryRecord) -> Rendered:
     # Metadata is decoded only when the line needs it (a kept turn, a speaker's fact).
-    day = _day_of(memory)
+    day = episode_day(memory)
     if reads_metadata(memory.key):
         line = injected_line(memory.content, memory.metadata, day)
     else:
@@ -179,7 +171,7 @@ class RenderedLines:
 
     def of(self, memory: MemoryRecord) -> Rendered:
         """How `memory` reads when injected (rendered now, or found from an earlier render)."""
-        day = _day_of(memory)
+        day = episode_day(memory)
         entry: Hashable = (memory.content, day) if day else memory.content
         stored = ""
         if reads_metadata(memory.key):

@@ -218,21 +218,24 @@ def weigh_for_question(
       episodic memories (what happened, with its date) `DATED_WEIGHT` times, when the
       matches are not all episodic (a uniform weight would only tip hybrid's balance)."""
     named = set(query_tokens(query))
-    speakers = bool(named) and any(memory.speaker_word() in named for memory, _rank in rows)
+    by_named = [bool(named) and memory.speaker_word() in named for memory, _rank in rows]
     dated = (
         _TIME_WORDS.search(query.casefold()) is not None
         and len({m.type == "episodic" for m, _r in rows}) == 2
     )
-    if not speakers and not dated:
+    if not any(by_named) and not dated:
         return rows
-    weighted = [(memory, rank * _weight(memory, named, dated)) for memory, rank in rows]
+    weighted = [
+        (
+            memory,
+            rank
+            * (NAMED_SPEAKER_WEIGHT if named_speaker else 1.0)
+            * (DATED_WEIGHT if dated and memory.type == "episodic" else 1.0),
+        )
+        for (memory, rank), named_speaker in zip(rows, by_named, strict=True)
+    ]
     weighted.sort(key=lambda row: row[1])
     return weighted
-
-
-def _weight(memory: MemoryRecord, named: set[str], dated: bool) -> float:
-    weight = NAMED_SPEAKER_WEIGHT if memory.speaker_word() in named else 1.0
-    return weight * DATED_WEIGHT if dated and memory.type == "episodic" else weight
 
 
 def fused_scores(

@@ -155,11 +155,12 @@ class Memory:
             expires_at=validate.expires_at(expires_at),
             created_at=validate.said_at(created_at, self._clock()),
         )
-        if new.created_at is not None:
-            new = replace(new, updated_at=self._now())
+        now = self._now()
+        if new.created_at is not None:  # said then, learned now
+            new = replace(new, updated_at=now)
         with self._store.db.write(savepoints=False):  # any error ends the transaction
             self._cap.admit(new.api_key_id, new.key)
-            memory, created = self._store.memories.upsert(new, now=self._now(), actor=actor)
+            memory, created = self._store.memories.upsert(new, now=now, actor=actor)
         self._semantic.notify()
         log.info(
             "memory.%s apiKeyId=%s type=%s id=%s",

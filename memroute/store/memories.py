@@ -176,6 +176,7 @@ class MemoryRepository:
         self, con: apsw.Connection, old: MemoryRecord, new: NewMemory, *, now: str, actor: str
     ) -> MemoryRecord:
         metadata = {**old.metadata, **(new.metadata or {})}
+        created = new.created_at or old.created_at
         updated = new.updated_at or now
         # A real upsert: the unique index on (api_key_id, key) decides, not the SELECT above.
         con.execute(
@@ -196,7 +197,7 @@ class MemoryRepository:
                 new.key,
                 new.content,
                 _dumps(metadata),
-                new.created_at or old.created_at,
+                created,
                 updated,
                 new.expires_at,
             ),
@@ -214,7 +215,7 @@ class MemoryRepository:
             key=new.key,
             content=new.content,
             metadata=metadata,
-            created_at=new.created_at or old.created_at,
+            created_at=created,
             updated_at=updated,
             expires_at=new.expires_at,
             access_count=old.access_count,
