@@ -379,9 +379,7 @@ def test_without_a_source_reindex_leaves_the_queue_untouched(vmem: Memory) -> No
     assert _vec_rows(vmem) == 0
 
 
-def test_large_keys_are_searched_in_memory_with_the_same_results_and_never_stale(
-    db_path: Path, clock: Any
-) -> None:
+def test_keys_are_searched_in_memory_with_the_same_results_and_never_stale(db_path: Path, clock: Any) -> None:
     # A key with many vectors gets an in-memory copy (numpy); it is used only while no
     # process has changed the key's vectors since it was read.
     mem, parts = open_parts(Config.for_path(db_path), clock, start_workers=True)  # the copy is built
@@ -415,7 +413,8 @@ def test_large_keys_are_searched_in_memory_with_the_same_results_and_never_stale
 
         index.key_cache.refresh("big")
         index.key_cache.refresh("small")
-        assert index.key_cache.stats()["keys"] == 1  # the small key stays in sqlite-vec
+        index.key_cache.refresh("nobody")  # a key without vectors gets no copy
+        assert index.key_cache.stats()["keys"] == 2
         generation = parts.store.vectors.generation("big")
         assert index.key_cache.get("big", generation) is not None
         for query in queries:
@@ -436,6 +435,51 @@ def test_large_keys_are_searched_in_memory_with_the_same_results_and_never_stale
         assert target.id not in searched("parrot Kiwi whistles jazz")
     finally:
         other.close()
+        mem.close()
+
+
+def test_vectors_this_process_stores_join_the_copy_without_a_rebuild(db_path: Path, clock: Any) -> None:
+    # A key that learns a memory per chat keeps its in-memory copy: what this process
+    # embeds (new memories, an edit re-embedded) is taken into the copy in place, and
+    # searches of the copy rank exactly as sqlite-vec does. No background thread runs
+    # here, so nothing else could have rebuilt the copy.
+    mem, parts = _open_parts(db_path, clock)
+    try:
+        mem.update_settings(enabled=True, embedding_source="hashing")
+        for i in range(40):
+            mem.add("k", f"{TOPICS[i % len(TOPICS)]} ({i})")
+        mem.reindex(wait=True)
+        index, choice = parts.index, parts.semantic.source(mem.settings())
+        flt = mem._filter("k", "apiKey", None, None)
+        index.key_cache.refresh("k")
+        loaded_bytes = index.key_cache.stats()["bytes"]
+
+        def current_copy() -> Any:
+            return index.key_cache.get("k", parts.store.vectors.generation("k"))
+
+        def ranked_by_copy_and_sqlite(query: str) -> None:
+            vector = parts.sources.embed_query(choice, query)
+            parts.index.catch_up(choice, int(vector.shape[0]), "k")
+            assert current_copy() is not None  # answered from memory
+            got = [(h.memory_id, round(h.score, 4)) for h in index.search(vector, flt, 10)]
+            direct = parts.store.vectors.knn(vector.tobytes(), flt, 10)
+            assert [s for _, s in got] == [round(1 - h.distance, 4) for h in direct]
+            assert got[0][0] == direct[0].memory_id
+
+        added = [mem.add("k", f"has a parrot named Kiwi number {i} who sings opera") for i in range(30)]
+        ranked_by_copy_and_sqlite("parrot Kiwi number 7 sings")  # the search embedded them first
+        assert index.key_cache.stats()["bytes"] > loaded_bytes  # the copy grew in place
+
+        mem.update(added[7].id, content="has a tortoise called Shelly who naps all day")
+        ranked_by_copy_and_sqlite("tortoise Shelly naps")
+        vector = parts.sources.embed_query(choice, "tortoise Shelly naps")
+        assert index.search(vector, flt, 1)[0].memory_id == added[7].id
+        assert current_copy().matrix.shape[0] == 70  # replaced, not appended a second time
+
+        mem.delete(added[7].id)  # a delete is not followed in place: sqlite-vec answers
+        assert current_copy() is None
+        assert added[7].id not in [h.memory_id for h in index.search(vector, flt, 10)]
+    finally:
         mem.close()
 
 

@@ -53,6 +53,17 @@ class KeyVectors:
     vectors: NDArray[Any]  # float32, or int8 for a quantised table
 
 
+@dataclass(slots=True)
+class KeyWrite:
+    """The vectors one write transaction stored for a key, in order, and the key's
+    generation right before and right after it."""
+
+    before: int
+    after: int
+    rowids: list[int]
+    blobs: list[bytes]
+
+
 @dataclass(frozen=True, slots=True)
 class Neighbour:
     memory_id: str
@@ -156,11 +167,14 @@ class VectorRepository:
 
     # -- writes --------------------------------------------------------------------
 
-    def store(self, items: Iterable[tuple[PendingMemory, bytes]], *, blob_sql: str = "?") -> int:
+    def store(
+        self, items: Iterable[tuple[PendingMemory, bytes]], *, blob_sql: str = "?"
+    ) -> dict[str, KeyWrite]:
         """Write the vectors of memories embedded from `PendingMemory.content`, and clear their
         `needs_reindex`. A memory deleted or edited since it was read is skipped (an edit
-        left it marked, so it is embedded again with its new text). Returns how many were stored."""
-        stored = 0
+        left it marked, so it is embedded again with its new text). Returns what was stored,
+        per key (with the generations around it, for in-memory copies to follow)."""
+        writes: dict[str, KeyWrite] = {}
         with self.db.write() as con:
             for memory, blob in items:
                 row = con.execute(
@@ -168,15 +182,22 @@ class VectorRepository:
                 ).fetchone()
                 if row is None or row[1] != memory.content:
                     continue
+                key = str(row[0])
+                write = writes.get(key)
+                if write is None:
+                    before = self._generation_in(con, key)
+                    write = writes[key] = KeyWrite(before, before, [], [])
                 con.execute("DELETE FROM vec_memories WHERE rowid = ?", (memory.rowid,))
                 con.execute(
                     f"INSERT INTO vec_memories (rowid, api_key_id, embedding) VALUES (?, ?, {blob_sql})",
-                    (memory.rowid, row[0], blob),
+                    (memory.rowid, key, blob),
                 )
                 con.execute("UPDATE memories SET needs_reindex = 0 WHERE rowid = ?", (memory.rowid,))
-                _bump(con, row[0])
-                stored += 1
-        return stored
+                _bump(con, key)
+                write.after += 1
+                write.rowids.append(memory.rowid)
+                write.blobs.append(blob)
+        return writes
 
     def store_empty(self, memories: Iterable[PendingMemory]) -> None:
         """Mark memories whose text yields no vector as done (and drop any older vector)."""
@@ -200,11 +221,13 @@ class VectorRepository:
 
     def generation(self, api_key_id: str) -> int:
         """How many times this key's vectors changed (0: never); see `load_key`."""
-        row = (
-            self.db.read()
-            .execute("SELECT generation FROM vec_key_generations WHERE api_key_id = ?", (api_key_id,))
-            .fetchone()
-        )
+        return self._generation_in(self.db.read(), api_key_id)
+
+    @staticmethod
+    def _generation_in(con: apsw.Connection, api_key_id: str) -> int:
+        row = con.execute(
+            "SELECT generation FROM vec_key_generations WHERE api_key_id = ?", (api_key_id,)
+        ).fetchone()
         return int(row[0]) if row else 0
 
     def chunk_count(self, api_key_id: str) -> int:

@@ -22,7 +22,14 @@ from numpy.typing import NDArray
 
 from memroute.embeddings import EmbeddingSources, SourceChoice
 from memroute.models.records import MemoryFilter
-from memroute.store.vectors import VEC_CHUNK_FLOAT, VEC_CHUNK_INT8, PendingMemory, VecMeta, VectorRepository
+from memroute.store.vectors import (
+    VEC_CHUNK_FLOAT,
+    VEC_CHUNK_INT8,
+    KeyWrite,
+    PendingMemory,
+    VecMeta,
+    VectorRepository,
+)
 from memroute.vectors import Vector, VectorHit
 from memroute.vectors.int8 import dequantize, fit_scale, quantize
 from memroute.vectors.key_cache import MIN_CHUNKS, KeyMatrix, KeyMatrixCache, as_matrix
@@ -134,10 +141,25 @@ class SqliteVecIndex:
         stored = 0
         for start in range(0, len(good), STORE_CHUNK):  # short write transactions: chats write too
             chunk = good[start : start + STORE_CHUNK]
-            stored += self.vectors.store(self._blobs(meta, chunk), blob_sql=self._blob_sql)
+            writes = self.vectors.store(self._blobs(meta, chunk), blob_sql=self._blob_sql)
+            for key, write in writes.items():
+                self._follow(meta, key, write)
+                stored += len(write.rowids)
         if len(good) < len(pending):  # a text without a single token gets no vector, and is done
             self.vectors.store_empty([p for p, row in zip(pending, matrix, strict=True) if not np.any(row)])
         return BatchResult(stored, 0)
+
+    def _follow(self, meta: VecMeta, key: str, write: KeyWrite) -> None:
+        """Take what was just stored for `key` into its in-memory copy, read back from the
+        stored bytes exactly as a rebuild would read them."""
+        if self.key_cache.max_bytes <= 0 or meta.active_dim is None:
+            return
+        joined, shape = b"".join(write.blobs), (len(write.blobs), meta.active_dim)
+        if self.int8:
+            rows = as_matrix(np.frombuffer(joined, dtype=np.int8).reshape(shape), meta.int8_scale)
+        else:
+            rows = as_matrix(np.frombuffer(joined, dtype=np.float32).reshape(shape), None)
+        self.key_cache.apply(key, write.before, write.after, np.asarray(write.rowids, dtype=np.int64), rows)
 
     @property
     def _blob_sql(self) -> str:
