@@ -17,6 +17,7 @@ from storage import database
 from memroute import Memory
 from memroute.config import Config
 from memroute.models.records import MemoryFilter, RetrievedItem
+from memroute.store.fts import BM25, match_expression
 from memroute.store.key_index import ADMIT_AFTER, CHANGES_KEPT_S, INLINE_BUILD_MAX, KeyIndexes, prune_changes
 
 DATA = Path(__file__).parent.parent / "bench" / "quality"
@@ -76,10 +77,18 @@ def test_another_keys_vocabulary_does_not_change_a_keys_ranking(tmp_path: Path, 
         assert _matches(mem, "a", query) == ranking_alone
         # "Lopez" is rare among the key's own memories, so it counts for more than "dentist".
         assert ranking_alone[0] == "Lopez fixed the roof after the storm"
-        # Read from SQL with the shared index's statistics, the other tenant's invoices
-        # would have pushed it to the end.
+        # Read from SQL (no key held in process), the key's statistics rank it the same way;
+        # FTS5's bm25() with the whole file's would put it last.
         with _open(shared, clock, held=0) as sql_only:
-            assert _matches(sql_only, "a", query)[-1] == "Lopez fixed the roof after the storm"
+            assert _matches(sql_only, "a", query) == ranking_alone
+            with database(shared) as store:
+                expression = match_expression(query, "a")
+                file_wide = store.db.read().execute(
+                    f"SELECT m.content FROM memory_fts JOIN memories m ON m.rowid = memory_fts.rowid"
+                    f" WHERE memory_fts MATCH ? ORDER BY {BM25}",
+                    (expression,),
+                )
+                assert [r[0] for r in file_wide][-1] == "Lopez fixed the roof after the storm"
 
 
 def test_for_one_key_alone_the_ranking_is_the_fts_ranking(tmp_path: Path) -> None:

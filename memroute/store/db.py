@@ -24,6 +24,7 @@ from typing import Any
 import apsw
 
 from memroute.errors import StorageFull, StoreError
+from memroute.store import key_rank
 from memroute.store.permissions import prepare_database_file
 
 log = logging.getLogger("memroute.store")
@@ -168,6 +169,7 @@ class Database:
         con = apsw.Connection(self.path, flags=flags)
         con.set_busy_timeout(BUSY_TIMEOUT_MS)
         con.create_scalar_function("mr_fold", _fold, 1, deterministic=True)  # type: ignore[arg-type]
+        key_rank.register(con)
         if self._vec_path is not None:
             try:
                 con.enable_load_extension(True)

@@ -31,6 +31,7 @@ import apsw
 from memroute.models.records import TURN_KEY_PREFIX, MemoryFilter, MemoryRecord
 from memroute.store.db import Database
 from memroute.store.fts import query_tokens
+from memroute.store.key_rank import K1, B
 from memroute.store.memories import COLUMNS, MemoryRepository, row_to_memory
 
 log = logging.getLogger("memroute.store.key_index")
@@ -38,9 +39,6 @@ log = logging.getLogger("memroute.store.key_index")
 # The FTS table's tokenizer (migration 0001): the same tokens, stems and folding.
 TOKENIZER = "porter"
 TOKENIZER_ARGS = ["unicode61", "remove_diacritics", "2"]
-# FTS5's bm25 constants.
-K1 = 1.2
-B = 0.75
 # A key with more memories than this is indexed by a background thread (~25 ms per
 # 1,000), its recalls reading SQL meanwhile; a smaller one on the recall that admits it
 # (a few ms, once: more would show in the tail of recall's latency).

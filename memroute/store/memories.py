@@ -16,6 +16,7 @@ from memroute.lru import LruTtlCache
 from memroute.models.records import TURN_KEY_PREFIX, HistoryEntry, MemoryFilter, MemoryRecord
 from memroute.store.db import Database
 from memroute.store.fts import BM25, match_expression
+from memroute.store.key_rank import ranked_matches
 
 # Not a kept chat turn: word for word the condition of the partial index of migration 0009,
 # so the newest facts are read from that index without walking the turns.
@@ -447,13 +448,19 @@ class MemoryRepository:
     ) -> builtins.list[tuple[MemoryRecord, float]]:
         """FTS5 matches ranked by bm25 (lower is better), then newest first.
 
-        The best matches come from FTS first (a ranked batch of rowids), joined in the same
-        statement to their rows, which the filter then admits or not. When the filter drops
-        most of a batch, the next ranked batch is read, so expired or out-of-retention
+        One key's matches are ranked with that key's statistics (`store/key_rank.py`);
+        across keys, or for a key too large for that, by FTS5's `bm25()`: the best
+        matches come from FTS first (a ranked batch of rowids), joined in the same
+        statement to their rows. Either way the filter then admits rows or not, and when
+        it drops too many the next ranked batch is read, so expired or out-of-retention
         matches never crowd out the valid ones."""
         expression = match_expression(query, flt.api_key_id)
         if expression is None:
             return []
+        if flt.api_key_id is not None:
+            ranked = ranked_matches(self.db.read(), flt.api_key_id, expression)
+            if ranked is not None:
+                return self._admitted_in_order(ranked, flt, limit)
         where, params = filter_sql(flt, "m")
         # One statement text for every query (prepared once per connection); a dropped match
         # comes back as a row of NULLs, so the batch's size tells whether FTS has more.
@@ -474,6 +481,32 @@ class MemoryRepository:
             # Read further only when the filter dropped more than half of what was asked:
             # enough valid matches beat one more full FTS pass.
             if len(found) >= limit // 2 or len(hits) < batch:
+                break
+        return found[:limit]
+
+    def _admitted_in_order(
+        self, ranked: Sequence[tuple[int, float]], flt: MemoryFilter, limit: int
+    ) -> builtins.list[tuple[MemoryRecord, float]]:
+        """The first `limit` of `ranked` (rowid, score: higher is better) that `flt` admits, as
+        (memory, rank: lower is better); equal scores newest first. Rows are read a batch
+        at a time, further only while the filter dropped too many."""
+        where, params = filter_sql(flt)
+        con = self.db.read()
+        batch = limit + limit // 4 + 5
+        found: builtins.list[tuple[MemoryRecord, float]] = []
+        for start in range(0, len(ranked), batch):
+            part = ranked[start : start + batch]
+            marks = ",".join("?" * len(part))
+            rows = con.execute(
+                f"SELECT rowid, {COLUMNS} FROM memories NOT INDEXED WHERE rowid IN ({marks}) AND {where}",
+                (*(rowid for rowid, _ in part), *params),
+            ).fetchall()
+            by_rowid = {int(r[0]): row_to_memory(r[1:]) for r in rows}  # type: ignore[arg-type]
+            scored = [(by_rowid[rowid], -score) for rowid, score in part if rowid in by_rowid]
+            scored.sort(key=lambda pair: pair[0].updated_at, reverse=True)
+            scored.sort(key=lambda pair: pair[1])  # stable: equal ranks stay newest first
+            found.extend(scored)
+            if len(found) >= limit:
                 break
         return found[:limit]
 
