@@ -105,3 +105,13 @@ def test_the_quality_run_reports_every_set_by_mode_and_by_kind(tmp_path: Path) -
     fewest, most = many["dataset"]["memories_per_key"]
     assert many["dataset"]["keys"] == 40 and most >= 4 * fewest
     assert many["modes"]["fts"]["by_kind"]["who"]["recall_at_10"] >= 0.9
+
+
+@pytest.mark.slow(seconds=15)
+def test_the_recall_cost_benchmark_reports_every_case_it_switched(tmp_path: Path) -> None:
+    out = tmp_path / "recall.json"
+    done = bench("gateway_recall", "--quick", "--cases", "off,keywords", "--json", str(out))
+    figures = json.loads(out.read_text())["Recall's cost per chat, one gateway"]
+    assert set(figures) == {"off", "keywords"}
+    assert all(f["p50_ms"] > 0 and f["cpu_ms"] >= 0 for f in figures.values())
+    assert "| keywords |" in done.stdout
