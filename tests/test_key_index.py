@@ -18,7 +18,14 @@ from memroute import Memory
 from memroute.config import Config
 from memroute.models.records import MemoryFilter, RetrievedItem
 from memroute.store.fts import BM25, match_expression
-from memroute.store.key_index import ADMIT_AFTER, CHANGES_KEPT_S, INLINE_BUILD_MAX, KeyIndexes, prune_changes
+from memroute.store.key_index import (
+    ADMIT_AFTER,
+    ADMIT_BIG_AFTER,
+    CHANGES_KEPT_S,
+    INLINE_BUILD_MAX,
+    KeyIndexes,
+    prune_changes,
+)
 
 DATA = Path(__file__).parent.parent / "bench" / "quality"
 
@@ -227,6 +234,10 @@ def test_a_big_key_is_indexed_off_the_request_path_and_read_from_sql_meanwhile(t
             flt = MemoryFilter("big", "2026-12-03T00:00:00.000Z")
             try:
                 for _ in range(ADMIT_AFTER):
+                    assert indexes.reader(flt) is store.memories
+                time.sleep(0.3)
+                assert indexes.held() == 0  # a build costs more than a few recalls from SQL
+                for _ in range(ADMIT_BIG_AFTER - ADMIT_AFTER):
                     first = indexes.reader(flt)
                 assert first is store.memories  # not built on the request path
                 from_sql = [m.id for m, _ in first.keyword_search(flt, "gardening", limit=300)]

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from memories import open_memory
+from servers import wait_until
 from storage import open_parts, rows, scalar
 
 from memroute import Memory
@@ -435,6 +436,29 @@ def test_keys_are_searched_in_memory_with_the_same_results_and_never_stale(db_pa
         assert target.id not in searched("parrot Kiwi whistles jazz")
     finally:
         other.close()
+        mem.close()
+
+
+def test_a_key_searched_once_in_a_while_is_not_copied_a_busy_key_is(db_path: Path, clock: Any) -> None:
+    # Loading a key's vectors for one search costs more than it saves; a key searched
+    # three times within 30 s (a conversation) gets its copy in the background.
+    mem, parts = _open_parts(db_path, clock, workers=True)
+    try:
+        mem.update_settings(enabled=True, embedding_source="hashing")
+        for i in range(60):
+            mem.add("k", f"{TOPICS[i % len(TOPICS)]} ({i})")
+        mem.reindex(wait=True)
+        choice = parts.semantic.source(mem.settings())
+        flt = mem._filter("k", "apiKey", None, None)
+        for query in ("dog on the beach", "Postgres invoicing"):
+            assert _search(parts, choice, query, flt, 5)  # answered by sqlite-vec
+        time.sleep(0.3)  # the background thread was not asked for a copy
+        assert parts.index.key_cache.stats()["keys"] == 0
+        assert _search(parts, choice, "chess evening", flt, 5)  # the third search in 30 s
+        wait_until(lambda: parts.index.key_cache.stats()["keys"] == 1, timeout=10)
+        copy = parts.index.key_cache.get("k", parts.store.vectors.generation("k"))
+        assert copy is not None and copy.matrix.shape[0] == 60
+    finally:
         mem.close()
 
 

@@ -9,8 +9,9 @@ write (migration 0011); an index older than the log's pruned part is rebuilt.
 
 `KeyIndexes` keeps indexes of the keys being recalled, up to a number of memories in
 all. A key is indexed once it is recalled `ADMIT_AFTER` times within `BUSY_S` seconds
-(a chat's key is recalled at every turn; a key asked once in a while is cheaper to read
-from SQL than to index) and fits; when the room is taken by keys recalled in the last
+(`ADMIT_BIG_AFTER` times for a key big enough to be built in the background; a chat's
+key is recalled at every turn; a key asked once in a while is cheaper to read from SQL
+than to index) and fits; when the room is taken by keys recalled in the last
 `BUSY_S` seconds, the key is read from SQL instead (indexing keys in turn would cost
 more than it saves).
 """
@@ -49,6 +50,11 @@ YIELD_EVERY = 50
 BUSY_S = 30.0
 # Recalls of a key within `BUSY_S` before it is indexed (the earlier ones read SQL).
 ADMIT_AFTER = 3
+# The same for a key indexed in the background: its build (~25 ms of CPU per 1,000
+# memories) slows every recall of the process meanwhile, and a recall from SQL costs only
+# ~1.5 ms more, so it must be recalled more often to pay (with 1,000 keys recalled at
+# random, admitting at 3 built ~100 keys a minute and tripled recall's p99).
+ADMIT_BIG_AFTER = 8
 # Keys whose recent recalls are counted towards `ADMIT_AFTER`, at most.
 COUNTED_KEYS = 10_000
 # Changes older than this are pruned from the log (an index that slept longer rebuilds).
@@ -317,11 +323,13 @@ class KeyIndexes:
             if index is not None:
                 self._indexes.move_to_end(owner)
         if index is None:
-            if not self._admitted(owner):
+            recalls = self._recalled(owner)
+            if recalls < ADMIT_AFTER:
                 return None
             count = self._count(owner)
             if count > INLINE_BUILD_MAX:
-                self._build_later(owner)
+                if recalls >= ADMIT_BIG_AFTER:
+                    self._build_later(owner)
                 return None
             with self._lock:
                 index = self._indexes.get(owner)  # another thread may have added it meanwhile
@@ -334,21 +342,19 @@ class KeyIndexes:
             index.used = time.monotonic()
         return index
 
-    def _admitted(self, owner: str) -> bool:
-        """Count a recall of a key without an index; whether it is now recalled often
-        enough to index (see `ADMIT_AFTER`)."""
+    def _recalled(self, owner: str) -> int:
+        """Count a recall of a key without an index: its recalls within `BUSY_S` so far
+        (see `ADMIT_AFTER`, `ADMIT_BIG_AFTER`)."""
         now = time.monotonic()
         with self._lock:
             times, first = self._asked.pop(owner, (0, now))
             if now - first > BUSY_S:
                 times, first = 0, now
             times += 1
-            if times >= ADMIT_AFTER:
-                return True
             self._asked[owner] = (times, first)
             while len(self._asked) > COUNTED_KEYS:
                 self._asked.popitem(last=False)
-            return False
+            return times
 
     def _count(self, owner: str) -> int:
         return int(

@@ -5,7 +5,8 @@ sqlite-vec's exact scan has no SIMD in its PyPI build: 10,000 vectors of 256 dim
 So a key's vectors are also kept as one L2-normalised float32 matrix. A copy is used
 only while its generation equals the key's generation in the database (bumped by every
 change of the key's vectors, by any process); otherwise the search goes to sqlite-vec
-and the copy is rebuilt in the background, never on the request path. Vectors this
+and the copy is rebuilt in the background, never on the request path (a key gets its
+first copy once it is searched three times within 30 s). Vectors this
 process writes are taken into the copy in place (`apply`), so a key that learns a turn
 per chat keeps its copy without a rebuild. Memory is bounded (LRU by bytes).
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,6 +30,11 @@ log = logging.getLogger("memroute.vectors.key_cache")
 
 MIN_CHUNKS = 1  # every key with a vector: a copy takes new vectors in place, so it stays cheap
 UNCOPIED_KEYS_REMEMBERED = 10_000
+# A key gets its first copy at its third search within 30 s (as a key's in-process index
+# in store/key_index.py): with 1,000 keys searched at random, copying at the first search
+# loaded ~1 MB per search and tripled the tail of recall's latency.
+ADMIT_AFTER = 3
+ADMIT_WITHIN_S = 30.0
 
 _Array = TypeVar("_Array", NDArray[np.int64], NDArray[np.float32])
 
@@ -120,9 +127,13 @@ class KeyMatrixCache:
         self._loop = WakeLoop("vec-cache", 5.0, self._drain)
         # Keys found too small or too big for a copy, with the generation they were checked at.
         self._uncopied: OrderedDict[str, int] = OrderedDict()
+        # Keys searched without a copy: (searches, monotonic time of the first), oldest first.
+        self._asked: OrderedDict[str, tuple[int, float]] = OrderedDict()
 
     def get(self, key: str, generation: int) -> KeyMatrix | None:
-        """The current copy of `key`'s vectors, or None (then a rebuild is requested)."""
+        """The current copy of `key`'s vectors, or None: then a rebuild is requested if the
+        key had a copy, or is searched often (`ADMIT_AFTER`; a key searched once in a while
+        is not worth loading: ~1 MB per 1,000 vectors read for one search)."""
         with self._lock:
             entry = self._entries.get(key)
             if entry is not None and entry.generation == generation:
@@ -130,8 +141,22 @@ class KeyMatrixCache:
                 return entry
             if self._uncopied.get(key) == generation:
                 return None
+            if entry is None and not self._asked_again(key):
+                return None
         self._request(key, generation)
         return None
+
+    def _asked_again(self, key: str) -> bool:
+        """Count a search of `key` without a copy; whether it is the `ADMIT_AFTER`th within
+        `ADMIT_WITHIN_S`."""
+        now = time.monotonic()
+        times, first = self._asked.pop(key, (0, now))
+        if now - first > ADMIT_WITHIN_S:
+            times, first = 0, now
+        self._asked[key] = (times + 1, first)
+        while len(self._asked) > UNCOPIED_KEYS_REMEMBERED:
+            self._asked.popitem(last=False)
+        return times + 1 >= ADMIT_AFTER
 
     def _request(self, key: str, generation: int) -> None:
         if not self._loop.started or self.max_bytes <= 0:
@@ -190,6 +215,7 @@ class KeyMatrixCache:
         with self._lock:
             self._entries.clear()
             self._uncopied.clear()
+            self._asked.clear()
             self._bytes = 0
 
     def stats(self) -> dict[str, int]:
