@@ -19,6 +19,7 @@ and hybrid then search vectors too, the query embedded at each call.
 
 from __future__ import annotations
 
+import gc
 import os
 import random
 import shutil
@@ -138,6 +139,8 @@ def run_size(
     work = [(rng.choice(built.owners), q) for q in qs]
     cases: list[Case] = []
     mem = _with_static_vectors(directory, built) if static else Memory.open(built.path, start_workers=False)
+    gc.collect()
+    gc.freeze()  # as `memroute serve` does once started (key indexes built later are frozen too)
     try:
         for strategy, record in [*((s, False) for s in STRATEGIES), ("hybrid", True)]:
             returned: list[int] = []

@@ -20,9 +20,9 @@ from memroute.models.records import MemoryFilter, RetrievedItem
 from memroute.store.fts import BM25, match_expression
 from memroute.store.key_index import (
     ADMIT_AFTER,
-    ADMIT_BIG_AFTER,
     CHANGES_KEPT_S,
     INLINE_BUILD_MAX,
+    MEMORIES_PER_RECALL,
     KeyIndexes,
     prune_changes,
 )
@@ -226,8 +226,10 @@ def test_the_indexes_hold_at_most_the_configured_number_of_memories(tmp_path: Pa
 
 
 def test_a_big_key_is_indexed_off_the_request_path_and_read_from_sql_meanwhile(tmp_path: Path) -> None:
+    # Big enough to be built in the background, and to need more recalls than a small key.
+    size = max(INLINE_BUILD_MAX + 1, MEMORIES_PER_RECALL * (ADMIT_AFTER + 2))
     with _open(tmp_path / "m.db") as mem:
-        for n in range(INLINE_BUILD_MAX + 1):
+        for n in range(size):
             mem.add("big", f"note {n} about {'gardening' if n % 10 == 0 else 'cooking'}")
         with database(mem) as store:
             indexes = KeyIndexes(store.db, store.memories, max_memories=50_000)
@@ -237,19 +239,17 @@ def test_a_big_key_is_indexed_off_the_request_path_and_read_from_sql_meanwhile(t
                     assert indexes.reader(flt) is store.memories
                 time.sleep(0.3)
                 assert indexes.held() == 0  # a build costs more than a few recalls from SQL
-                for _ in range(ADMIT_BIG_AFTER - ADMIT_AFTER):
+                for _ in range(size // MEMORIES_PER_RECALL - ADMIT_AFTER):
                     first = indexes.reader(flt)
                 assert first is store.memories  # not built on the request path
                 from_sql = [m.id for m, _ in first.keyword_search(flt, "gardening", limit=300)]
-                wait_until(lambda: indexes.held() == INLINE_BUILD_MAX + 1)
+                wait_until(lambda: indexes.held() == size)
                 later = indexes.reader(flt)
                 assert later is not store.memories
                 assert sorted(m.id for m, _ in later.keyword_search(flt, "gardening", limit=300)) == sorted(
                     from_sql
                 )
-                assert len(from_sql) == len(
-                    range(0, INLINE_BUILD_MAX + 1, 10)
-                )  # every tenth is about gardening
+                assert len(from_sql) == len(range(0, size, 10))  # every tenth is about gardening
             finally:
                 indexes.close()
 

@@ -9,9 +9,9 @@ write (migration 0011); an index older than the log's pruned part is rebuilt.
 
 `KeyIndexes` keeps indexes of the keys being recalled, up to a number of memories in
 all. A key is indexed once it is recalled `ADMIT_AFTER` times within `BUSY_S` seconds
-(`ADMIT_BIG_AFTER` times for a key big enough to be built in the background; a chat's
-key is recalled at every turn; a key asked once in a while is cheaper to read from SQL
-than to index) and fits; when the room is taken by keys recalled in the last
+(once per `MEMORIES_PER_RECALL` of its memories for a key big enough to be built in the
+background; a chat's key is recalled at every turn; a key asked once in a while is
+cheaper to read from SQL than to index) and fits; when the room is taken by keys recalled in the last
 `BUSY_S` seconds, the key is read from SQL instead (indexing keys in turn would cost
 more than it saves).
 """
@@ -19,6 +19,7 @@ more than it saves).
 from __future__ import annotations
 
 import bisect
+import gc
 import logging
 import math
 import threading
@@ -44,17 +45,23 @@ TOKENIZER_ARGS = ["unicode61", "remove_diacritics", "2"]
 # 1,000), its recalls reading SQL meanwhile; a smaller one on the recall that admits it
 # (a few ms, once: more would show in the tail of recall's latency).
 INLINE_BUILD_MAX = 200
-# A build reads this many memories at a time and then lets other threads run (~1 ms).
+# A build lets other threads run after each this many memories (~1 ms): a build on the
+# request path for the time it takes them to ask, a background build for
+# `BACKGROUND_PAUSE_S` (while it holds the interpreter, a recall waits up to 5 ms at each
+# of its SQL statements: with 1,000 keys recalled at random, builds took recall's p99 from
+# ~13 to 21–25 ms).
 YIELD_EVERY = 50
+BACKGROUND_PAUSE_S = 0.001
 # A key recalled this recently keeps its index even when another key needs the room.
 BUSY_S = 30.0
 # Recalls of a key within `BUSY_S` before it is indexed (the earlier ones read SQL).
 ADMIT_AFTER = 3
-# The same for a key indexed in the background: its build (~25 ms of CPU per 1,000
-# memories) slows every recall of the process meanwhile, and a recall from SQL costs only
-# ~1.5 ms more, so it must be recalled more often to pay (with 1,000 keys recalled at
-# random, admitting at 3 built ~100 keys a minute and tripled recall's p99).
-ADMIT_BIG_AFTER = 8
+# A key indexed in the background must be recalled within `BUSY_S` once per this many of
+# its memories (1,000 memories: 15 recalls): its build costs ~16–25 ms of CPU per 1,000
+# memories and slows every recall of the process meanwhile, while a recall from SQL costs
+# only ~1.5 ms more than from the index, so a build pays only for a busy key (with 1,000
+# keys recalled at random, admitting at the third recall tripled recall's p99).
+MEMORIES_PER_RECALL = 64
 # Keys whose recent recalls are counted towards `ADMIT_AFTER`, at most.
 COUNTED_KEYS = 10_000
 # Changes older than this are pruned from the log (an index that slept longer rebuilds).
@@ -328,9 +335,11 @@ class KeyIndexes:
                 return None
             count = self._count(owner)
             if count > INLINE_BUILD_MAX:
-                if recalls >= ADMIT_BIG_AFTER:
+                if recalls >= count // MEMORIES_PER_RECALL:
+                    self._forget_recalls(owner)  # counted afresh should it not be kept
                     self._build_later(owner)
                 return None
+            self._forget_recalls(owner)
             with self._lock:
                 index = self._indexes.get(owner)  # another thread may have added it meanwhile
                 if index is None:
@@ -344,7 +353,7 @@ class KeyIndexes:
 
     def _recalled(self, owner: str) -> int:
         """Count a recall of a key without an index: its recalls within `BUSY_S` so far
-        (see `ADMIT_AFTER`, `ADMIT_BIG_AFTER`)."""
+        (see `ADMIT_AFTER`, `MEMORIES_PER_RECALL`)."""
         now = time.monotonic()
         with self._lock:
             times, first = self._asked.pop(owner, (0, now))
@@ -355,6 +364,10 @@ class KeyIndexes:
             while len(self._asked) > COUNTED_KEYS:
                 self._asked.popitem(last=False)
             return times
+
+    def _forget_recalls(self, owner: str) -> None:
+        with self._lock:
+            self._asked.pop(owner, None)
 
     def _count(self, owner: str) -> int:
         return int(
@@ -402,19 +415,25 @@ class KeyIndexes:
                     return None
             index = KeyIndex(owner)
             with index.lock:
-                self._ready(index)
+                self._ready(index, pause=BACKGROUND_PAUSE_S)
             return index
         except apsw.Error as exc:  # closing or busy: a later recall asks again
             log.debug("store.key_index.build_failed error=%s", exc)
             return None
 
-    def _ready(self, index: KeyIndex) -> None:
-        """Build `index` if it is new, else take in what changed since. Hold its lock."""
+    def _ready(self, index: KeyIndex, *, pause: float = 0.0) -> None:
+        """Build `index` if it is new (sleeping `pause` s after each `YIELD_EVERY`
+        memories), else take in what changed since. Hold its lock."""
         if index.seq >= 0:
             self._catch_up(index)
             return
         started = time.perf_counter()
-        self._fill(index)
+        self._fill(index, pause=pause)
+        if gc.get_freeze_count():
+            # The process keeps its long-lived objects out of the collector's view (`memroute
+            # serve` does once started): so do the index's, or a full collection walks them
+            # all (77–119 ms with 50,000 memories held, every recall waiting meanwhile).
+            gc.freeze()
         took_ms = (time.perf_counter() - started) * 1e3
         log.debug("store.key_index.built memories=%d ms=%.1f", len(index), took_ms)
 
@@ -435,7 +454,7 @@ class KeyIndexes:
             del self._indexes[owner]
         return held + count <= self.max_memories
 
-    def _fill(self, index: KeyIndex) -> None:
+    def _fill(self, index: KeyIndex, *, pause: float = 0.0) -> None:
         con = self.db.read()
         tokenize = self._tokenizer()
         outer = not con.getautocommit()  # already inside a read transaction: use its snapshot
@@ -443,20 +462,13 @@ class KeyIndexes:
             con.execute("BEGIN")  # one snapshot for the change log's position and every chunk
         try:
             seq = int(_rows(con, "SELECT coalesce(max(seq), 0) FROM memory_changes", ())[0][0])
-            last = 0
-            while True:
-                rows = _rows(
-                    con,
-                    f"SELECT rowid, {COLUMNS} FROM memories WHERE api_key_id = ? AND rowid > ?"
-                    " ORDER BY rowid LIMIT ?",
-                    (index.owner, last, YIELD_EVERY),
-                )
-                for row in rows:
-                    self._put(index, tokenize, row[0], row[1:])
-                if len(rows) < YIELD_EVERY:
-                    break
-                last = rows[-1][0]
-                time.sleep(0)  # let a recall waiting for the interpreter run (else it may wait 5 ms)
+            # One pass over the key's rows (pages of `rowid > last ORDER BY rowid` re-read
+            # and sorted the rest of the key each time: 10× the rows at 1,000 memories).
+            rows = con.execute(f"SELECT rowid, {COLUMNS} FROM memories WHERE api_key_id = ?", (index.owner,))
+            for done, row in enumerate(rows, 1):
+                self._put(index, tokenize, row[0], row[1:])
+                if done % YIELD_EVERY == 0:
+                    time.sleep(pause)  # let recalls waiting for the interpreter run
         finally:
             if not outer:
                 con.execute("COMMIT")
