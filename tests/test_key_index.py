@@ -4,6 +4,8 @@ key's own statistics, never stale whoever wrote, and bounded in size."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -272,3 +274,26 @@ def test_vector_hits_are_read_from_the_index_as_another_process_left_them(two: t
     writer.delete(gone.id)
     writer.reindex(wait=True)
     assert nearest() == {kept.id: "prefers green tea, now with lemon"}
+
+
+def test_a_key_index_leaves_the_collectors_view_when_the_process_froze_its_own(tmp_path: Path) -> None:
+    # `memroute serve` freezes its start-up objects; an index built later is frozen too,
+    # so a full collection never walks its memories (77–119 ms at 50,000, every recall
+    # waiting). A separate interpreter: freezing here would freeze the test runner.
+    script = f"""
+import gc
+from memroute import Memory
+mem = Memory.open({str(tmp_path / "m.db")!r}, start_workers=False)
+for n in range(150):
+    mem.add("k", f"note {{n}} about the garden")
+gc.collect()
+gc.freeze()
+before = gc.get_freeze_count()
+for _ in range({ADMIT_AFTER}):
+    mem.retrieve("k", "garden")
+print(gc.get_freeze_count() - before)
+mem.close()
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout.strip()) >= 150  # at least a record per memory left the collector's view
