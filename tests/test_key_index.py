@@ -9,6 +9,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from clocks import ManualClock
@@ -28,6 +29,7 @@ from memroute.store.key_index import (
     KeyIndexes,
     prune_changes,
 )
+from memroute.store.memories import MemoryRepository
 
 DATA = Path(__file__).parent.parent / "bench" / "quality"
 
@@ -138,13 +140,49 @@ def test_a_keyword_match_scores_the_share_of_the_question_it_answers(
         flt = MemoryFilter(api_key_id="a", now="9999-01-01T00:00:00.000Z")
         reader = mem._key_indexes.reader(flt)
         query = "who fixed the roof after the storm"
-        weight = reader.keyword_weight(query)
+        weight = reader.keyword_weight(flt, query)
         assert weight is not None
         shares = {m.content: -rank / weight for m, rank in reader.keyword_search(flt, query, limit=50)}
     # The one memory holding every searchable word answers about all of the question; one
     # holding only "storm", which most memories hold, answers almost none of it.
     assert shares["Lopez fixed the roof after the storm"] == pytest.approx(1.0, abs=0.25)
     assert max(v for k, v in shares.items() if k.startswith("the storm warning")) < 0.05
+
+
+def test_a_key_read_from_sql_weighs_the_question_as_its_index_does(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    # Hybrid scores a keyword match by the share of the question it answers; a key not held
+    # in process gets the same share (its statistics, not the file's), so its ranking does
+    # not change when it becomes busy enough to be indexed.
+    path = tmp_path / "m.db"
+    with _open(path, clock) as mem:
+        mem.add("a", "Lopez fixed the roof after the storm")
+        for n in range(30):
+            mem.add("a", f"the storm warning number {n} came in overnight")
+        for n in range(200):
+            mem.add("b", f"invoice {n} for Lopez and sons")  # another tenant's "Lopez"
+    flt = MemoryFilter(api_key_id="a", now="9999-01-01T00:00:00.000Z")
+    query = "who fixed the roof after the storms, storming"  # "storms", "storming": one stem
+
+    def weighed(reader: Any) -> tuple[float, list[str], list[float]]:
+        matches = reader.keyword_search(flt, query, limit=50)
+        weight = reader.keyword_weight(flt, query)
+        assert weight is not None
+        return weight, [m.content for m, _ in matches], [-rank / weight for _, rank in matches]
+
+    with _open(path, clock) as mem:
+        _hot(mem, "a")
+        indexed = weighed(mem._key_indexes.reader(flt))
+    with _open(path, clock, held=0) as mem:
+        reader = mem._key_indexes.reader(flt)
+        assert isinstance(reader, MemoryRepository)
+        from_sql = weighed(reader)
+    assert from_sql[0] == pytest.approx(indexed[0], rel=1e-9)  # the key's idf of each word
+    assert from_sql[1] == indexed[1]
+    # The shares differ only by the average length (the file's in SQL, the key's in process).
+    assert from_sql[2] == pytest.approx(indexed[2], rel=0.1, abs=1e-3)
+    assert from_sql[2][0] > 0.8  # "Lopez fixed the roof after the storm" answers it
 
 
 def test_what_another_process_writes_is_recalled_at_once(

@@ -60,9 +60,10 @@ class MemoryReader(Protocol):
 
     def get_many(self, ids: Sequence[str]) -> dict[str, MemoryRecord]: ...
 
-    def keyword_weight(self, query: str | None) -> float | None:
+    def keyword_weight(self, flt: MemoryFilter, query: str | None) -> float | None:
         """The bm25 a memory would score by holding every term of `query` once (the sum of
-        their idf in the key), or None when the statistics are not the key's own."""
+        their idf in `flt`'s key), or None when the statistics are not the key's own.
+        Asked right after `keyword_search` with the same key and query."""
         ...
 
 
@@ -284,7 +285,7 @@ def _fused(
     by_id = {c.memory.id: c for c in [*vector, *keyword]}
     vec_scores = {c.memory.id: c.vec_score for c in vector}
     fts_scores = {c.memory.id: c.fts_score for c in keyword}
-    scores = fused_scores(vector, keyword, params.vector_weight, reader.keyword_weight(params.query))
+    scores = fused_scores(vector, keyword, params.vector_weight, reader.keyword_weight(flt, params.query))
     ranked = [
         _Candidate(
             by_id[i].memory, score, "hybrid-rrf", vec_score=vec_scores.get(i), fts_score=fts_scores.get(i)

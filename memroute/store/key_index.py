@@ -245,7 +245,7 @@ class IndexedReader:
         with self._index.lock:
             return self._index.search(flt, terms, limit)
 
-    def keyword_weight(self, query: str | None) -> float | None:
+    def keyword_weight(self, flt: MemoryFilter, query: str | None) -> float | None:
         terms = self._indexes.query_terms(query)
         if not terms:
             return None

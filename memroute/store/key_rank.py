@@ -18,6 +18,7 @@ length; a key with more than `PER_KEY_MAX` memories is ranked by FTS5's `bm25()`
 from __future__ import annotations
 
 from array import array
+from dataclasses import dataclass
 from typing import Any
 
 import apsw
@@ -35,7 +36,7 @@ def term_counts(api: apsw.FTS5ExtensionApi, *_args: Any) -> bytes:
     """FTS5 auxiliary function: float64 numbers for one match of an `fts_owner : … AND
     {content key} : (…)` query: the row's length (all columns, as FTS5's bm25 counts it),
     the file's average length, then each word phrase's occurrences in the content
-    and key columns (0 for a phrase whose stemmed tokens an earlier one already has:
+    and key columns (-1 for a phrase whose stemmed tokens an earlier one already has:
     "run" and "running")."""
     phrases = api.phrases
     average = api.column_total_size(-1) / max(1, api.row_count)
@@ -43,7 +44,7 @@ def term_counts(api: apsw.FTS5ExtensionApi, *_args: Any) -> bytes:
     seen: set[tuple[str | None, ...]] = set()
     for i in range(1, len(phrases)):  # phrase 0 is the owner's token
         if phrases[i] in seen:
-            counts.append(0)
+            counts.append(-1)
             continue
         seen.add(phrases[i])
         columns = api.phrase_locations(i)
@@ -63,10 +64,20 @@ def key_size(con: apsw.Connection, owner: str) -> int:
     return int(row[0]) if row else 0
 
 
-def ranked_matches(con: apsw.Connection, owner: str, expression: str) -> list[tuple[int, float]] | None:
-    """The key's matches of `expression` (an owner-restricted match, see `store/fts.py`) as
-    (rowid, bm25 with the key's statistics: higher is better), best first; None when the
-    key is too large to rank here."""
+@dataclass(frozen=True, slots=True)
+class KeyMatches:
+    """One key's matches of a query, (rowid, bm25 with the key's statistics: higher is
+    better) best first, and the bm25 a memory of average length would score holding each
+    query word once (the sum of the words' idf in the key, as `KeyIndex.query_weight`;
+    None without a match)."""
+
+    ranked: list[tuple[int, float]]
+    query_weight: float | None
+
+
+def ranked_matches(con: apsw.Connection, owner: str, expression: str) -> KeyMatches | None:
+    """The key's matches of `expression` (an owner-restricted match, see `store/fts.py`);
+    None when the key is too large to rank here."""
     documents = key_size(con, owner)
     if documents > PER_KEY_MAX:
         return None
@@ -74,15 +85,17 @@ def ranked_matches(con: apsw.Connection, owner: str, expression: str) -> list[tu
         f"SELECT rowid, {TERM_COUNTS}(memory_fts) FROM memory_fts WHERE memory_fts MATCH ?", (expression,)
     ).fetchall()
     if not rows:
-        return []
+        return KeyMatches([], None)
     counts = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float64).reshape(len(rows), -1)  # type: ignore[misc]
     lengths = counts[:, _LENGTH]
     average = max(float(counts[0, _AVERAGE]), 1.0)
-    tf = counts[:, _AVERAGE + 1 :]
+    words = counts[0, _AVERAGE + 1 :] >= 0  # the phrases that are not a repeated word
+    tf = counts[:, _AVERAGE + 1 :][:, words]
     df = (tf > 0).sum(axis=0)
     n = max(documents, len(rows))
-    idf = np.maximum(np.log((n - df + 0.5) / (df + 0.5)), 1e-6)
+    idf = np.maximum(np.log((n - df + 0.5) / (df + 0.5)), 1e-6)  # a word no memory holds: the rarest
     norm = K1 * (1.0 - B + B * lengths / average)
     scores = (idf * tf * (K1 + 1.0) / (tf + norm[:, None])).sum(axis=1)
-    order = np.argsort(-scores, kind="stable")
-    return [(int(rows[i][0]), float(scores[i])) for i in order]
+    rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    order = np.lexsort((-rowids, -scores))  # best first; equal scores the newer row first
+    return KeyMatches([(int(rowids[i]), float(scores[i])) for i in order], float(idf.sum()))

@@ -24,6 +24,8 @@ NOT_A_KEPT_TURN = f"substr(key, 1, {len(TURN_KEY_PREFIX)}) <> '{TURN_KEY_PREFIX}
 
 # Keyword search reads at most this many ranked matches looking for ones the filter admits.
 KEYWORD_SCAN_CAP = 2000
+# Query weights of recent keyword searches kept for the hybrid score that follows them.
+QUERY_WEIGHTS_KEPT = 256
 
 COLUMNS = (
     "id, api_key_id, session_id, type, key, content, metadata, created_at, updated_at, "
@@ -105,6 +107,9 @@ class MemoryRepository:
         self.db = db
         self.cache = cache
         self._delete_vector = delete_vector
+        # (owner, match expression) → the query's weight its keyword search found, for the
+        # hybrid score that follows it (`keyword_weight`).
+        self._query_weights: LruTtlCache[float | None] = LruTtlCache(QUERY_WEIGHTS_KEPT, 10.0)
 
     def _invalidate_after_commit(self, *ids: str) -> None:
         def invalidate() -> None:
@@ -458,9 +463,10 @@ class MemoryRepository:
         if expression is None:
             return []
         if flt.api_key_id is not None:
-            ranked = ranked_matches(self.db.read(), flt.api_key_id, expression)
-            if ranked is not None:
-                return self._admitted_in_order(ranked, flt, limit)
+            matches = ranked_matches(self.db.read(), flt.api_key_id, expression)
+            if matches is not None:
+                self._query_weights.set((flt.api_key_id, expression), matches.query_weight)
+                return self._admitted_in_order(matches.ranked, flt, limit)
         where, params = filter_sql(flt, "m")
         # One statement text for every query (prepared once per connection); a dropped match
         # comes back as a row of NULLs, so the batch's size tells whether FTS has more.
@@ -510,9 +516,14 @@ class MemoryRepository:
                 break
         return found[:limit]
 
-    def keyword_weight(self, query: str | None) -> None:
-        """Unknown here: the FTS table's statistics are every key's (see `KeyIndex.query_weight`)."""
-        return None
+    def keyword_weight(self, flt: MemoryFilter, query: str | None) -> float | None:
+        """The query's weight in the key (see `KeyIndex.query_weight`) as the key's last
+        keyword search for it found (None when it was ranked by FTS5's `bm25()`, whose
+        statistics are every key's, or matched nothing)."""
+        expression = match_expression(query, flt.api_key_id)
+        if flt.api_key_id is None or expression is None:
+            return None
+        return self._query_weights.get((flt.api_key_id, expression))
 
     def history(self, memory_id: str) -> builtins.list[HistoryEntry]:
         rows = self.db.read().execute(

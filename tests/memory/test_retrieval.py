@@ -680,7 +680,11 @@ def test_hybrid_ranks_a_memory_found_by_both_tiers_first(mem: Memory, clock: Any
         bm25 = {
             m.id: -rank for m, rank in store.memories.keyword_search(_flt(clock), "TypeScript", limit=100)
         }
+        weight = store.memories.keyword_weight(_flt(clock), "TypeScript")
     assert set(bm25) == {ts1.id, ts2.id}
+    # The share's scale: the word's idf in the key. Half its memories hold it, so the idf,
+    # log((4 - 2 + 0.5) / (2 + 0.5)) = 0, is floored as FTS5 floors it (and as the bm25s are).
+    assert weight == pytest.approx(1e-6)
     tier = FakeIndex([(dogs.id, 0.9), (ts2.id, 0.8)])
     result = _retrieve(mem, _flt(clock), _params("TypeScript"), tier)
     assert result.items[0].memory.id == ts2.id
@@ -688,11 +692,10 @@ def test_hybrid_ranks_a_memory_found_by_both_tiers_first(mem: Memory, clock: Any
     assert result.resolution.fallback_reason is None
     assert result.resolution.vector_store == "sqlite-vec"
     scores = {item.memory.id: item.score for item in result.items}
-    # Read from SQL (no statistics of the key's own), a keyword share is over the best match.
-    best = max(bm25.values())
-    assert scores[ts2.id] == pytest.approx(0.5 * 0.8 + 0.5 * bm25[ts2.id] / best)
+    # Read from SQL, a keyword share is over the query's weight in the key.
+    assert scores[ts2.id] == pytest.approx(0.5 * 0.8 + 0.5 * bm25[ts2.id] / weight)
     assert scores[dogs.id] == pytest.approx(0.5 * 0.9)
-    assert scores[ts1.id] == pytest.approx(0.5 * bm25[ts1.id] / best)
+    assert scores[ts1.id] == pytest.approx(0.5 * bm25[ts1.id] / weight)
     assert set(scores) == {ts1.id, ts2.id, dogs.id}  # "enjoys hiking" is in neither list
     assert [item.score for item in result.items] == sorted(scores.values(), reverse=True)
 
