@@ -11,9 +11,9 @@ write (migration 0011); an index older than the log's pruned part is rebuilt.
 all. A key is indexed once it is recalled `ADMIT_AFTER` times within `BUSY_S` seconds
 (once per `MEMORIES_PER_RECALL` of its memories for a key big enough to be built in the
 background; a chat's key is recalled at every turn; a key asked once in a while is
-cheaper to read from SQL than to index) and fits; when the room is taken by keys recalled in the last
-`BUSY_S` seconds, the key is read from SQL instead (indexing keys in turn would cost
-more than it saves).
+cheaper to read from SQL than to index) and fits; when the room is taken by keys
+recalled in the last `BUSY_S` seconds, the key is read from SQL instead (indexing keys
+in turn would cost more than it saves).
 """
 
 from __future__ import annotations
@@ -48,8 +48,7 @@ INLINE_BUILD_MAX = 200
 # A build lets other threads run after each this many memories (~1 ms): a build on the
 # request path for the time it takes them to ask, a background build for
 # `BACKGROUND_PAUSE_S` (while it holds the interpreter, a recall waits up to 5 ms at each
-# of its SQL statements: with 1,000 keys recalled at random, builds took recall's p99 from
-# ~13 to 21–25 ms).
+# of its SQL statements).
 YIELD_EVERY = 50
 BACKGROUND_PAUSE_S = 0.001
 # A key recalled this recently keeps its index even when another key needs the room.

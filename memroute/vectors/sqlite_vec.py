@@ -72,8 +72,8 @@ class SqliteVecIndex:
         self.key_cache = KeyMatrixCache(self._load_key, self._wants_copy, max_bytes=cache_bytes)
 
     def _wants_copy(self, key: str) -> bool:
-        """A key with enough vectors to be slow in sqlite-vec, whose copy fits the cache
-        (estimated from its chunk count before anything is loaded)."""
+        """A key with vectors whose copy fits the cache (estimated from its chunk count
+        before anything is loaded)."""
         chunks = self.vectors.chunk_count(key)
         if chunks < MIN_CHUNKS:
             return False
