@@ -145,6 +145,8 @@ class Memory:
         `created_at`: when it was said or happened, if not now (a time in the future is
         taken as now); its age for retention still counts from now, when memroute learns
         it. A new memory of a key at its memory cap is refused (`Conflict`)."""
+        clock = self._clock()
+        now = to_iso(clock)
         new = NewMemory(
             api_key_id=validate.owner(api_key_id),
             content=self._content(content),
@@ -153,9 +155,8 @@ class Memory:
             session_id=validate.session(session_id),
             metadata=validate.metadata(metadata),
             expires_at=validate.expires_at(expires_at),
-            created_at=validate.said_at(created_at, self._clock()),
+            created_at=validate.said_at(created_at, clock),
         )
-        now = self._now()
         if new.created_at is not None:  # said then, learned now
             new = replace(new, updated_at=now)
         with self._store.db.write(savepoints=False):  # any error ends the transaction

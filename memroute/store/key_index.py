@@ -41,7 +41,7 @@ log = logging.getLogger("memroute.store.key_index")
 # The FTS table's tokenizer (migration 0001): the same tokens, stems and folding.
 TOKENIZER = "porter"
 TOKENIZER_ARGS = ["unicode61", "remove_diacritics", "2"]
-# A key with more memories than this is indexed by a background thread (~25 ms per
+# A key with more memories than this is indexed by a background thread (~16–25 ms per
 # 1,000), its recalls reading SQL meanwhile; a smaller one on the recall that admits it
 # (a few ms, once: more would show in the tail of recall's latency).
 INLINE_BUILD_MAX = 200

@@ -107,7 +107,7 @@ class MemoryRepository:
         self.db = db
         self.cache = cache
         self._delete_vector = delete_vector
-        # (owner, match expression) → the query's weight its keyword search found, for the
+        # (owner, query) → the query's weight its keyword search found, for the
         # hybrid score that follows it (`keyword_weight`).
         self._query_weights: LruTtlCache[float | None] = LruTtlCache(QUERY_WEIGHTS_KEPT, 10.0)
 
@@ -465,7 +465,7 @@ class MemoryRepository:
         if flt.api_key_id is not None:
             matches = ranked_matches(self.db.read(), flt.api_key_id, expression)
             if matches is not None:
-                self._query_weights.set((flt.api_key_id, expression), matches.query_weight)
+                self._query_weights.set((flt.api_key_id, query), matches.query_weight)
                 return self._admitted_in_order(matches.ranked, flt, limit)
         where, params = filter_sql(flt, "m")
         # One statement text for every query (prepared once per connection); a dropped match
@@ -520,10 +520,9 @@ class MemoryRepository:
         """The query's weight in the key (see `KeyIndex.query_weight`) as the key's last
         keyword search for it found (None when it was ranked by FTS5's `bm25()`, whose
         statistics are every key's, or matched nothing)."""
-        expression = match_expression(query, flt.api_key_id)
-        if flt.api_key_id is None or expression is None:
+        if flt.api_key_id is None or not query:
             return None
-        return self._query_weights.get((flt.api_key_id, expression))
+        return self._query_weights.get((flt.api_key_id, query))
 
     def history(self, memory_id: str) -> builtins.list[HistoryEntry]:
         rows = self.db.read().execute(

@@ -187,6 +187,12 @@ class KeyMatrixCache:
             self._entries[key] = entry
             self._bytes += entry.nbytes
 
+    def holds(self, key: str, generation: int) -> bool:
+        """Whether the cache has `key`'s copy at `generation`."""
+        with self._lock:
+            entry = self._entries.get(key)
+            return entry is not None and entry.generation == generation
+
     def apply(
         self, key: str, before: int, after: int, rowids: NDArray[np.int64], rows: NDArray[np.float32]
     ) -> None:

@@ -152,8 +152,8 @@ class SqliteVecIndex:
     def _follow(self, meta: VecMeta, key: str, write: KeyWrite) -> None:
         """Take what was just stored for `key` into its in-memory copy, read back from the
         stored bytes exactly as a rebuild would read them."""
-        if self.key_cache.max_bytes <= 0 or meta.active_dim is None:
-            return
+        if meta.active_dim is None or not self.key_cache.holds(key, write.before):
+            return  # no copy of the key to follow (re-indexing keys nobody searched)
         joined, shape = b"".join(write.blobs), (len(write.blobs), meta.active_dim)
         if self.int8:
             rows = as_matrix(np.frombuffer(joined, dtype=np.int8).reshape(shape), meta.int8_scale)
