@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -112,13 +113,36 @@ class Gateway:
         return _cpu_s(_tree(self.process.pid))
 
 
+@dataclass
+class Upstream:
+    url: str
+    process: subprocess.Popen[bytes]
+
+    def cpu_s(self) -> float:
+        return _cpu_s([self.process.pid])
+
+
+def _client_cpu_s() -> float:
+    """CPU seconds of this process's finished children (each load client, once it has ended)."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def _machine_ticks() -> tuple[int, int]:
+    """(busy, total) clock ticks of all cores so far, from /proc/stat."""
+    with open("/proc/stat", encoding="ascii") as f:
+        values = [int(v) for v in f.readline().split()[1:]]
+    idle = values[3] + values[4]  # idle and iowait
+    return sum(values) - idle, sum(values)
+
+
 @contextlib.contextmanager
-def upstream() -> Iterator[str]:
+def upstream() -> Iterator[Upstream]:
     port = free_port(HOST)
     proc = subprocess.Popen([sys.executable, "-m", "bench.load_upstream", str(port)])
     try:
         _wait_http(f"http://{HOST}:{port}/v1/models")
-        yield f"http://{HOST}:{port}"
+        yield Upstream(f"http://{HOST}:{port}", proc)
     finally:
         proc.terminate()
         proc.wait(10)
@@ -182,6 +206,9 @@ class Run:
     per_s: float
     cpu_ms: float | None  # gateway CPU per completed request
     refused: dict[str, int]
+    upstream_cpu_ms: float = 0.0  # the bare upstream's CPU per request: what a minimal asyncio server costs
+    client_cpu_ms: float = 0.0  # the load generator's CPU per request
+    machine_busy: float = 0.0  # share of all the cores in use during the run (every process)
 
     def row(self) -> list[Any]:
         ratio = self.latency.p99 / self.latency.p50 if self.latency.n else 0
@@ -196,6 +223,9 @@ class Run:
             f"{ratio:.1f}",
             ms(self.ttft.p50) if self.ttft and self.ttft.n else "—",
             "—" if self.cpu_ms is None else f"{self.cpu_ms:.2f}",
+            f"{self.upstream_cpu_ms:.2f}",
+            f"{self.client_cpu_ms:.2f}",
+            f"{self.machine_busy * 100:.0f}",
             ", ".join(f"{k[7:]}: {v}" for k, v in sorted(self.refused.items())) or "0",
         ]
 
@@ -209,6 +239,9 @@ class Run:
             "latency": self.latency.to_dict(),
             "ttft": self.ttft.to_dict() if self.ttft and self.ttft.n else None,
             "cpu_ms_per_request": self.cpu_ms,
+            "upstream_cpu_ms_per_request": self.upstream_cpu_ms,
+            "client_cpu_ms_per_request": self.client_cpu_ms,
+            "machine_busy": self.machine_busy,
             "refused": self.refused,
         }
 
@@ -227,7 +260,7 @@ def idle_cpu_rate(gw: Gateway, seconds: float = 1.0) -> float:
 
 def measure(
     plan: Plan,
-    url: str,
+    up: Upstream,
     key: str,
     qs: Sequence[str],
     case: str,
@@ -235,21 +268,25 @@ def measure(
     gw: Gateway | None,
     idle: float = 0.0,
 ) -> list[Run]:
-    """Every streamed/not × concurrency run of one case; the gateway's CPU per request is
-    net of what it spends idle (`idle` CPU seconds per second)."""
+    """Every streamed/not × concurrency run of one case (sent to `gw`, or straight to the
+    upstream without it); the gateway's CPU per request is net of what it spends idle
+    (`idle` CPU seconds per second). The upstream's and the load generator's CPU per
+    request, and how busy the machine was, say what the run left the gateway."""
     runs = []
     for stream in (False, True):
         for concurrency in plan.concurrency:
             before = gw.cpu_s() if gw is not None else None
+            up_before, client_before, ticks_before = up.cpu_s(), _client_cpu_s(), _machine_ticks()
             started = time.perf_counter()
-            result = load(url, key, qs, concurrency, stream, plan)
+            result = load(gw.url if gw is not None else up.url, key, qs, concurrency, stream, plan)
             wall = time.perf_counter() - started
+            busy, total = (now - then for now, then in zip(_machine_ticks(), ticks_before, strict=True))
             latency = Latency(result["latency_ns"])
+            # The CPU of the whole client run (warm-up included) over every request it sent.
+            sent = max(latency.n * (wall / result["timed_s"]), 1)
             cpu_ms = None
             if gw is not None and before is not None and latency.n:
-                # The CPU of the whole client run (warm-up included) over every request it sent.
-                sent = latency.n * (wall / result["timed_s"])
-                cpu_ms = max(0.0, gw.cpu_s() - before - idle * wall) * 1000 / max(sent, 1)
+                cpu_ms = max(0.0, gw.cpu_s() - before - idle * wall) * 1000 / sent
             run = Run(
                 workers,
                 case,
@@ -260,6 +297,9 @@ def measure(
                 latency.n / result["timed_s"],
                 cpu_ms,
                 result["refused"],
+                upstream_cpu_ms=(up.cpu_s() - up_before) * 1000 / sent,
+                client_cpu_ms=(_client_cpu_s() - client_before) * 1000 / sent,
+                machine_busy=busy / max(total, 1),
             )
             log(f"{case} workers={workers} stream={stream} c={concurrency}: {run.per_s:.0f}/s")
             runs.append(run)
@@ -283,14 +323,14 @@ def run(plan: Plan, *, seed: int, data_dir: Path | None) -> Report:
         with upstream() as up:
             runs += measure(plan, up, secret, qs, DIRECT, 0, None)
             for workers in plan.workers:
-                with gateway(db, up, workers, plan.chat_threads) as gw:
+                with gateway(db, up.url, workers, plan.chat_threads) as gw:
                     idle = [_rss_mib(p) for p in gw.servers()]
                     idle_cpu = idle_cpu_rate(gw)
                     idle_ms_per_s[workers] = idle_cpu * 1000
                     log(f"{workers} worker(s) idle: {idle_cpu * 1000:.1f} ms of CPU per second")
                     for case in (OFF, ON):
                         side.update_settings(SETTINGS[case])
-                        runs += measure(plan, gw.url, secret, qs, case, workers, gw, idle_cpu)
+                        runs += measure(plan, up, secret, qs, case, workers, gw, idle_cpu)
                     rss[workers] = (idle, [_rss_mib(p) for p in gw.servers()])
         side.close()
     _report(report, plan, runs, rss)
@@ -315,7 +355,10 @@ def _report(
         f"Each run: {plan.seconds:g} s timed after {plan.warmup_s:g} s of warm-up, one client key with "
         f"{plan.memories:,} memories (memory on injects up to 100), {plan.questions} distinct questions. "
         "CPU: all the gateway's processes, per request sent, less what they spend idle (their "
-        "background threads, the lower of two 1 s windows before the runs). `p99/p50` is the tail's spread."
+        "background threads, the lower of two 1 s windows before the runs); the upstream's (a bare "
+        "asyncio server: what answering costs at the least on this machine) and the load generator's "
+        "per request; machine busy: the share of all cores in use during the run, every process "
+        "counted (near 100, a run measures the machine, not the gateway). `p99/p50` is the tail's spread."
     )
     headers = [
         "workers",
@@ -328,7 +371,8 @@ def _report(
         "p99/p50",
         "TTFT p50 ms",
     ]
-    report.add(table([*headers, "gateway CPU ms/request", "refused"], [r.row() for r in runs]))
+    cpu = ["gateway CPU ms/request", "upstream CPU ms/request", "client CPU ms/request", "machine busy %"]
+    report.add(table([*headers, *cpu, "refused"], [r.row() for r in runs]))
     report.add(
         table(
             ["workers", "RSS per server process, idle (MiB)", "after the load (MiB)"],
@@ -371,6 +415,11 @@ class Figures:
     def at_least(self, name: str, target: float, value: float) -> None:
         self._add(name, f"≥ {target:g}", value, value >= target)
 
+    def reference(self, name: str, value: float) -> None:
+        """A figure that reads the others (no target of its own)."""
+        self.rows.append([name, "—", f"{value:.2f}", "—"])
+        self.values[name] = value
+
     def single_client(self) -> None:
         """CPU per request and added latency, one client, one process."""
         off = _find(self.runs, OFF, False, self.low, self.one)
@@ -382,6 +431,9 @@ class Figures:
         self.at_most("memory off: gateway CPU ms per request", TARGET_OFF_CPU_MS, off.cpu_ms)
         self.at_most(
             "memory off: gateway CPU ms per 48-chunk stream", TARGET_OFF_STREAM_CPU_MS, off_stream.cpu_ms
+        )
+        self.reference(
+            "the upstream's CPU ms per 48-chunk stream (it only writes them)", off_stream.upstream_cpu_ms
         )
         self.at_most(
             "memory off − direct, p50 ms", TARGET_OFF_MINUS_DIRECT_MS, off.latency.p50 - direct.latency.p50
@@ -417,6 +469,9 @@ class Figures:
             if base and scaled:
                 name = f"{case}: req/s with {most} workers ÷ {self.one}, at {self.high}"
                 self.at_least(name, TARGET_WORKER_SCALING, scaled.per_s / base.per_s)
+                for run in (base, scaled):
+                    label = f"{case}: machine busy % at {self.high}, {run.workers} worker(s)"
+                    self.reference(label, run.machine_busy * 100)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -17,7 +17,8 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.mark.slow(seconds=12)
 def test_the_load_benchmark_measures_every_case_through_real_processes(tmp_path: Path) -> None:
     """Upstream, gateway (`memroute serve`) and load generator each in a process: every
-    case answers, the gateway's CPU per request and its memory are read (several workers:
+    case answers, the gateway's CPU per request and its memory are read, beside the
+    upstream's and the load generator's CPU and how busy the machine was (several workers:
     tests/test_workers.py)."""
     out = tmp_path / "load.json"
     command = [sys.executable, "-m", "bench.gateway_load", "--quick", "--workers", "1", "--concurrency", "2"]
@@ -31,7 +32,12 @@ def test_the_load_benchmark_measures_every_case_through_real_processes(tmp_path:
     gateway_cpu = [r["cpu_ms_per_request"] for r in data["runs"] if r["case"] != "direct"]
     assert None not in gateway_cpu and sum(gateway_cpu) > 0  # /proc counts in 10 ms ticks: a run may read 0
     assert 0 <= data["idle_cpu_ms_per_s"]["1"] < 1000
+    # Every run also reads what answering and sending cost: the load generator always works.
+    assert all(r["client_cpu_ms_per_request"] > 0 for r in data["runs"])
+    assert sum(r["upstream_cpu_ms_per_request"] for r in data["runs"]) > 0
+    assert all(0 < r["machine_busy"] <= 1 for r in data["runs"])
     assert all(r["ttft"]["n"] > 0 for r in data["runs"] if r["stream"])
     idle, after = data["rss_mib"]["1"]
     assert len(idle) == len(after) == 1 and all(30 < mib < 1000 for mib in idle + after)
     assert "| memory on − memory off, p50 ms | ≤ 2 |" in done.stdout
+    assert "| the upstream's CPU ms per 48-chunk stream (it only writes them) | — |" in done.stdout
