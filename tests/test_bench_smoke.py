@@ -115,3 +115,17 @@ def test_the_recall_cost_benchmark_reports_every_case_it_switched(tmp_path: Path
     assert set(figures) == {"off", "keywords"}
     assert all(f["p50_ms"] > 0 and f["cpu_ms"] >= 0 for f in figures.values())
     assert "| keywords |" in done.stdout
+
+
+def test_the_admission_benchmark_times_every_step_of_a_chat_with_memory(tmp_path: Path) -> None:
+    """Each step the gateway takes before forwarding is timed, and recall injects memories."""
+    out = tmp_path / "admission.json"
+    done = bench("admission", "--quick", "--json", str(out))
+    figures = json.loads(out.read_text())["Admission, step by step"]
+    steps = figures["steps"]
+    names = ["authenticate", "parse", "route", "settings", "recall", "inject", "encode", "queue turn"]
+    assert list(steps) == names
+    assert all(s["n"] == 60 and s["mean_ms"] > 0 for s in steps.values())  # 30 questions × 2 rounds
+    assert figures["injected_per_chat"] > 10  # the install defaults inject memories into every chat
+    assert figures["total_mean_ms"] == pytest.approx(sum(s["mean_ms"] for s in steps.values()))
+    assert "| recall |" in done.stdout

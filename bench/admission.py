@@ -1,0 +1,175 @@
+"""What admitting one chat costs, step by step: the work the gateway does in its admission
+thread before the request goes upstream, timed per step with the library's own calls, in
+the order the gateway makes them, in one thread and without a server around it.
+
+One client key with N memories (1,000) under the install defaults (keyword recall, up to
+2,000 tokens injected: ~100 memories, turn capture on); each chat asks one of Q realistic
+questions after a short history (system prompt, an earlier exchange). Steps:
+
+- authenticate: the client key looked up by its secret's hash;
+- parse: the request body's JSON;
+- route: the provider for the model;
+- settings: the memory settings as the gateway reads them per chat;
+- recall: what the key remembers for the question (keyword search, ranking, packing
+  into the token budget, leaving out what the request already says);
+- inject: the memory block written into the outgoing messages;
+- encode: the outgoing body's JSON;
+- queue turn: the user's turn queued for capture and extraction (one write transaction).
+
+Each question is asked once untimed first (the key's index is built, the lines of the
+memories seen are formatted), then `--rounds` times timed; a step's p50 / p99 / mean are
+over every timed chat. The sum of the step means is what one chat's admission costs in
+CPU, save the thread hop and what other threads do meanwhile.
+
+    python -m bench.admission                      # 1,000 memories, 200 questions, 5 rounds
+    python -m bench.admission --memories 10000 --rounds 3
+    python -m bench.admission --quick
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.common import Latency, Report, emit, log, ms, parser, table, work_dir
+from bench.corpus import queries
+from bench.gateway import store_memories
+from memroute import Memory
+from memroute.config import Config
+from memroute.memory.turns import last_user_turn, said_in
+from memroute.service.turn_queue import ChatTurn
+
+STEPS = ("authenticate", "parse", "route", "settings", "recall", "inject", "encode", "queue turn")
+MODEL = "echo-1"
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    memories: int = 1000
+    questions: int = 200
+    rounds: int = 5
+
+
+QUICK = Plan(memories=200, questions=30, rounds=2)
+
+
+def chat_body(question: str, index: int) -> bytes:
+    """A chat request as a client sends it: a system prompt, an earlier exchange, the question."""
+    return json.dumps(
+        {
+            "model": MODEL,
+            "messages": [
+                {"role": "system", "content": "You are a helpful assistant for a software team."},
+                {"role": "user", "content": "Can you help me with our deployment notes?"},
+                {"role": "assistant", "content": "Of course. What would you like to know?"},
+                {"role": "user", "content": f"{question} (chat {index})"},
+            ],
+        }
+    ).encode()
+
+
+def admit_once(memory: Memory, secret: str, raw: bytes, times: dict[str, list[int]] | None) -> int:
+    """One admission, step by step as the gateway makes it; each step's time is appended to
+    `times` (None: untimed). Returns how many memories were injected."""
+    clock = time.perf_counter_ns
+
+    def step(name: str, fn: Callable[[], Any]) -> Any:
+        started = clock()
+        value = fn()
+        if times is not None:
+            times[name].append(clock() - started)
+        return value
+
+    key = step("authenticate", lambda: memory.keys.authenticate(secret))
+    body = step("parse", lambda: json.loads(raw))
+    route = step("route", lambda: memory.providers.route(body["model"]))
+    settings = step("settings", memory.settings)
+    items = step(
+        "recall",
+        lambda: memory.recall(
+            key.id,
+            last_user_turn(body)[0] or None,
+            "",
+            settings=settings,
+            record_access=False,
+            already_said=said_in(body),
+        ),
+    )
+    outgoing = step("inject", lambda: memory.inject(body, items, route.provider_id, route.model))
+    step("encode", lambda: json.dumps({**outgoing, "model": route.model}).encode())
+    text, speaker = last_user_turn(body)
+    turn = ChatTurn(text, "", speaker, f"req_{len(raw)}", "")
+    step("queue turn", lambda: memory.enqueue_turn(key.id, turn, settings=settings))
+    return len(items)
+
+
+def run(plan: Plan, *, seed: int, data_dir: Path | None) -> Report:
+    report = Report("Admission, step by step")
+    with work_dir(data_dir) as directory:
+        db = directory / "admission.db"
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{db}{suffix}").unlink(missing_ok=True)
+        config = Config.for_path(db).with_overrides(upstream_base_url="http://127.0.0.1:9/v1")
+        memory = Memory.open(db, config=config, start_workers=False)
+        try:
+            key, secret = memory.keys.create("admission")
+            memory.update_settings(enabled=False)
+            store_memories(memory, key.id, plan.memories, seed)
+            memory.update_settings(enabled=True, extraction_enabled=True)
+            bodies = [chat_body(q, i) for i, q in enumerate(queries(seed + 1, plan.questions))]
+            injected = [admit_once(memory, secret, raw, None) for raw in bodies]
+            log(f"{plan.memories} memories; {sum(injected) / len(injected):.0f} injected per chat")
+            times: dict[str, list[int]] = {name: [] for name in STEPS}
+            for _ in range(plan.rounds):
+                for raw in bodies:
+                    admit_once(memory, secret, raw, times)
+        finally:
+            memory.close()
+    _report(report, plan, times, sum(injected) / len(injected))
+    return report
+
+
+def _report(report: Report, plan: Plan, times: dict[str, list[int]], injected: float) -> None:
+    report.add(
+        f"One key with {plan.memories:,} memories, install defaults (keyword recall, turn capture); "
+        f"{plan.questions} questions, each asked once untimed, then {plan.rounds} timed rounds; "
+        f"{injected:.0f} memories injected per chat on average. One thread, no server: the sum of "
+        "the means is one admission's CPU, save the thread hop."
+    )
+    latencies = {name: Latency(samples) for name, samples in times.items()}
+    total = sum(lat.mean for lat in latencies.values())
+    rows = [
+        [name, ms(lat.p50), ms(lat.p99), ms(lat.mean), f"{lat.mean / total * 100:.0f}"]
+        for name, lat in latencies.items()
+    ]
+    rows.append(["**all steps**", "—", "—", ms(total), "100"])
+    report.add(table(["step", "p50 ms", "p99 ms", "mean ms", "share %"], rows))
+    report.data = {
+        "steps": {name: lat.to_dict() for name, lat in latencies.items()},
+        "total_mean_ms": total,
+        "injected_per_chat": injected,
+        "plan": {"memories": plan.memories, "questions": plan.questions, "rounds": plan.rounds},
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    ap = parser(__doc__ or "")
+    ap.add_argument("--memories", type=int, default=None, help="memories stored for the key (1000)")
+    ap.add_argument("--questions", type=int, default=None, help="distinct questions (200)")
+    ap.add_argument("--rounds", type=int, default=None, help="timed rounds over the questions (5)")
+    args = ap.parse_args(argv)
+    plan = QUICK if args.quick else Plan()
+    plan = Plan(
+        memories=args.memories or plan.memories,
+        questions=args.questions or plan.questions,
+        rounds=args.rounds or plan.rounds,
+    )
+    emit(run(plan, seed=args.seed, data_dir=args.data_dir), args.json)
+
+
+if __name__ == "__main__":
+    main()
