@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ import pytest
 from clocks import ManualClock
 from memories import open_memory
 from servers import wait_until
-from storage import database
+from storage import database, open_parts
 
 from memroute import Memory
 from memroute.config import Config
@@ -26,6 +27,7 @@ from memroute.store.key_index import (
     CHANGES_KEPT_S,
     INLINE_BUILD_MAX,
     MEMORIES_PER_RECALL,
+    IndexedReader,
     KeyIndexes,
     prune_changes,
 )
@@ -312,6 +314,50 @@ def test_vector_hits_are_read_from_the_index_as_another_process_left_them(two: t
     writer.delete(gone.id)
     writer.reindex(wait=True)
     assert nearest() == {kept.id: "prefers green tea, now with lemon"}
+
+
+def test_a_busy_keys_vector_copy_is_checked_against_its_index(tmp_path: Path, clock: ManualClock) -> None:
+    """A busy key's vectors are searched in an in-memory copy whose hits are checked
+    against the key's index instead of SQL: what expired since never comes back, a
+    session's recall holds only that session's memories, and another key's memory is never
+    among them."""
+    config = Config.for_path(tmp_path / "m.db", {})
+    mem, parts = open_parts(config, clock, start_workers=True)  # the copy is made in the background
+    try:
+        mem.update_settings(enabled=True, embedding_source="hashing")
+        for i in range(30):
+            mem.add("k", f"planted tomatoes in bed {i} this spring")
+        later = (clock.now + timedelta(hours=1)).isoformat().replace("+00:00", "Z")
+        expiring = mem.add("k", "has a dog named Rex who loves the park", expires_at=later)
+        kept = mem.add("k", "has a dog named Miso who loves the sofa")
+        scoped = mem.add("k", "has a dog named Pip who loves the snow", session_id="s2")
+        stranger = mem.add("other", "has a dog named Rex who loves the park")
+        mem.reindex(wait=True)
+
+        def nearest(session_id: str | None = None) -> set[str]:
+            scope = "session" if session_id else "apiKey"
+            found = mem.retrieve("k", "dog who loves", "semantic", scope=scope, session_id=session_id)
+            return {i.memory.id for i in found}
+
+        for _ in range(3):  # a busy key: held in process, its vectors copied
+            nearest()
+        generation = parts.store.vectors.generation("k")
+        wait_until(lambda: parts.index.key_cache.get("k", generation) is not None, timeout=10)
+        assert {expiring.id, kept.id, scoped.id} <= nearest()
+        clock.advance(hours=2)  # Rex's note expires; nothing is written, so the copy stays current
+        found = nearest()
+        assert kept.id in found and expiring.id not in found and stranger.id not in found
+        assert nearest("s2") == {scoped.id}
+        assert parts.index.key_cache.get("k", parts.store.vectors.generation("k")) is not None
+        # The copy's own answer, checked by the key's index alone, already leaves them out.
+        flt = mem._filter("k", "apiKey", None, None)
+        reader = parts.key_indexes.reader(flt)
+        assert isinstance(reader, IndexedReader)
+        vector = parts.sources.embed_query(parts.semantic.source(mem.settings()), "dog who loves")
+        hits = {h.memory_id for h in parts.index.search(vector, flt, 50, reader.row_admission(flt))}
+        assert kept.id in hits and expiring.id not in hits and stranger.id not in hits
+    finally:
+        mem.close()
 
 
 def test_a_key_index_leaves_the_collectors_view_when_the_process_froze_its_own(tmp_path: Path) -> None:

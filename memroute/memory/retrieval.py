@@ -25,7 +25,7 @@ from memroute.models.records import (
     RetrievedItem,
 )
 from memroute.store.fts import query_tokens
-from memroute.vectors import Vector, VectorIndex
+from memroute.vectors import RowAdmission, Vector, VectorIndex
 
 log = logging.getLogger("memroute.memory.retrieval")
 
@@ -64,6 +64,11 @@ class MemoryReader(Protocol):
         """The bm25 a memory would score by holding every term of `query` once (the sum of
         their idf in `flt`'s key), or None when the statistics are not the key's own.
         Asked right after `keyword_search` with the same key and query."""
+        ...
+
+    def row_admission(self, flt: MemoryFilter) -> RowAdmission | None:
+        """How a vector index can tell which of its rows `flt` admits from what this reader
+        already holds (None: the index reads the rows itself)."""
         ...
 
 
@@ -258,7 +263,7 @@ def fused_scores(
 def _vector_candidates(
     reader: MemoryReader, search: VectorSearch, index: VectorIndex, flt: MemoryFilter, params: RetrieveParams
 ) -> list[_Candidate]:
-    hits = index.search(search.query_vector(index, flt), flt, params.vector_k)
+    hits = index.search(search.query_vector(index, flt), flt, params.vector_k, reader.row_admission(flt))
     if params.min_score is not None:
         hits = [h for h in hits if h.score >= params.min_score]
     # The index should filter already; checking again means a stale index entry can never leak

@@ -25,7 +25,7 @@ import math
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import apsw
@@ -203,6 +203,16 @@ class KeyIndex:
                 break
         return out
 
+    def admitted_rows(self, flt: MemoryFilter, rowids: Sequence[int]) -> dict[int, str]:
+        """The memories among `rowids` this key holds and `flt` admits: rowid → id."""
+        docs = self._docs
+        found: dict[int, str] = {}
+        for rowid in rowids:
+            doc = docs.get(rowid)
+            if doc is not None and flt.admits(doc.memory):
+                found[rowid] = doc.memory.id
+        return found
+
     def get_many(self, ids: Sequence[str]) -> dict[str, MemoryRecord]:
         """The memories of `ids` this key holds (a copy of each), by id."""
         docs, rowids = self._docs, self._rowids
@@ -256,6 +266,16 @@ class IndexedReader:
     ) -> list[MemoryRecord]:
         with self._index.lock:
             return self._index.recent(flt, limit=limit, offset=offset, without_turns=without_turns)
+
+    def row_admission(self, flt: MemoryFilter) -> Callable[[Sequence[int]], dict[int, str]]:
+        """A vector index's rows checked against the key's index, not SQL: a row it does
+        not hold (another key's, deleted, not yet caught up with) is not admitted."""
+
+        def admitted(rowids: Sequence[int]) -> dict[int, str]:
+            with self._index.lock:
+                return self._index.admitted_rows(flt, rowids)
+
+        return admitted
 
     def get_many(self, ids: Sequence[str]) -> dict[str, MemoryRecord]:
         """From the key's index; an id it does not hold (another key's: a vector index

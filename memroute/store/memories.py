@@ -524,6 +524,10 @@ class MemoryRepository:
             return None
         return self._query_weights.get((flt.api_key_id, query))
 
+    def row_admission(self, flt: MemoryFilter) -> None:
+        """None: read from SQL, a vector index checks its rows against SQL itself."""
+        return None
+
     def history(self, memory_id: str) -> builtins.list[HistoryEntry]:
         rows = self.db.read().execute(
             "SELECT memory_id, event, old_content, new_content, old_key, new_key, at, actor"

@@ -11,6 +11,7 @@ direction and so no neighbours: every index returns nothing for it.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -21,6 +22,9 @@ from memroute.models.records import MemoryFilter
 
 #: A query or document embedding: one float32 row.
 Vector = NDArray[np.float32]
+
+#: Which of these memories (by `memories.rowid`) the searcher admits: rowid → memory id.
+RowAdmission = Callable[[Sequence[int]], dict[int, str]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +43,11 @@ class VectorIndex(Protocol):
     @property
     def fuse_with_keywords(self) -> bool: ...
 
-    def search(self, vector: Vector, flt: MemoryFilter, k: int) -> list[VectorHit]:
-        """The `k` memories nearest to `vector` among those `flt` admits, best first."""
+    def search(
+        self, vector: Vector, flt: MemoryFilter, k: int, admitted: RowAdmission | None = None
+    ) -> list[VectorHit]:
+        """The `k` memories nearest to `vector` among those `flt` admits, best first.
+        `admitted`, when the searcher holds the key's memories itself, tells which rows
+        `flt` admits without the index reading them (an index that does not find memories
+        by rowid checks them its own way)."""
         ...

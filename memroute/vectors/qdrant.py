@@ -28,7 +28,7 @@ from memroute.errors import QdrantError
 from memroute.masking import scrub
 from memroute.models.records import MemoryFilter, MemoryRecord
 from memroute.models.status import QdrantHealth, QdrantSearchHit
-from memroute.vectors import Vector, VectorHit
+from memroute.vectors import RowAdmission, Vector, VectorHit
 from memroute.vectors.qdrant_settings import LOCAL_MEMORY, QdrantSettings
 
 if TYPE_CHECKING:
@@ -351,7 +351,10 @@ class QdrantIndex:
         self.embedding = embedding
         self._on_failure = on_failure
 
-    def search(self, vector: Vector, flt: MemoryFilter, k: int) -> list[VectorHit]:
+    def search(
+        self, vector: Vector, flt: MemoryFilter, k: int, admitted: RowAdmission | None = None
+    ) -> list[VectorHit]:
+        """Qdrant filters on its own payload (key, expiry, session), so `admitted` is not used."""
         if not vector.any():  # no known word: a zero vector has no direction, so no neighbours
             return []
         try:

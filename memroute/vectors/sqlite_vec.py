@@ -30,7 +30,7 @@ from memroute.store.vectors import (
     VecMeta,
     VectorRepository,
 )
-from memroute.vectors import Vector, VectorHit
+from memroute.vectors import RowAdmission, Vector, VectorHit
 from memroute.vectors.int8 import dequantize, fit_scale, quantize
 from memroute.vectors.key_cache import MIN_CHUNKS, KeyMatrix, KeyMatrixCache, as_matrix
 
@@ -189,9 +189,13 @@ class SqliteVecIndex:
         if self.backfill_batch > 0 and api_key_id is not None:
             self.embed_pending(choice, api_key_id, self.backfill_batch)
 
-    def search(self, vector: Vector, flt: MemoryFilter, k: int) -> list[VectorHit]:
+    def search(
+        self, vector: Vector, flt: MemoryFilter, k: int, admitted: RowAdmission | None = None
+    ) -> list[VectorHit]:
         """The `k` memories nearest to `vector` among those `flt` admits (per key inside the
-        k-nearest query), best first; score = cosine similarity clipped to [0, 1]."""
+        k-nearest query), best first; score = cosine similarity clipped to [0, 1]. A key's
+        in-memory copy checks its candidates with `admitted` when given (the searcher's
+        own copy of the key's memories), else by reading their rows."""
         if not np.any(vector):
             # No token the embedding knows ("*", "^"): a zero vector has no direction, so no
             # neighbours (sqlite-vec's cosine distance to it is NULL).
@@ -202,7 +206,7 @@ class SqliteVecIndex:
         if flt.api_key_id is not None:
             copy = self.key_cache.get(flt.api_key_id, self.vectors.generation(flt.api_key_id))
             if copy is not None:
-                return self._search_copy(copy, vector, flt, k)
+                return self._search_copy(copy, vector, flt, k, admitted)
         if not self.int8:
             hits = self.vectors.knn(np.asarray(vector, dtype=np.float32).tobytes(), flt, k)
             return [VectorHit(h.memory_id, max(0.0, 1.0 - h.distance)) for h in hits]
@@ -228,10 +232,13 @@ class SqliteVecIndex:
         rescored.sort(key=lambda h: h.score, reverse=True)
         return rescored[:k]
 
-    def _search_copy(self, copy: KeyMatrix, vector: Vector, flt: MemoryFilter, k: int) -> list[VectorHit]:
-        """Exact cosine search of an in-memory copy; the same filter as the SQL path. The
-        filter costs more than the product here, so candidates are checked in growing rounds
-        (1.5 k first: most memories pass)."""
+    def _search_copy(
+        self, copy: KeyMatrix, vector: Vector, flt: MemoryFilter, k: int, admitted: RowAdmission | None
+    ) -> list[VectorHit]:
+        """Exact cosine search of an in-memory copy; the same filter as the SQL path (or
+        `admitted`). The filter costs more than the product here, so candidates are checked
+        in growing rounds (1.5 k first: most memories pass)."""
+        admit = admitted if admitted is not None else (lambda rowids: self.vectors.admitted(rowids, flt))
         scores = copy.matrix @ (vector / (float(np.linalg.norm(vector)) or 1.0))
         total = len(scores)
         hits: list[VectorHit] = []
@@ -246,9 +253,9 @@ class SqliteVecIndex:
                 order = top[np.argsort(-scores[top])]
             window = order[~seen[order]]
             seen[window] = True
-            admitted = self.vectors.admitted([int(r) for r in copy.rowids[window]], flt)
+            passed = admit([int(r) for r in copy.rowids[window]])
             for index in window:
-                memory_id = admitted.get(int(copy.rowids[index]))
+                memory_id = passed.get(int(copy.rowids[index]))
                 if memory_id is not None:
                     hits.append(VectorHit(memory_id, max(0.0, float(scores[index]))))
             checked, want = len(order), min(total, want * 4)

@@ -28,7 +28,7 @@ from memroute.memory.retrieval import RetrieveParams, VectorSearch, retrieve
 from memroute.models.records import MemoryFilter, MemoryRecord, Retrieval, RetrievedItem, estimate_tokens
 from memroute.models.wire import to_wire
 from memroute.service.turn_queue import ChatTurn
-from memroute.vectors import Vector, VectorHit, VectorIndex
+from memroute.vectors import RowAdmission, Vector, VectorHit, VectorIndex
 
 STRATEGIES = ("exact", "semantic", "hybrid")
 
@@ -641,7 +641,9 @@ class FakeIndex:
         self.hits = hits
         self.calls: list[MemoryFilter] = []
 
-    def search(self, vector: Vector, flt: MemoryFilter, k: int) -> list[VectorHit]:
+    def search(
+        self, vector: Vector, flt: MemoryFilter, k: int, admitted: RowAdmission | None = None
+    ) -> list[VectorHit]:
         assert vector is QUERY_VECTOR
         self.calls.append(flt)
         return [VectorHit(memory_id, score) for memory_id, score in self.hits]
@@ -651,7 +653,9 @@ class BrokenIndex:
     name = "sqlite-vec"
     fuse_with_keywords = True
 
-    def search(self, vector: Vector, flt: MemoryFilter, k: int) -> list[VectorHit]:
+    def search(
+        self, vector: Vector, flt: MemoryFilter, k: int, admitted: RowAdmission | None = None
+    ) -> list[VectorHit]:
         raise RuntimeError("vec0 table is corrupt")
 
 
