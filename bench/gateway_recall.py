@@ -8,6 +8,7 @@ rotated every round, so the drift of a shared VM hits every case alike:
 
 - off: `enabled=false` (authentication, routing, forwarding);
 - keywords: the install defaults (keyword recall, turn capture, extraction);
+- keywords without extraction: the same without extraction and capture (what learning costs);
 - static: static embeddings switched on (hybrid: vectors and keywords fused), as the
   install defaults otherwise;
 - static without extraction: the same without extraction (no new memories to embed).
@@ -40,6 +41,12 @@ CASES: dict[str, dict[str, Any]] = {
     "keywords": {
         "enabled": True,
         "extraction_enabled": True,
+        "embedding_source": "auto",
+        "static_enabled": False,
+    },
+    "keywords without extraction": {
+        "enabled": True,
+        "extraction_enabled": False,
         "embedding_source": "auto",
         "static_enabled": False,
     },
