@@ -22,6 +22,10 @@ retrieval alone finds.
     python -m bench.conversation_recall --baseline-rest    # and the verbatim baseline
     python -m bench.conversation_recall --minilm --json recall.json --dump per-question.jsonl
     python -m bench.conversation_recall --quick            # 3 conversations, 15 questions each
+    python -m bench.conversation_recall --set threads      # the threads set (bench/threads/)
+
+`--set threads` replays the long chats of bench/threads/ (same shapes; a question's
+evidence may also be found as the turn that restates it) instead of bench/conversations/.
 """
 
 from __future__ import annotations
@@ -37,8 +41,9 @@ from typing import Any
 import httpx
 import openai
 
+from bench import threads
 from bench.common import Latency, Report, emit, human_bytes, log, ms, parser, table, verdict, work_dir
-from bench.conversations import load_conversations, load_questions, turns_of
+from bench.conversations import CONVERSATIONS, QUESTIONS, load_conversations, load_questions, turns_of
 from bench.gateway import ADMIN_TOKEN, client, launch
 from bench.recall_score import (
     QuestionScore,
@@ -56,6 +61,7 @@ TARGET_R10 = {"defaults": 0.55, "minilm": 0.65}
 MINILM = {"embeddingSource": "transformers", "transformersEnabled": True}
 STREAM_EVERY = 3  # one request in three is streamed
 QUICK_CONVERSATIONS, QUICK_QUESTIONS = 3, 15
+SETS = {"conversations": (CONVERSATIONS, QUESTIONS), "threads": (threads.CONVERSATIONS, threads.QUESTIONS)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +70,7 @@ class Options:
     capture: str | None = None  # captureTurns to set; None: the install default
     in_process: bool = False
     dump: Path | None = None
+    data: str = "conversations"  # which set: bench/conversations/ or bench/threads/
 
 
 # -- the management API -------------------------------------------------------------------
@@ -386,7 +393,7 @@ def report(results: list[dict[str, Any]], opts: Options, n_convs: int) -> Report
     rep = Report("Conversation recall")
     embedding = "the bundled MiniLM (transformers)" if opts.minilm else "the install defaults"
     rep.add(
-        f"{n_convs} generated conversations (bench/conversations/) replayed one turn per chat request "
+        f"{n_convs} generated conversations (bench/{opts.data}/) replayed one turn per chat request "
         f"with the `openai` SDK; memory enabled with {embedding}"
         + (f", captureTurns={opts.capture}" if opts.capture else "")
         + ". Then each question asked as a new chat; the injected memories (`x-memroute-memory-ids`) "
@@ -518,11 +525,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--sessions", type=int, default=None, help="replay only the first N sessions of each")
     ap.add_argument("--in-process", action="store_true", help="run memroute in a thread of this process")
     ap.add_argument("--dump", type=Path, default=None, help="write what was injected per question (JSONL)")
+    ap.add_argument("--set", choices=SETS, default="conversations", help="the conversations to replay")
     args = ap.parse_args(argv)
-    opts = Options(minilm=args.minilm, capture=args.capture, in_process=args.in_process, dump=args.dump)
+    opts = Options(
+        minilm=args.minilm, capture=args.capture, in_process=args.in_process, dump=args.dump, data=args.set
+    )
     n_convs = QUICK_CONVERSATIONS if args.quick and args.conversations is None else args.conversations
     per_conv = QUICK_QUESTIONS if args.quick and args.questions is None else args.questions
-    convs, questions = load_conversations(), load_questions()
+    conversations_path, questions_path = SETS[args.set]
+    convs, questions = load_conversations(conversations_path), load_questions(questions_path)
     if args.sessions:
         convs, questions = first_sessions(convs, questions, args.sessions)
     convs, questions = select(convs, questions, n_convs, per_conv)

@@ -83,6 +83,27 @@ def test_the_conversation_recall_baseline_finds_the_turns_it_stored(tmp_path: Pa
     assert "| verbatim via REST (baseline) | 28 | 3 |" in markdown
 
 
+def test_the_conversation_recall_replays_the_threads_set_too(tmp_path: Path) -> None:
+    """`--set threads`: the long chats of bench/threads/ through the same harness; a turn
+    that restates an evidence turn counts as finding it."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from bench import conversation_recall as recall
+    from bench.conversations import load_conversations, load_questions
+
+    threads_convs, threads_questions = recall.SETS["threads"]
+    convs, questions = recall.first_sessions(
+        load_conversations(threads_convs)[:1], load_questions(threads_questions), 2
+    )
+    convs, questions = recall.select(convs, questions, 1, 4)
+    assert convs[0]["id"].startswith("t") and questions
+    opts = recall.Options(in_process=True, data="threads")
+    result = recall.run_mode("rest", convs, questions, opts, tmp_path)
+    assert result["injected_without_request_id"] == 0
+    assert result["summary"]["recall@budget"] == 1.0  # every turn was stored: each one is found
+    assert "(bench/threads/)" in recall.report([result], opts, len(convs)).markdown()
+
+
 def test_the_quality_run_reports_every_set_by_mode_and_by_kind(tmp_path: Path) -> None:
     out = tmp_path / "quality.json"
     done = bench("quality_run", "--sources", "", "--json", str(out))
