@@ -41,7 +41,7 @@ from bench.abuse_attacks import Run, Sizes, Target
 from bench.abuse_client import SteadyClient, between, figures, recovery_s
 from bench.abuse_disk import can_mount, disk_full, small_disk, verify_disk_full
 from bench.abuse_servers import Sampler, raise_own_fd_limit, servers, upstream_stats
-from bench.common import Report, emit, log, parser, table, verdict, work_dir
+from bench.common import Report, emit, log, parser, remove_database, table, verdict, work_dir
 from memroute import Memory
 
 TARGET_P99_MS = 1000.0
@@ -399,8 +399,7 @@ def run(sizes: Sizes, chosen: Sequence[Attack], *, data_dir: Path | None) -> Rep
     results: dict[str, dict[str, Any]] = {}
     with work_dir(data_dir) as directory:
         base = directory / "base.db"
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{base}{suffix}").unlink(missing_ok=True)
+        remove_database(base)
         keys = prepare(base)
         for attack in chosen:
             try:

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.common import Latency, Report, emit, log, ms, parser, table, work_dir
+from bench.common import Latency, Report, emit, log, ms, parser, remove_database, table, work_dir
 from bench.corpus import queries
 from bench.gateway import store_memories
 from memroute import Memory
@@ -119,8 +119,7 @@ def run(plan: Plan, *, seed: int, data_dir: Path | None) -> Report:
     report = Report("Admission, step by step")
     with work_dir(data_dir) as directory:
         db = directory / "admission.db"
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{db}{suffix}").unlink(missing_ok=True)
+        remove_database(db)
         config = Config.for_path(db).with_overrides(
             upstream_base_url="http://127.0.0.1:9/v1", static_cache_dir=directory / "embeddings"
         )

@@ -208,6 +208,12 @@ def work_dir(keep: Path | None) -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
+def remove_database(path: Path | str) -> None:
+    """Delete a SQLite file with its WAL and shared-memory files, if present (a fresh start)."""
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
 def process_cpu_s(pid: int) -> float:
     """User + system CPU seconds process `pid` has used so far (from /proc)."""
     with open(f"/proc/{pid}/stat", encoding="ascii") as f:

@@ -42,7 +42,19 @@ import httpx
 import openai
 
 from bench import threads
-from bench.common import Latency, Report, emit, human_bytes, log, ms, parser, table, verdict, work_dir
+from bench.common import (
+    Latency,
+    Report,
+    emit,
+    human_bytes,
+    log,
+    ms,
+    parser,
+    remove_database,
+    table,
+    verdict,
+    work_dir,
+)
 from bench.conversations import CONVERSATIONS, QUESTIONS, load_conversations, load_questions, turns_of
 from bench.gateway import ADMIN_TOKEN, client, launch
 from bench.recall_score import (
@@ -299,8 +311,7 @@ def run_mode(
 ) -> dict[str, Any]:
     """Replay (through the gateway, or verbatim through the REST API), drain, ask, score."""
     db = directory / f"recall-{mode}.db"
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    remove_database(db)
     with servers(db, opts) as (url, upstream):
         admin = Admin(url)
         settings: dict[str, Any] = {"enabled": True, **(MINILM if opts.minilm else {})}

@@ -47,7 +47,19 @@ from typing import Any
 
 import openai
 
-from bench.common import Latency, Report, emit, log, ms, parser, process_cpu_s, table, verdict, work_dir
+from bench.common import (
+    Latency,
+    Report,
+    emit,
+    log,
+    ms,
+    parser,
+    process_cpu_s,
+    remove_database,
+    table,
+    verdict,
+    work_dir,
+)
 from bench.corpus import _STATEMENTS, MemoryGenerator, Picker, _fill, queries
 from bench.insert import add_generated
 from memroute import Memory
@@ -440,8 +452,7 @@ def store_memories(side: Memory, key_id: str, n: int, seed: int) -> None:
 def run(plan: Plan, *, seed: int, data_dir: Path | None, in_process: bool = False) -> Report:
     with work_dir(data_dir) as directory:
         db = directory / "gateway-bench.db"
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{db}{suffix}").unlink(missing_ok=True)
+        remove_database(db)
         side = Memory.open(db, start_workers=False)  # setup and settings; the gateway has its own
         try:
             key, secret = side.keys.create("bench")

@@ -31,7 +31,19 @@ from typing import Any
 
 import httpx
 
-from bench.common import Latency, Report, emit, log, ms, parser, process_cpu_s, table, verdict, work_dir
+from bench.common import (
+    Latency,
+    Report,
+    emit,
+    log,
+    ms,
+    parser,
+    process_cpu_s,
+    remove_database,
+    table,
+    verdict,
+    work_dir,
+)
 from bench.corpus import queries
 from bench.gateway import SETTINGS, store_memories
 from bench.soak import proc_status
@@ -310,8 +322,7 @@ def run(plan: Plan, *, seed: int, data_dir: Path | None) -> Report:
     report = Report("Gateway under load")
     with work_dir(data_dir) as directory:
         db = directory / "load.db"
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{db}{suffix}").unlink(missing_ok=True)
+        remove_database(db)
         side = Memory.open(db, start_workers=False)
         key, secret = side.keys.create("load")
         side.update_settings(enabled=False)

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.common import Report, emit, log, ms, parser, table, work_dir
+from bench.common import Report, emit, log, ms, parser, remove_database, table, work_dir
 from bench.corpus import queries
 from bench.gateway import client, launch, messages, store_memories
 from memroute import Memory
@@ -70,8 +70,7 @@ def run(
 ) -> Report:
     with work_dir(data_dir) as directory:
         db = directory / "gateway-recall.db"
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{db}{suffix}").unlink(missing_ok=True)
+        remove_database(db)
         side = Memory.open(db, start_workers=False)
         try:
             key, secret = side.keys.create("bench")

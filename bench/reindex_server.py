@@ -23,7 +23,7 @@ from pathlib import Path
 import apsw
 import httpx
 
-from bench.common import Report, emit, log, parser, table, verdict, work_dir
+from bench.common import Report, emit, log, parser, remove_database, table, verdict, work_dir
 from bench.gateway import ADMIN_TOKEN, launch
 from bench.quality_sets import SETS
 from memroute import Memory
@@ -35,8 +35,7 @@ QUICK_MEMORIES = 300
 
 def store_turns(db: Path, limit: int | None) -> int:
     """The conversation set's turns stored in `db`, no embedding source on; how many."""
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    remove_database(db)
     memories = SETS["conversations"]().memories[:limit]
     with Memory.open(db, start_workers=False) as side:
         for m in memories:

@@ -66,6 +66,7 @@ from bench.common import (
     log,
     ms,
     parser,
+    remove_database,
     table,
     verdict,
     work_dir,
@@ -244,8 +245,7 @@ def copy_db(src: str | Path, dst: Path) -> None:
         con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
     finally:
         con.close()
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{dst}{suffix}").unlink(missing_ok=True)
+    remove_database(dst)
     shutil.copyfile(src, dst)
 
 
@@ -698,8 +698,7 @@ def bench_reindex(
             "bytes_vec": vec_bytes(breakdown_),
             "bytes_per_vector": vec_bytes(breakdown_) / max(result.processed, 1),
         }
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        remove_database(path)
     return out
 
 
@@ -725,8 +724,7 @@ def bench_reindex_scale(directory: Path, built: BuiltDb, model_dir: Path) -> dic
             out[point] = {"stored": stored, "per_s": stored / seconds, "pending_ms": pending.p50}
     finally:
         mem.close()
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        remove_database(path)
     return out
 
 
@@ -798,8 +796,7 @@ def bench_rss(
             timeout=600,
             cwd=Path(__file__).resolve().parent.parent,
         )
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        remove_database(path)
         if done.returncode != 0:
             out[source or "none"] = {"error": done.stderr.strip().splitlines()[-1:] or ["failed"]}
             continue

@@ -55,7 +55,7 @@ from typing import Any
 
 import httpx
 
-from bench.common import Latency, Report, emit, log, ms, parser, table, work_dir
+from bench.common import Latency, Report, emit, log, ms, parser, remove_database, table, work_dir
 from bench.gateway import CpuMeter, Load, Server, _free_port, launch
 
 HOST = "127.0.0.1"
@@ -432,8 +432,7 @@ def run(plan: Plan, *, data_dir: Path | None) -> Report:
 
     with work_dir(data_dir) as directory:
         db = directory / "soak.db"
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{db}{suffix}").unlink(missing_ok=True)
+        remove_database(db)
         probe_file = None if plan.plain else directory / "probe.jsonl"
         if probe_file is not None:
             probe_file.unlink(missing_ok=True)

@@ -42,7 +42,7 @@ import apsw
 import numpy as np
 import sqlite_vec
 
-from bench.common import Latency, Report, cpu_reference, log, ms, table, time_calls, work_dir
+from bench.common import Latency, Report, cpu_reference, log, ms, remove_database, table, time_calls, work_dir
 
 DIM = 384
 N_TOPICS = 200
@@ -266,8 +266,7 @@ def connect(path: Path) -> apsw.Connection:
 
 
 def remove_db(path: Path) -> None:
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    remove_database(path)
 
 
 def db_bytes(con: apsw.Connection, path: Path) -> int:
