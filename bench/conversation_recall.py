@@ -83,6 +83,7 @@ class Options:
     in_process: bool = False
     dump: Path | None = None
     data: str = "conversations"  # which set: bench/conversations/ or bench/threads/
+    strategy: str | None = None  # the memory setting `strategy`; None: its default (hybrid)
 
 
 # -- the management API -------------------------------------------------------------------
@@ -315,6 +316,8 @@ def run_mode(
     with servers(db, opts) as (url, upstream):
         admin = Admin(url)
         settings: dict[str, Any] = {"enabled": True, **(MINILM if opts.minilm else {})}
+        if opts.strategy:
+            settings["strategy"] = opts.strategy
         if mode == "rest":
             settings["extractionEnabled"] = False
         admin.settings(settings)
@@ -403,6 +406,8 @@ def summary_row(label: str, r: dict[str, Any]) -> list[str]:
 def report(results: list[dict[str, Any]], opts: Options, n_convs: int) -> Report:
     rep = Report("Conversation recall")
     embedding = "the bundled MiniLM (transformers)" if opts.minilm else "the install defaults"
+    if opts.strategy:
+        embedding += f", strategy {opts.strategy}"
     rep.add(
         f"{n_convs} generated conversations (bench/{opts.data}/) replayed one turn per chat request "
         f"with the `openai` SDK; memory enabled with {embedding}"
@@ -537,9 +542,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--in-process", action="store_true", help="run memroute in a thread of this process")
     ap.add_argument("--dump", type=Path, default=None, help="write what was injected per question (JSONL)")
     ap.add_argument("--set", choices=SETS, default="conversations", help="the conversations to replay")
+    ap.add_argument("--strategy", choices=("hybrid", "semantic"), default=None, help="the memory strategy")
     args = ap.parse_args(argv)
     opts = Options(
-        minilm=args.minilm, capture=args.capture, in_process=args.in_process, dump=args.dump, data=args.set
+        minilm=args.minilm,
+        capture=args.capture,
+        in_process=args.in_process,
+        dump=args.dump,
+        data=args.set,
+        strategy=args.strategy,
     )
     n_convs = QUICK_CONVERSATIONS if args.quick and args.conversations is None else args.conversations
     per_conv = QUICK_QUESTIONS if args.quick and args.questions is None else args.questions
