@@ -1,4 +1,5 @@
-"""A small thread-safe LRU cache with a time-to-live, counting hits and misses."""
+"""Small thread-safe LRU structures: a cache with a time-to-live that counts hits and
+misses, and counts of recent events per key."""
 
 from __future__ import annotations
 
@@ -67,3 +68,36 @@ class LruTtlCache(Generic[V]):
 
     def __len__(self) -> int:
         return len(self._data)
+
+
+class RecentCounts:
+    """How often each key was seen within a window: the count starts again once the first
+    event counted is older than `window_s`. At most `max_keys` keys are remembered (the
+    one counted longest ago is forgotten first)."""
+
+    def __init__(self, window_s: float, max_keys: int, timer: Callable[[], float] = time.monotonic) -> None:
+        self.window_s = window_s
+        self.max_keys = max_keys
+        self._timer = timer
+        self._counts: OrderedDict[Hashable, tuple[int, float]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def count(self, key: Hashable) -> int:
+        """Count one event of `key`; its events within the window, this one included."""
+        now = self._timer()
+        with self._lock:
+            times, first = self._counts.pop(key, (0, now))
+            if now - first > self.window_s:
+                times, first = 0, now
+            self._counts[key] = (times + 1, first)
+            while len(self._counts) > self.max_keys:
+                self._counts.popitem(last=False)
+            return times + 1
+
+    def forget(self, key: Hashable) -> None:
+        with self._lock:
+            self._counts.pop(key, None)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._counts.clear()

@@ -10,7 +10,7 @@ import pytest
 from memroute.clock import normalize_time, parse_time, to_iso
 from memroute.config import Config
 from memroute.errors import InvalidInput
-from memroute.lru import LruTtlCache
+from memroute.lru import LruTtlCache, RecentCounts
 from memroute.models.records import Stats, estimate_tokens
 from memroute.models.wire import to_wire
 
@@ -49,6 +49,21 @@ def test_cache_entries_expire_after_ttl() -> None:
     timer.now = 360
     assert cache.get("a") is None
     assert len(cache) == 0
+
+
+def test_recent_counts_start_again_after_the_window_and_forget_the_oldest_key() -> None:
+    timer = FakeTimer()
+    counts = RecentCounts(30, 2, timer=timer)
+    assert [counts.count("a") for _ in range(3)] == [1, 2, 3]
+    timer.now = 29  # still within 30 s of the first
+    assert counts.count("a") == 4
+    timer.now = 31  # the first counted is older than the window: a fresh count
+    assert counts.count("a") == 1
+    counts.count("b")
+    counts.count("c")  # a third key: "a", counted longest ago, is forgotten
+    assert counts.count("a") == 1 and counts.count("c") == 2
+    counts.forget("c")
+    assert counts.count("c") == 1
 
 
 def test_cache_evicts_least_recently_used_and_get_refreshes() -> None:

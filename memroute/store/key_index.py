@@ -30,6 +30,7 @@ from typing import Any
 
 import apsw
 
+from memroute.lru import RecentCounts
 from memroute.models.records import TURN_KEY_PREFIX, MemoryFilter, MemoryRecord
 from memroute.store.db import Database
 from memroute.store.fts import query_tokens
@@ -300,8 +301,8 @@ class KeyIndexes:
         self._indexes: OrderedDict[str, KeyIndex] = OrderedDict()
         # Keys too big to index on the request path, waiting for the builder thread.
         self._pending: dict[str, None] = {}
-        # Keys not indexed yet: (recalls counted, time of the first) within `BUSY_S`.
-        self._asked: OrderedDict[str, tuple[int, float]] = OrderedDict()
+        # Recalls of keys not indexed yet, within `BUSY_S`.
+        self._recalls = RecentCounts(BUSY_S, COUNTED_KEYS)
         self._wanted = threading.Event()
         self._builder: threading.Thread | None = None
         self._closed = False
@@ -349,16 +350,16 @@ class KeyIndexes:
             if index is not None:
                 self._indexes.move_to_end(owner)
         if index is None:
-            recalls = self._recalled(owner)
+            recalls = self._recalls.count(owner)  # without an index yet
             if recalls < ADMIT_AFTER:
                 return None
             count = self._count(owner)
             if count > INLINE_BUILD_MAX:
                 if recalls >= count // MEMORIES_PER_RECALL:
-                    self._forget_recalls(owner)  # counted afresh should it not be kept
+                    self._recalls.forget(owner)  # counted afresh should it not be kept
                     self._build_later(owner)
                 return None
-            self._forget_recalls(owner)
+            self._recalls.forget(owner)
             with self._lock:
                 index = self._indexes.get(owner)  # another thread may have added it meanwhile
                 if index is None:
@@ -369,24 +370,6 @@ class KeyIndexes:
             self._ready(index)
             index.used = time.monotonic()
         return index
-
-    def _recalled(self, owner: str) -> int:
-        """Count a recall of a key without an index: its recalls within `BUSY_S` so far
-        (see `ADMIT_AFTER`, `MEMORIES_PER_RECALL`)."""
-        now = time.monotonic()
-        with self._lock:
-            times, first = self._asked.pop(owner, (0, now))
-            if now - first > BUSY_S:
-                times, first = 0, now
-            times += 1
-            self._asked[owner] = (times, first)
-            while len(self._asked) > COUNTED_KEYS:
-                self._asked.popitem(last=False)
-            return times
-
-    def _forget_recalls(self, owner: str) -> None:
-        with self._lock:
-            self._asked.pop(owner, None)
 
     def _count(self, owner: str) -> int:
         return int(

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from memroute.loops import WakeLoop
+from memroute.lru import RecentCounts
 
 log = logging.getLogger("memroute.vectors.key_cache")
 
@@ -127,8 +127,8 @@ class KeyMatrixCache:
         self._loop = WakeLoop("vec-cache", 5.0, self._drain)
         # Keys found too small or too big for a copy, with the generation they were checked at.
         self._uncopied: OrderedDict[str, int] = OrderedDict()
-        # Keys searched without a copy: (searches, monotonic time of the first), oldest first.
-        self._asked: OrderedDict[str, tuple[int, float]] = OrderedDict()
+        # Searches of keys without a copy, within `ADMIT_WITHIN_S`.
+        self._searches = RecentCounts(ADMIT_WITHIN_S, UNCOPIED_KEYS_REMEMBERED)
 
     def get(self, key: str, generation: int) -> KeyMatrix | None:
         """The current copy of `key`'s vectors, or None: then a rebuild is requested if the
@@ -141,22 +141,10 @@ class KeyMatrixCache:
                 return entry
             if self._uncopied.get(key) == generation:
                 return None
-            if entry is None and not self._asked_again(key):
+            if entry is None and self._searches.count(key) < ADMIT_AFTER:
                 return None
         self._request(key, generation)
         return None
-
-    def _asked_again(self, key: str) -> bool:
-        """Count a search of `key` without a copy; whether it is the `ADMIT_AFTER`th within
-        `ADMIT_WITHIN_S`."""
-        now = time.monotonic()
-        times, first = self._asked.pop(key, (0, now))
-        if now - first > ADMIT_WITHIN_S:
-            times, first = 0, now
-        self._asked[key] = (times + 1, first)
-        while len(self._asked) > UNCOPIED_KEYS_REMEMBERED:
-            self._asked.popitem(last=False)
-        return times + 1 >= ADMIT_AFTER
 
     def _request(self, key: str, generation: int) -> None:
         if not self._loop.started or self.max_bytes <= 0:
@@ -179,13 +167,7 @@ class KeyMatrixCache:
             return
         entry = self._load(key)
         with self._lock:
-            self._drop(key)
-            if entry is None or entry.nbytes > self.max_bytes:
-                return
-            while self._entries and self._bytes + entry.nbytes > self.max_bytes:
-                self._drop(next(iter(self._entries)))
-            self._entries[key] = entry
-            self._bytes += entry.nbytes
+            self._keep(key, entry)
 
     def holds(self, key: str, generation: int) -> bool:
         """Whether the cache has `key`'s copy at `generation`."""
@@ -203,14 +185,18 @@ class KeyMatrixCache:
             entry = self._entries.get(key)
             if entry is None or entry.generation != before:
                 return
-            updated = entry.with_rows(after, rowids, rows)
-            self._drop(key)
-            if updated.nbytes > self.max_bytes:
-                return
-            while self._entries and self._bytes + updated.nbytes > self.max_bytes:
-                self._drop(next(iter(self._entries)))
-            self._entries[key] = updated
-            self._bytes += updated.nbytes
+            self._keep(key, entry.with_rows(after, rowids, rows))
+
+    def _keep(self, key: str, entry: KeyMatrix | None) -> None:
+        """Make `entry` the copy of `key` (None, or too big for the cache: no copy), the least
+        recently used copies making room for it. Call with `_lock` held."""
+        self._drop(key)
+        if entry is None or entry.nbytes > self.max_bytes:
+            return
+        while self._entries and self._bytes + entry.nbytes > self.max_bytes:
+            self._drop(next(iter(self._entries)))
+        self._entries[key] = entry
+        self._bytes += entry.nbytes
 
     def _drop(self, key: str) -> None:
         entry = self._entries.pop(key, None)
@@ -221,7 +207,7 @@ class KeyMatrixCache:
         with self._lock:
             self._entries.clear()
             self._uncopied.clear()
-            self._asked.clear()
+            self._searches.clear()
             self._bytes = 0
 
     def stats(self) -> dict[str, int]:
