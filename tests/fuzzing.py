@@ -15,7 +15,8 @@ fuzzing phases: `fuzz_operation`).
 `Function._nodeid`, which pytest 9.2 no longer has.)
 
 Every case must: never be a 5xx, carry the error shape `{"error": {"message", "type"}}`
-on every 4xx, never leak a stack trace, and pass schemathesis' default checks (status
+(Anthropic's `{"type": "error", "error": {…}}` on `/v1/messages…`) on every 4xx, never leak
+a stack trace, and pass schemathesis' default checks (status
 codes, content types and bodies conform to the schema; invalid data is rejected).
 
 `/mcp` is not in the OpenAPI document (it is raw ASGI, MCP over streamable HTTP) and is
@@ -49,7 +50,14 @@ from starlette.responses import JSONResponse, Response
 from memroute.config import Config
 from memroute.embeddings import DISTILLED_STATIC_NAME, build_static_model
 from memroute.web.app import create_app
-from memroute.web.routes.gateway import ChatCompletionRequest, EmbeddingRequest
+from memroute.web.errors import error_shape
+from memroute.web.routes.gateway import (
+    ChatCompletionRequest,
+    CountTokensRequest,
+    EmbeddingRequest,
+    MessagesRequest,
+    ResponsesRequest,
+)
 from memroute.web.schemas.memory import MemoryOut
 
 # Fuzzing phase examples per operation (the examples and coverage phases add their own,
@@ -80,14 +88,23 @@ class FromAddress(requests.adapters.HTTPAdapter):
 
 class StrictUpstream(ScriptedUpstream):
     """The scripted provider, but rejecting what a real provider rejects: a body that does
-    not match the request schema memroute documents for the route is a 400 in OpenAI's
-    error shape (the gateway passes a provider's errors through unchanged)."""
+    not match the request schema memroute documents for the route is a 400 in the error
+    shape of its format (the gateway passes a provider's errors through unchanged)."""
 
     async def chat(self, request: Request) -> Response:
         return await self._checked(request, ChatCompletionRequest, super().chat)
 
     async def embeddings(self, request: Request) -> Response:
         return await self._checked(request, EmbeddingRequest, super().embeddings)
+
+    async def responses(self, request: Request) -> Response:
+        return await self._checked(request, ResponsesRequest, super().responses)
+
+    async def messages(self, request: Request) -> Response:
+        return await self._checked(request, MessagesRequest, super().messages)
+
+    async def count_tokens(self, request: Request) -> Response:
+        return await self._checked(request, CountTokensRequest, super().count_tokens)
 
     @staticmethod
     async def _checked(
@@ -97,6 +114,8 @@ class StrictUpstream(ScriptedUpstream):
             model.model_validate_json(await request.body(), strict=True)
         except ValidationError as exc:
             error = {"message": str(exc.errors()[0]["msg"]), "type": "invalid_request_error"}
+            if request.url.path.startswith("/v1/messages"):
+                return JSONResponse({"type": "error", "error": error}, status_code=400)
             return JSONResponse({"error": {**error, "param": None, "code": None}}, status_code=400)
         return await handler(request)
 
@@ -135,6 +154,15 @@ FUZZ_CONFIG = {
                 "PUT /api/settings/qdrant",
             ],
             "checks": {"positive_data_acceptance": {"expected-statuses": ["2xx", "400", "404", "409"]}},
+        },
+        {
+            # A model goes to a provider of the route's wire format, which a schema cannot
+            # say: a schema-valid model of a provider of the other format (one the fuzzer
+            # added, say) is a 400, never a 5xx.
+            "include-name": ["POST /v1/messages", "POST /v1/messages/count_tokens", "POST /v1/responses"],
+            "checks": {
+                "positive_data_acceptance": {"expected-statuses": ["2xx", "400", "401", "404", "429"]}
+            },
         },
         {
             # A bad record is reported in `errors` and skipped (a 200), and a "wrongly
@@ -214,6 +242,9 @@ def serve_fuzz_target(folder: Path, request: pytest.FixtureRequest) -> Iterator[
         # injection and extraction.
         assert api.put("/api/settings/memory", json={"enabled": True}).status_code == 200
         owner = created.json()["key"]["id"]
+        # An Anthropic-format provider at the same upstream: /v1/messages goes there.
+        claude = {"id": "claude", "baseUrl": upstream_server.url + "/v1", "format": "anthropic"}
+        assert api.post("/api/providers", json=claude).status_code == 201
         for n, fact in enumerate(("prefers dark mode", "lives in Lisbon", "uses vim")):
             stored = api.post("/api/memory", json={"content": fact, "key": f"fact-{n}", "apiKeyId": owner})
             assert stored.status_code == 200, stored.text
@@ -253,14 +284,17 @@ def _assert_clean(case: Case, response: schemathesis.Response) -> None:
         assert marker not in text, f"{label} leaked a stack trace: {text[:500]}"
     if 400 <= status < 500:
         body = response.json()
-        assert isinstance(body, dict) and set(body) == {"error"}, f"{label} -> {status}: {text[:500]}"
+        shape = error_shape(case.path)
+        # Anthropic's routes answer in its shape, with the error's type at the top as well.
+        top = {"type", "error"} if shape == "anthropic" else {"error"}
+        assert isinstance(body, dict) and set(body) == top, f"{label} -> {status}: {text[:500]}"
         error = body["error"]
         assert isinstance(error, dict), text
         assert isinstance(error.get("message"), str) and error["message"], text
         assert isinstance(error.get("type"), str) and error["type"], text
-        # Gateway errors carry OpenAI's two extra fields as well.
-        openai = case.path.startswith("/v1/")
-        assert set(error) == ({"message", "type", "param", "code"} if openai else {"message", "type"}), text
+        # OpenAI's gateway errors carry its two extra fields as well.
+        fields = {"message", "type", "param", "code"} if shape == "openai" else {"message", "type"}
+        assert set(error) == fields, text
 
 
 def fuzz_operation(label: str, fuzz_target: FuzzTarget) -> None:

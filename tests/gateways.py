@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import anthropic
 import openai
 from memories import open_memory
 from servers import TLS, LiveServer, ScriptedUpstream, wait_until
@@ -36,6 +37,25 @@ class Gateway:
             default_headers=headers or None,
             http_client=openai.DefaultHttpxClient(verify=TLS),
         )
+
+    def anthropic(
+        self, secret: str | None = None, *, bearer: bool = False, **headers: str
+    ) -> anthropic.Anthropic:
+        """The official Anthropic SDK pointed at memroute, the client key in `x-api-key`
+        (or, with `bearer`, in `Authorization: Bearer`)."""
+        key = secret or self.secret
+        return anthropic.Anthropic(
+            base_url=self.url,
+            api_key=None if bearer else key,
+            auth_token=key if bearer else None,
+            max_retries=0,
+            default_headers=headers or None,
+            http_client=anthropic.DefaultHttpxClient(verify=TLS),
+        )
+
+    def add_anthropic_provider(self, provider_id: str = "claude", key: str = "sk-ant-provider-key") -> None:
+        """An Anthropic-format provider at the scripted upstream, with its own key."""
+        self.memory.providers.add(provider_id, self.upstream.url + "/v1", api_key=key, format="anthropic")
 
     def wait_for(self, check: Callable[[], bool], timeout: float = 10.0) -> None:
         wait_until(check, timeout, interval=0.05)

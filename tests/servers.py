@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import httpx
+import wire_formats
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -160,13 +161,48 @@ class ScriptedUpstream:
     def last(self) -> dict[str, Any]:
         return self.requests[-1]
 
-    def _next(self, body: dict[str, Any]) -> Scripted:
+    def _next(self, body: dict[str, Any], said: str | None = None) -> Scripted:
+        """The next scripted step; unscripted, an echo of `said` (by default the last user
+        message's string content)."""
         if self.script:
             return self.script.popleft()
-        messages = body.get("messages") or []
-        last_user = next((m for m in reversed(messages) if m.get("role") == "user"), {})
-        content = last_user.get("content")
-        return Scripted(text=content if isinstance(content, str) and self.default_echo else "OK")
+        if said is None:
+            messages = body.get("messages") or []
+            last_user = next((m for m in reversed(messages) if m.get("role") == "user"), {})
+            content = last_user.get("content")
+            said = content if isinstance(content, str) else None
+        return Scripted(text=said if said and self.default_echo else "OK")
+
+    async def _formatted(self, request: Request, said, whole, events) -> Response:  # type: ignore[no-untyped-def]
+        """An answer in another wire format: `said(body)` is echoed, `whole(body, text)` is
+        the answer, `events(body, text)` its stream."""
+        body = await request.json()
+        self.requests.append({"body": body, "headers": dict(request.headers), "path": request.url.path})
+        step = self._next(body, said(body))
+        if step.delay:
+            await asyncio.sleep(step.delay)
+        if step.status != 200:
+            return JSONResponse(step.body, status_code=step.status)
+        if step.raw is not None:
+            return StreamingResponse(_chunks(step.raw), media_type="text/event-stream")
+        if body.get("stream"):
+            return StreamingResponse(_iterate(events(body, step.text)), media_type="text/event-stream")
+        return JSONResponse(whole(body, step.text))
+
+    async def responses(self, request: Request) -> Response:
+        return await self._formatted(
+            request, wire_formats.responses_user_text, wire_formats.response, wire_formats.response_events
+        )
+
+    async def messages(self, request: Request) -> Response:
+        return await self._formatted(
+            request, wire_formats.messages_user_text, wire_formats.message, wire_formats.message_events
+        )
+
+    async def count_tokens(self, request: Request) -> Response:
+        body = await request.json()
+        self.requests.append({"body": body, "headers": dict(request.headers), "path": request.url.path})
+        return JSONResponse({"input_tokens": len(json.dumps(body.get("messages")).split())})
 
     async def chat(self, request: Request) -> Response:
         body = await request.json()
@@ -235,6 +271,9 @@ class ScriptedUpstream:
                 Route("/v1/chat/completions", self.chat, methods=["POST"]),
                 Route("/v1/models", self.models, methods=["GET"]),
                 Route("/v1/embeddings", self.embeddings, methods=["POST"]),
+                Route("/v1/responses", self.responses, methods=["POST"]),
+                Route("/v1/messages", self.messages, methods=["POST"]),
+                Route("/v1/messages/count_tokens", self.count_tokens, methods=["POST"]),
             ]
         )
 
@@ -253,6 +292,11 @@ def _completion(body: dict[str, Any], text: str) -> dict[str, Any]:
 async def _chunks(chunks: list[bytes]):  # type: ignore[no-untyped-def]
     for chunk in chunks:
         yield chunk
+
+
+async def _iterate(events):  # type: ignore[no-untyped-def]
+    for event in events:
+        yield event
 
 
 class RawUpstream:

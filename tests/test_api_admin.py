@@ -117,6 +117,19 @@ def test_limits_of_an_unknown_key_are_404(api: httpx.Client) -> None:
 # -- providers -----------------------------------------------------------------------------------
 
 
+def test_a_providers_wire_format_is_set_kept_and_checked(api: httpx.Client) -> None:
+    claude = {"id": "claude", "baseUrl": "https://api.anthropic.com/v1", "format": "anthropic"}
+    created = api.post("/api/providers", json=claude)
+    assert created.status_code == 201 and created.json()["provider"]["format"] == "anthropic"
+    moved = api.put("/api/providers/claude", json={"baseUrl": "https://proxy.example.com/v1"})
+    assert moved.json()["provider"]["format"] == "anthropic"  # absent: kept
+    assert_error(api.put("/api/providers/claude", json={"format": "gemini"}), 400)
+    assert_error(api.post("/api/providers", json={**claude, "id": "other", "format": None}), 400)
+    assert api.get("/api/providers").json()["providers"][0]["format"] == "anthropic"
+    changed = api.put("/api/providers/claude", json={"format": "openai"})
+    assert changed.json()["provider"]["format"] == "openai"
+
+
 def test_providers_crud_never_returns_the_stored_secret(api: httpx.Client) -> None:
     texts: list[str] = []
 
@@ -141,8 +154,10 @@ def test_providers_crud_never_returns_the_stored_secret(api: httpx.Client) -> No
         "default",
         "createdAt",
         "updatedAt",
+        "format",
     }
     assert provider["baseUrl"] == "https://api.openai.com/v1"
+    assert provider["format"] == "openai"  # what a provider speaks unless told
     assert provider["hasStoredKey"] is True and provider["apiKeyMasked"] == "***" + PROVIDER_SECRET[-4:]
     assert provider["default"] is False
 

@@ -79,7 +79,7 @@ def test_metrics_count_requests_and_injected_memories(gateway: Gateway) -> None:
     gateway.memory.add(gateway.key_id, "prefers dark mode")
     gateway.client().chat.completions.create(model="echo-1", messages=[{"role": "user", "content": "hi"}])
     text = httpx.get(gateway.url + "/metrics").text
-    assert 'memroute_chat_requests_total{memory="on"} 1' in text
+    assert 'memroute_chat_requests_total{memory="on",route="chat"} 1' in text
     assert "memroute_memories_injected_total 1" in text
     assert "memroute_retrieval_seconds_count 1" in text
     assert "# TYPE memroute_extraction_queue_depth gauge" in text

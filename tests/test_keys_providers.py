@@ -96,6 +96,32 @@ def test_bare_and_unknown_prefixed_models_go_to_the_default(mem: Memory) -> None
     assert [p.id for p in mem.providers.list() if p.is_default] == ["openai"]
 
 
+def test_each_route_forwards_only_to_providers_of_its_wire_format(mem: Memory) -> None:
+    mem.providers.add("openai", "https://api.openai.com/v1", default=True)
+    mem.providers.add("claude", "https://api.anthropic.com/v1", format="anthropic")
+    # A bare model goes to the default when it speaks the route's format, else to the one
+    # provider that does.
+    assert mem.providers.route("gpt-4o").provider_id == "openai"
+    bare = mem.providers.route("claude-sonnet-4-5", "anthropic")
+    assert (bare.provider_id, bare.model, bare.format) == ("claude", "claude-sonnet-4-5", "anthropic")
+    with pytest.raises(InvalidInput, match="speaks the anthropic format") as wrong:
+        mem.providers.route("claude/claude-sonnet-4-5")
+    assert wrong.value.field == "model"
+    with pytest.raises(InvalidInput, match="speaks the openai format"):
+        mem.providers.route("openai/gpt-4o", "anthropic")
+    # Two of a format and a default of the other: the model must name its provider.
+    mem.providers.add("claude-eu", "https://eu.example.com/v1", format="anthropic")
+    with pytest.raises(InvalidInput, match="--format anthropic"):
+        mem.providers.route("claude-sonnet-4-5", "anthropic")
+    assert mem.providers.route("claude-eu/claude-x", "anthropic").provider_id == "claude-eu"
+    # A replaced provider keeps its format unless told; a wrong one is refused.
+    mem.providers.add("claude", "https://proxy.example.com/v1")
+    assert mem.providers.route("claude/x", "anthropic").base_url == "https://proxy.example.com/v1"
+    with pytest.raises(InvalidInput, match="openai, anthropic") as bad:
+        mem.providers.add("gemini", "https://x.example.com", format="gemini")
+    assert bad.value.field == "format" and "gemini" not in [p.id for p in mem.providers.list()]
+
+
 def test_environment_upstream_and_key_by_env_name(mem: Memory, clock) -> None:
     """MEMROUTE_UPSTREAM_BASE_URL/_API_KEY become the default; keys can be env var names."""
     with database(mem) as store:  # a registry of its own on the same file
@@ -172,6 +198,11 @@ def test_cli_keys_and_providers(db_path: Path) -> None:
     assert missing.exit_code == 1 and "not found" in missing.output
     bad = run("providers", "add", "Bad Id", "--base-url", "https://x")
     assert bad.exit_code == 2
+    claude = run(
+        "providers", "add", "claude", "--base-url", "https://api.anthropic.com/v1", "--format", "anthropic"
+    )
+    assert claude.exit_code == 0 and json.loads(claude.output)["format"] == "anthropic"
+    assert run("providers", "add", "x", "--base-url", "https://x", "--format", "gemini").exit_code == 2
 
 
 def test_cli_sets_shows_and_resets_a_keys_limits(db_path: Path) -> None:

@@ -100,6 +100,14 @@ def providers() -> None:
 )
 @click.option("--api-key-stdin", is_flag=True, help="Read an API key to store from stdin (never echoed).")
 @click.option("--default", "is_default", is_flag=True, help="Send models without a provider prefix here.")
+@click.option(
+    "--format",
+    "wire_format",
+    type=click.Choice(["openai", "anthropic"]),
+    default=None,
+    help="The wire format it speaks: openai (/v1/chat/completions, /v1/responses; a new provider's"
+    " default) or anthropic (/v1/messages, e.g. --base-url https://api.anthropic.com/v1).",
+)
 @click.pass_context
 def providers_add(
     ctx: click.Context,
@@ -108,12 +116,18 @@ def providers_add(
     api_key_env: str | None,
     api_key_stdin: bool,
     is_default: bool,
+    wire_format: str | None,
 ) -> None:
     """Add or replace a provider. Secrets are only ever shown masked."""
     secret = sys.stdin.readline().strip() if api_key_stdin else None
     with memory_for(ctx) as mem:
         record = mem.providers.add(
-            provider_id, base_url, api_key_env=api_key_env, api_key=secret, default=is_default
+            provider_id,
+            base_url,
+            api_key_env=api_key_env,
+            api_key=secret,
+            default=is_default,
+            format=wire_format,
         )
         print_json(to_wire(record))
 

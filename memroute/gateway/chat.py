@@ -31,14 +31,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from memroute.errors import InvalidInput, Unauthorized
+from memroute.gateway.formats import WireFormat
 from memroute.gateway.guard import ClientGone
 from memroute.gateway.limits import GatewayLimiter
 from memroute.gateway.relay import RelayResponse, UpstreamBounds, fetch_once, open_streamed
-from memroute.gateway.sse import DONE_EVENT, ReplyAssembler, reply_text
+from memroute.gateway.sse import ReplyAssembler
 from memroute.masking import url_for_logs
-from memroute.memory.injection import should_inject
 from memroute.memory.settings import MemorySettings
-from memroute.memory.turns import last_user_turn, said_in
 from memroute.models.records import ApiKey, RetrievedItem
 from memroute.service import Memory
 from memroute.service.turn_queue import ChatTurn
@@ -91,6 +90,7 @@ class ChatContext:
     request_id: str = ""
     settings: MemorySettings | None = None  # read once, when memory is on for the request
     items: list[RetrievedItem] = field(default_factory=list)
+    turn: tuple[str, str] = ("", "")  # the last user turn's text and speaker
 
     @property
     def wants_reply(self) -> bool:
@@ -125,13 +125,16 @@ class GatewayMetrics(Protocol):
 @dataclass(frozen=True, slots=True)
 class Admitted:
     """A chat request ready to go upstream: its key, memory context, the client's body,
-    the route and the outgoing body (JSON bytes)."""
+    the route, the outgoing body (JSON bytes), its wire format and the client headers
+    passed on."""
 
     key: ApiKey | None
     ctx: ChatContext
     body: dict[str, Any]
     route: Route
     payload: bytes
+    fmt: WireFormat
+    headers: dict[str, str]
 
 
 class ChatPipeline:
@@ -200,68 +203,62 @@ class ChatPipeline:
             owner=owner, session_id=first_header(headers, SESSION_HEADERS), request_id=request_id(headers)
         )
 
-    def admit(self, secret: str | None, headers: Mapping[str, str], raw: bytes) -> Admitted:
-        """Everything before forwarding, in one trip to a worker thread: authenticate (first,
-        so an unknown client learns nothing about its body) and check the key's limits,
-        parse, route, recall and inject, build the outgoing body, and queue the user's turn
-        for learning (unless the reply is learned from too: then after the answer)."""
+    def admit(self, fmt: WireFormat, secret: str | None, headers: Mapping[str, str], raw: bytes) -> Admitted:
+        """Everything before forwarding a request of `fmt`, in one trip to a worker thread:
+        authenticate (first, so an unknown client learns nothing about its body) and check
+        the key's limits, parse and check, route, recall and inject, build the outgoing
+        body, and queue the user's turn for learning (unless the reply is learned from
+        too: then after the answer)."""
         key = self.authenticate_within_limits(secret)
         body = parse_body(raw)
-        model = body.get("model")
-        if not isinstance(model, str) or not model.strip():
-            raise InvalidInput("must be a non-empty string", "model")
-        messages = body.get("messages")
-        if not isinstance(messages, list):
-            raise InvalidInput('must be a list of messages, e.g. [{"role": "user", ...}]', "messages")
-        if len(messages) > self.max_messages:
-            raise InvalidInput(
-                f"holds {len(messages)} messages; a chat may hold at most {self.max_messages} "
-                "(MEMROUTE_MAX_CHAT_MESSAGES)",
-                "messages",
-            )
+        fmt.check(body, self.max_messages)
         ctx = self.context(headers, key)
-        route, outgoing = self.prepare(ctx, body, model)
+        route, outgoing = self.prepare(fmt, ctx, body, body["model"])
         payload = json.dumps({**outgoing, "model": route.model}).encode()
         if not ctx.wants_reply:
-            self.learn(ctx, body)  # the user's turn, queued in this same trip to the thread
-        return Admitted(key, ctx, body, route, payload)
+            self.learn(ctx)  # the user's turn, queued in this same trip to the thread
+        passed = {name: headers[name] for name in fmt.passed_headers if name in headers}
+        return Admitted(key, ctx, body, route, payload, fmt, passed)
 
-    def prepare(self, ctx: ChatContext, body: dict[str, Any], model: str) -> tuple[Route, dict[str, Any]]:
+    def prepare(
+        self, fmt: WireFormat, ctx: ChatContext, body: dict[str, Any], model: str
+    ) -> tuple[Route, dict[str, Any]]:
         """Route the model, then retrieve and inject — one trip to the worker thread.
 
         A routing error is the client's or the operator's and is raised; any memory
         failure is logged and the request goes on unchanged."""
-        route = self.memory.providers.route(model)
+        route = self.memory.providers.route(model, fmt.provider_format)
         if ctx.owner is None:
             return route, body
         try:
             ctx.settings = settings = self.memory.settings()
-            if not settings.injects or not should_inject(body):
+            ctx.turn = fmt.user_turn(body)
+            if not settings.injects or not fmt.takes_memory(body):
                 return route, body
             started = time.perf_counter()
             ctx.items = self.memory.recall(
                 ctx.owner,
-                last_user_turn(body)[0] or None,
+                ctx.turn[0] or None,
                 ctx.session_id,
                 settings=settings,
                 record_access=False,
-                already_said=said_in(body),
+                already_said=fmt.said(body),
             )
             self.metrics.observe("memroute_retrieval_seconds", time.perf_counter() - started)
-            return route, self.memory.inject(body, ctx.items, route.provider_id, route.model)
+            return route, fmt.inject(body, self.memory.memory_block(ctx.items), route)
         except Exception as exc:
             log.warning("memory.retrieval.failed error=%s", type(exc).__name__)
             self.metrics.inc("memroute_memory_errors_total", stage="retrieval")
             ctx.items = []
             return route, body
 
-    def learn(self, ctx: ChatContext, body: dict[str, Any], reply: str = "") -> None:
+    def learn(self, ctx: ChatContext, reply: str = "") -> None:
         """Queue the exchange for learning (see `Memory.enqueue_turn`); a failure is logged
         and counted, never raised."""
         settings = ctx.settings
         if ctx.owner is None or settings is None or not settings.extracts:
             return
-        text, speaker = last_user_turn(body)
+        text, speaker = ctx.turn
         turn = ChatTurn(text, reply, speaker, ctx.request_id, ctx.session_id)
         try:
             self.memory.enqueue_turn(ctx.owner, turn, settings=settings)
@@ -269,11 +266,11 @@ class ChatPipeline:
             log.warning("memory.extraction.enqueue_failed error=%s", type(exc).__name__)
             self.metrics.inc("memroute_memory_errors_total", stage="extraction")
 
-    async def learn_with_reply(self, ctx: ChatContext, body: dict[str, Any], reply: str) -> None:
+    async def learn_with_reply(self, ctx: ChatContext, reply: str) -> None:
         """After the answer, when the reply is learned from too (`captureTurns` all): queue
         the exchange, in a worker thread. Otherwise the user's turn was queued on admission."""
         if ctx.wants_reply:
-            await self.in_thread(self.learn, ctx, body, reply)
+            await self.in_thread(self.learn, ctx, reply)
 
     def record_use(self, ctx: ChatContext) -> None:
         """Count the injection; the access counts are written in the background, batched."""
@@ -288,21 +285,23 @@ class ChatPipeline:
 
     # -- the request ---------------------------------------------------------------
 
-    async def complete(self, request: Request) -> Response:
-        """The chat request: admitted in a worker thread, then forwarded within the limits
+    async def complete(self, request: Request, fmt: WireFormat) -> Response:
+        """A request of `fmt`: admitted in a worker thread, then forwarded within the limits
         (a slot held only while the provider answers). A client that disconnects while it
         waits ends its upstream call."""
         raw = await request.body()  # bounded by the body limit
         secret = self.client_secret(request)
         arrival = self.limiter.arrive(secret)
         try:
-            admitted = await self.in_thread(self.admit, secret, request.headers, raw)
+            admitted = await self.in_thread(self.admit, fmt, secret, request.headers, raw)
         except BaseException:
             arrival.admitted(None)
             raise
         arrival.admitted(admitted.key)
         debug = header_truthy(request.headers, (DEBUG_HEADER,))
-        self.metrics.inc("memroute_chat_requests_total", memory="on" if admitted.ctx.items else "off")
+        self.metrics.inc(
+            "memroute_chat_requests_total", memory="on" if admitted.ctx.items else "off", route=fmt.name
+        )
         try:
             if admitted.body.get("stream") is True:
                 return await self._stream(request, admitted, admitted.ctx.headers(debug))
@@ -315,26 +314,33 @@ class ChatPipeline:
         slot = self.limiter.acquire(admitted.key)
         try:
             upstream, content = await fetch_once(
-                self.client, route, "/chat/completions", admitted.payload, request.receive, self.bounds
+                self.client,
+                route,
+                admitted.fmt.upstream_path,
+                admitted.payload,
+                request.receive,
+                self.bounds,
+                admitted.headers,
             )
         finally:
             slot.release()
         if upstream.status_code == 200:
-            await self.learn_with_reply(ctx, admitted.body, await reply_of(ctx, content))
+            await self.learn_with_reply(ctx, await reply_of(admitted, content))
             self.record_use(ctx)
         return Response(content, status_code=upstream.status_code, headers={**_passed(upstream), **headers})
 
     async def _stream(self, request: Request, admitted: Admitted, headers: dict[str, str]) -> Response:
-        ctx, body, route = admitted.ctx, admitted.body, admitted.route
+        ctx, route, fmt = admitted.ctx, admitted.route, admitted.fmt
         slot = self.limiter.acquire(admitted.key)
         stream = await open_streamed(
             self.client,
             route,
-            "/chat/completions",
+            fmt.upstream_path,
             admitted.payload,
             request.receive,
             self.bounds,
             slot.release,
+            admitted.headers,
         )
         upstream = stream.response
         is_sse = "text/event-stream" in upstream.headers.get("content-type", "")
@@ -344,31 +350,31 @@ class ChatPipeline:
             finally:
                 await stream.close()
             if upstream.status_code == 200:
-                await self.learn_with_reply(ctx, body, await reply_of(ctx, content))
+                await self.learn_with_reply(ctx, await reply_of(admitted, content))
             return Response(
                 content, status_code=upstream.status_code, headers={**_passed(upstream), **headers}
             )
 
         async def relay() -> AsyncIterator[bytes]:
-            assembler = ReplyAssembler()
+            assembler = ReplyAssembler(fmt.stream_text)
             wanted = ctx.wants_reply
             queued = False
             try:
                 async for chunk in stream.chunks():
                     if wanted:
                         assembler.feed(chunk)
-                    done_at = chunk.find(DONE_EVENT)
+                    done_at = chunk.find(fmt.done_event)
                     if done_at >= 0 and not queued:
                         # Queue the reply before the client sees the end of the stream.
                         if done_at:
                             yield chunk[:done_at]
-                        await self.learn_with_reply(ctx, body, assembler.text)
+                        await self.learn_with_reply(ctx, assembler.text)
                         queued = True
                         yield chunk[done_at:]
                         continue
                     yield chunk
                 if not queued:
-                    await self.learn_with_reply(ctx, body, assembler.text)
+                    await self.learn_with_reply(ctx, assembler.text)
                 self.record_use(ctx)
             except CALL_ERRORS as exc:
                 log.warning(
@@ -393,10 +399,10 @@ def client_gone(route: Route) -> Response:
     return Response(status_code=499)
 
 
-async def reply_of(ctx: ChatContext, content: bytes) -> str:
-    """The assistant's text in a non-streamed answer, when `ctx` learns from it (else "":
-    the answer is not parsed)."""
-    return reply_text(await parsed_json(content)) if ctx.wants_reply else ""
+async def reply_of(admitted: Admitted, content: bytes) -> str:
+    """The assistant's text in a non-streamed answer, when the request learns from it
+    (else "": the answer is not parsed)."""
+    return admitted.fmt.reply_text(await parsed_json(content)) if admitted.ctx.wants_reply else ""
 
 
 async def parsed_json(content: bytes) -> Any:

@@ -8,7 +8,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 import anyio
@@ -39,11 +39,13 @@ async def fetch_once(
     payload: bytes,
     receive: Receive,
     bounds: UpstreamBounds,
+    headers: Mapping[str, str] | None = None,
 ) -> tuple[UpstreamResponse, bytes]:
-    """POST `payload` and read the whole answer (see `guarded` for how it can end early)."""
+    """POST `payload` (with the client's `headers` the format passes on) and read the whole
+    answer (see `guarded` for how it can end early)."""
 
     async def call() -> tuple[UpstreamResponse, bytes]:
-        async with open_stream(client, "POST", route, path, payload) as upstream:
+        async with open_stream(client, "POST", route, path, payload, headers) as upstream:
             return upstream, await read_body(upstream, route, bounds.max_body_bytes)
 
     deadline = time.monotonic() + bounds.total_timeout_s
@@ -119,6 +121,7 @@ async def open_streamed(
     receive: Receive,
     bounds: UpstreamBounds,
     on_close: Callable[[], None],
+    headers: Mapping[str, str] | None = None,
 ) -> OpenStream:
     """POST `payload` for a streamed answer and wait for its head (guarded like
     `fetch_once`). On any failure, `on_close` has run when this raises."""
@@ -126,7 +129,7 @@ async def open_streamed(
     stack = contextlib.AsyncExitStack()
 
     async def head() -> UpstreamResponse:
-        return await stack.enter_async_context(open_stream(client, "POST", route, path, payload))
+        return await stack.enter_async_context(open_stream(client, "POST", route, path, payload, headers))
 
     try:
         response = await guarded(receive, deadline, route, bounds.total_timeout_s, head)

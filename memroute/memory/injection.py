@@ -266,6 +266,16 @@ def _place(
     return [memory_message, *messages], role
 
 
+def memory_block(memories: Sequence[object] | None, *, framed: bool = True) -> str:
+    """The memory block of `memories` (see `inject` for what they may be): one line each
+    behind the prefix (see ``format_memory_context``); ``""`` when none has text."""
+    return format_memory_context(_lines(memories), framed=framed)
+
+
+def _lines(memories: Sequence[object] | None) -> list[str]:
+    return [c.strip() for c in map(_memory_line, memories or ()) if c.strip()]
+
+
 def inject(
     request: Mapping[str, Any],
     memories: Sequence[object] | None,
@@ -288,19 +298,40 @@ def inject(
     if not memories:
         log.debug("memory.injection.skipped reason=no_memories model=%s", model)
         return _unchanged(request)
-    contents = [c.strip() for c in map(_memory_line, memories) if c.strip()]
+    contents = _lines(memories)
     memory_text = format_memory_context(contents, framed=framed)
     if not memory_text:
         log.debug("memory.injection.skipped reason=empty_context model=%s", model)
         return _unchanged(request)
+    placed, strategy = _placed(request, memory_text, provider, model, cache_safe)
+    log.debug("memory.injection.injected count=%d strategy=%s model=%s", len(contents), strategy, model)
+    return placed
+
+
+def place_block(
+    request: Mapping[str, Any], memory_text: str, provider: str | None, model: str | None
+) -> dict[str, Any]:
+    """A copy of the Chat-Completions ``request`` with the memory block ``memory_text``
+    (see ``memory_block``) as one message placed by the rules above; the very same
+    request when the block is empty."""
+    if not memory_text:
+        return _unchanged(request)
+    return _placed(request, memory_text, provider, model, None)[0]
+
+
+def _placed(
+    request: Mapping[str, Any],
+    memory_text: str,
+    provider: str | None,
+    model: str | None,
+    cache_safe: bool | None,
+) -> tuple[dict[str, Any], str]:
     if cache_safe is None:
         cache_safe = has_cache_control(request)
-
     raw_messages = request.get("messages")
     messages = list(raw_messages) if isinstance(raw_messages, list | tuple) else []
     new_messages, strategy = _place(messages, memory_text, provider, model, cache_safe)
-    log.debug("memory.injection.injected count=%d strategy=%s model=%s", len(contents), strategy, model)
-    return {**request, "messages": new_messages}
+    return {**request, "messages": new_messages}, strategy
 
 
 def _unchanged(request: Mapping[str, Any]) -> dict[str, Any]:

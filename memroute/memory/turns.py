@@ -189,14 +189,17 @@ def last_user_turn(request: Mapping[str, Any]) -> tuple[str, str]:
     return last_user_text(request), ""
 
 
-def said_in(request: Mapping[str, Any]) -> str:
-    """Every message text of the request, normalised and joined: what it already holds, so
-    a memory found inside it is not injected again."""
-    messages = request.get("messages")
-    if not isinstance(messages, list):
+def said_in(request: Mapping[str, Any], field: str = "messages") -> str:
+    """Every message text of the request (its `field`: `messages`, or a Responses body's
+    `input`), normalised and joined: what it already holds, so a memory found inside it
+    is not injected again."""
+    items = request.get(field)
+    if isinstance(items, str):
+        return normalised(items)
+    if not isinstance(items, list):
         return ""
     texts = []
-    for message in messages:
+    for message in items:
         if isinstance(message, Mapping):
             content = message.get("content")
             if isinstance(content, str):

@@ -314,6 +314,11 @@ class ApiKey:
         return self.revoked_at is None
 
 
+# The wire formats a provider can speak: `openai` (chat completions, responses) and
+# `anthropic` (messages). A gateway route forwards only to providers of its format.
+PROVIDER_FORMATS = ("openai", "anthropic")
+
+
 @dataclass(slots=True, frozen=True)
 class ProviderRecord:
     """An upstream provider. `api_key` never goes on the wire: only whether one is stored
@@ -330,6 +335,7 @@ class ProviderRecord:
     is_default: bool
     created_at: str
     updated_at: str
+    format: str = "openai"  # the wire format it speaks: see PROVIDER_FORMATS
 
     @property
     def has_stored_key(self) -> bool:

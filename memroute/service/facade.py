@@ -510,6 +510,11 @@ class Memory:
         unless MEMROUTE_MEMORY_FRAMING=false, which gives the bare `Memory context:` block)."""
         return injection.inject(request, memories, provider, model, framed=self.config.memory_framing)
 
+    def memory_block(self, memories: Sequence[Any]) -> str:
+        """The text `inject` adds for `memories` (one line each, framed as `inject` frames
+        them), for a wire format that places it itself; "" when none has text."""
+        return injection.memory_block(memories, framed=self.config.memory_framing)
+
     # -- extraction -------------------------------------------------------------
 
     def extract(self, text: str) -> builtins.list[Any]:

@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 from memroute.clock import Clock, to_iso
 from memroute.errors import InvalidInput, NotFound, UpstreamError
-from memroute.models.records import ProviderRecord
+from memroute.models.records import PROVIDER_FORMATS, ProviderRecord
 from memroute.store import SqliteStore
 from memroute.upstream.route import Route, url_problem
 
@@ -77,6 +77,14 @@ def validate_base_url(value: object) -> str:
     return url
 
 
+def validate_format(value: object) -> str:
+    if value not in PROVIDER_FORMATS:
+        raise InvalidInput(
+            f"must be one of {', '.join(PROVIDER_FORMATS)} (the wire format the provider speaks)", "format"
+        )
+    return str(value)
+
+
 def validate_provider_id(value: object) -> str:
     if not isinstance(value, str) or not _PROVIDER_ID.match(value):
         raise InvalidInput("must be 1-64 lower-case letters, digits, '.', '_' or '-'", "id")
@@ -109,8 +117,10 @@ class ProviderRegistry:
         api_key_env: str | None = None,
         api_key: str | None = None,
         default: bool = False,
+        format: str | None = None,
     ) -> ProviderRecord:
-        """Create or replace a provider. Give the key by env var name or as a stored secret."""
+        """Create or replace a provider. Give the key by env var name or as a stored secret;
+        `format` (`openai` or `anthropic`) keeps a replaced provider's when not given."""
         pid = validate_provider_id(provider_id)
         if api_key_env is not None:
             validate_key_env(api_key_env)
@@ -120,6 +130,7 @@ class ProviderRegistry:
             raise InvalidInput("give either apiKeyEnv or apiKey, not both")
         now = to_iso(self._clock())
         old = self._store.providers.get(pid)
+        wire_format = validate_format(format) if format is not None else (old.format if old else "openai")
         record = ProviderRecord(
             id=pid,
             base_url=validate_base_url(base_url),
@@ -128,6 +139,7 @@ class ProviderRegistry:
             is_default=default,
             created_at=old.created_at if old else now,
             updated_at=now,
+            format=wire_format,
         )
         return self._store.providers.upsert(record)
 
@@ -152,7 +164,7 @@ class ProviderRegistry:
 
     def _route_for(self, record: ProviderRecord, model: str) -> Route:
         key = record.api_key or self._env_key(record)
-        return Route(record.id, record.base_url, key or None, model)
+        return Route(record.id, record.base_url, key or None, model, record.format)
 
     def _env_key(self, record: ProviderRecord) -> str:
         """The key `record.api_key_env` names, or "" (also when a provider stored before the
@@ -178,24 +190,53 @@ class ProviderRegistry:
             routes.append((env_default, not any(r.is_default for r in records)))
         return routes
 
-    def route(self, model: str) -> Route:
-        """The provider and upstream model for a request's `model`."""
+    def route(self, model: str, wire_format: str = "openai") -> Route:
+        """The provider and upstream model for a request's `model`, on a route that forwards
+        to providers of `wire_format`. `provider/model` names the provider; any other model
+        goes to the default provider, or, when that one speaks another format, to the one
+        provider of `wire_format`. A provider of another format is a 400."""
         if not isinstance(model, str) or not model.strip():
             raise InvalidInput("must be a non-empty string", "model")
+        route = self._named(model) or self._default_for(model, wire_format)
+        if route.format != wire_format:
+            raise InvalidInput(
+                f"goes to provider '{route.provider_id}', which speaks the {route.format} format; this"
+                f" route forwards only to providers of the {wire_format} format (name one as"
+                f" `provider/model`, or add one with `memroute providers add ID --base-url URL"
+                f" --format {wire_format}`)",
+                "model",
+            )
+        return route
+
+    def _named(self, model: str) -> Route | None:
+        """The route of a `provider/model` whose provider exists, else None."""
         prefix, sep, rest = model.partition("/")
-        if sep and rest:
-            record = self._store.providers.get(prefix)
-            if record is not None:
-                return self._route_for(record, rest)
-            env_default = self._env_default()
-            if env_default is not None and prefix == ENV_PROVIDER_ID:
-                return Route(env_default.provider_id, env_default.base_url, env_default.api_key, rest)
-        for record in self._store.providers.list():
-            if record.is_default:
-                return self._route_for(record, model)
+        if not (sep and rest):
+            return None
+        record = self._store.providers.get(prefix)
+        if record is not None:
+            return self._route_for(record, rest)
         env_default = self._env_default()
-        if env_default is not None:
-            return Route(env_default.provider_id, env_default.base_url, env_default.api_key, model)
+        if env_default is not None and prefix == ENV_PROVIDER_ID:
+            return Route(env_default.provider_id, env_default.base_url, env_default.api_key, rest)
+        return None
+
+    def _default_for(self, model: str, wire_format: str) -> Route:
+        records = self._store.providers.list()
+        default: Route | None = None
+        for record in records:
+            if record.is_default:
+                default = self._route_for(record, model)
+        env_default = self._env_default()
+        if default is None and env_default is not None:
+            default = Route(env_default.provider_id, env_default.base_url, env_default.api_key, model)
+        if default is not None and default.format == wire_format:
+            return default
+        speaking = [r for r in records if r.format == wire_format]
+        if len(speaking) == 1:
+            return self._route_for(speaking[0], model)
+        if default is not None:
+            return default  # the caller says why its format does not fit
         raise UpstreamError(
             "no upstream provider is configured: set MEMROUTE_UPSTREAM_BASE_URL or add one with "
             "`memroute providers add ID --base-url URL --default`",

@@ -9,11 +9,11 @@ from typing import Any
 from memroute.models.records import ProviderRecord
 from memroute.store.db import Database
 
-_COLUMNS = "id, base_url, api_key_env, api_key, is_default, created_at, updated_at"
+_COLUMNS = "id, base_url, api_key_env, api_key, is_default, created_at, updated_at, format"
 
 
 def _row(row: Sequence[Any]) -> ProviderRecord:
-    return ProviderRecord(row[0], row[1], row[2], row[3], bool(row[4]), row[5], row[6])
+    return ProviderRecord(row[0], row[1], row[2], row[3], bool(row[4]), row[5], row[6], row[7])
 
 
 class ProviderRepository:
@@ -29,10 +29,11 @@ class ProviderRepository:
                 )
             con.execute(
                 "INSERT INTO providers (id, base_url, api_key_env, api_key, is_default, created_at,"
-                " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
+                " updated_at, format) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT (id) DO UPDATE SET base_url = excluded.base_url,"
                 " api_key_env = excluded.api_key_env, api_key = excluded.api_key,"
-                " is_default = excluded.is_default, updated_at = excluded.updated_at",
+                " is_default = excluded.is_default, updated_at = excluded.updated_at,"
+                " format = excluded.format",
                 (
                     provider.id,
                     provider.base_url,
@@ -41,6 +42,7 @@ class ProviderRepository:
                     int(provider.is_default),
                     provider.created_at,
                     provider.updated_at,
+                    provider.format,
                 ),
             )
         found = self.get(provider.id)

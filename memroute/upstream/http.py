@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import aiohttp
@@ -27,23 +27,41 @@ log = logging.getLogger("memroute.upstream")
 CALL_ERRORS = (aiohttp.ClientError, TimeoutError)
 
 
+# The Messages API version an Anthropic provider is asked for when the client names none.
+ANTHROPIC_VERSION = "2023-06-01"
+
+
 def upstream_headers(route: Route) -> dict[str, str]:
-    """Headers for the provider: its own key, never the client's memroute key."""
+    """Headers for the provider: its own key, never the client's memroute key (an
+    Anthropic provider's in `x-api-key`, with the API version it needs)."""
     headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
-    if route.api_key:
+    if route.format == "anthropic":
+        headers["anthropic-version"] = ANTHROPIC_VERSION
+        if route.api_key:
+            headers["x-api-key"] = route.api_key
+    elif route.api_key:
         headers["authorization"] = f"Bearer {route.api_key}"
     return headers
 
 
 @contextlib.asynccontextmanager
 async def open_stream(
-    client: UpstreamClient, method: str, route: Route, path: str, body: bytes | None = None
+    client: UpstreamClient,
+    method: str,
+    route: Route,
+    path: str,
+    body: bytes | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> AsyncIterator[UpstreamResponse]:
-    """Send a request and yield the response with its body not yet read."""
+    """Send a request (with the client's `headers` the format passes on, e.g.
+    `anthropic-version`) and yield the response with its body not yet read."""
     if url_problem(route.base_url) is not None:  # stored before validation was this strict
         raise UpstreamError(f"upstream provider '{route.provider_id}' has an invalid base URL")
+    sent = upstream_headers(route)
+    if headers:
+        sent.update(headers)
     try:
-        response = await client.send(method, route.base_url + path, body, upstream_headers(route))
+        response = await client.send(method, route.base_url + path, body, sent)
     except (PoolFull, *CALL_ERRORS) as exc:
         raise upstream_failure(route, exc) from None
     try:

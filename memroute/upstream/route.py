@@ -10,12 +10,14 @@ from yarl import URL
 
 @dataclass(frozen=True, slots=True)
 class Route:
-    """Where one request goes. `api_key` is a secret: never log or return it."""
+    """Where one request goes, and the wire format the provider speaks (`openai` or
+    `anthropic`). `api_key` is a secret: never log or return it."""
 
     provider_id: str
     base_url: str
     api_key: str | None
     model: str
+    format: str = "openai"
 
 
 @functools.lru_cache(maxsize=256)

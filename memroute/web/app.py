@@ -19,7 +19,7 @@ from memroute.upstream.client import PoolSettings, UpstreamClient
 from memroute.upstream.tls import tls_context
 from memroute.version import package_version
 from memroute.web import errors
-from memroute.web.auth import bearer_token, load_or_create_admin_token, same_token
+from memroute.web.auth import client_key, load_or_create_admin_token, same_token
 from memroute.web.guards import HostAllowList, JsonBodyRequired, allowed_hosts
 from memroute.web.limits import BodyLimit
 from memroute.web.mcp_mount import LazyMcpEndpoint
@@ -64,7 +64,7 @@ def create_app(config: Config, *, memory: Memory | None = None) -> FastAPI:
                 client,
                 app.state.metrics,
                 config.require_api_key,
-                client_secret=bearer_token,
+                client_secret=client_key,
                 is_admin_token=lambda given: same_token(given, app.state.admin_token),
                 limiter=GatewayLimiter(
                     config.max_concurrent,

@@ -86,6 +86,12 @@ def bearer_token(request: Request) -> str | None:
     return None
 
 
+def client_key(request: Request) -> str | None:
+    """The memroute client key of a gateway request: `Authorization: Bearer`, else
+    `x-api-key` (what Anthropic's clients send)."""
+    return bearer_token(request) or request.headers.get("x-api-key", "").strip() or None
+
+
 def session_secret(request: Request) -> str | None:
     return request.cookies.get(SESSION_COOKIE) or None
 

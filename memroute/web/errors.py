@@ -1,5 +1,7 @@
 """One place where errors become HTTP responses: `{"error": {"message", "type"}}`,
-never a stack trace. Gateway routes add the OpenAI fields `param` and `code`."""
+never a stack trace. Gateway routes add the OpenAI fields `param` and `code`; the
+Anthropic routes (`/v1/messages…`) answer in Anthropic's shape,
+`{"type": "error", "error": {"type", "message"}}`."""
 
 from __future__ import annotations
 
@@ -45,9 +47,35 @@ def status_of(exc: MemrouteError) -> int:
     return 500
 
 
-def error_body(message: str, kind: str, *, openai: bool = False) -> dict[str, Any]:
+# Anthropic's error types by HTTP status (others: `api_error`).
+_ANTHROPIC_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    529: "overloaded_error",
+}
+
+
+def error_shape(path: str) -> str:
+    """How errors on `path` are shaped: `anthropic` on the Messages routes, `openai` on
+    the other gateway routes, `plain` elsewhere."""
+    if path == "/v1/messages" or path.startswith("/v1/messages/"):
+        return "anthropic"
+    return "openai" if path.startswith("/v1/") else "plain"
+
+
+def error_body(message: str, kind: str, *, shape: str = "plain", status: int = 400) -> dict[str, Any]:
+    """The JSON of an error in `shape` (see `error_shape`)."""
+    if shape == "anthropic":
+        return {
+            "type": "error",
+            "error": {"type": _ANTHROPIC_TYPES.get(status, "api_error"), "message": message},
+        }
     error: dict[str, Any] = {"message": message, "type": kind}
-    if openai:
+    if shape == "openai":
         error.update(param=None, code=None)
     return {"error": error}
 
@@ -56,11 +84,12 @@ def error_response(
     request: Request, status: int, message: str, kind: str, headers: Mapping[str, str] | None = None
 ) -> JSONResponse:
     """The error as JSON. `headers` are kept (a 405's `Allow`, which RFC 9110 requires)."""
-    openai = request.url.path.startswith("/v1/")
+    shape = error_shape(request.url.path)
     sent = dict(headers or {})
     if status == 401:
         sent["WWW-Authenticate"] = "Bearer"
-    return JSONResponse(error_body(message, kind, openai=openai), status_code=status, headers=sent or None)
+    body = error_body(message, kind, shape=shape, status=status)
+    return JSONResponse(body, status_code=status, headers=sent or None)
 
 
 HTTP_METHODS = frozenset({"get", "put", "post", "delete", "options", "head", "patch", "trace"})

@@ -14,7 +14,7 @@ import json
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from memroute.web.errors import error_body
+from memroute.web.errors import error_body, error_shape
 
 LOCAL_NAMES = ("localhost", "127.0.0.1", "::1")
 ANY_HOST = "*"
@@ -113,9 +113,9 @@ def _has_body(headers: Headers) -> bool:
 
 
 async def _refuse(send: Send, scope: Scope, status: int, message: str) -> None:
-    """The error in the usual shape (OpenAI's `param` and `code` on `/v1/*`)."""
-    openai = scope["path"].startswith("/v1/")
-    payload = json.dumps(error_body(message, "invalid_request_error", openai=openai)).encode()
+    """The error in the usual shape of its path (see `error_shape`)."""
+    shape = error_shape(scope["path"])
+    payload = json.dumps(error_body(message, "invalid_request_error", shape=shape, status=status)).encode()
     await send(
         {
             "type": "http.response.start",

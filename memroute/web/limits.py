@@ -7,7 +7,7 @@ import json
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memroute.web.errors import error_body
+from memroute.web.errors import error_body, error_shape
 
 IMPORT_PATH = "/api/memory/import"
 
@@ -34,7 +34,7 @@ class BodyLimit:
         limit = self.limit_for(scope["path"])
         declared = dict(scope.get("headers") or []).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
-            await _too_large(send, limit, openai=scope["path"].startswith("/v1/"))
+            await _too_large(send, limit, shape=error_shape(scope["path"]))
             return
         received = 0
 
@@ -51,10 +51,12 @@ class BodyLimit:
         await self.app(scope, limited_receive, send)
 
 
-async def _too_large(send: Send, limit: int, *, openai: bool) -> None:
+async def _too_large(send: Send, limit: int, *, shape: str) -> None:
     """The 413 for a declared Content-Length over the limit, in the same shape as every
     other error (with OpenAI's `param` and `code` on the gateway)."""
-    body = error_body(f"request body is larger than {limit} bytes", "invalid_request_error", openai=openai)
+    body = error_body(
+        f"request body is larger than {limit} bytes", "invalid_request_error", shape=shape, status=413
+    )
     payload = json.dumps(body).encode()
     await send(
         {

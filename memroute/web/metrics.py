@@ -86,7 +86,10 @@ class Metrics:
 def standard_metrics(queue_depth: Callable[[], float]) -> Metrics:
     metrics = Metrics()
     metrics.counter("memroute_requests_total", "HTTP requests by route group and status class.")
-    metrics.counter("memroute_chat_requests_total", "Chat completions by memory outcome.")
+    metrics.counter(
+        "memroute_chat_requests_total",
+        "Gateway requests with memory by route (chat, responses, messages) and memory outcome.",
+    )
     metrics.counter("memroute_memories_injected_total", "Memories injected into chat requests.")
     metrics.counter("memroute_memory_tokens_injected_total", "Estimated tokens of injected memories.")
     metrics.counter("memroute_memory_errors_total", "Memory failures that were degraded around.")

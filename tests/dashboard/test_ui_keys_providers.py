@@ -364,3 +364,24 @@ def test_screenshots(page: Any, studio: Studio) -> None:
     page.get_by_role("button", name="Add provider").click()
     expect(page.get_by_role("alert").filter(has_text="Base URL")).to_be_visible()
     screenshot(page, "providers-error")
+
+
+def test_a_providers_wire_format_is_chosen_shown_and_kept_on_edit(page: Any, studio: Studio) -> None:
+    page.goto("/dashboard/providers")
+    expect(page.get_by_label("Wire format", exact=True)).to_have_value("openai")
+    page.get_by_label("ID", exact=True).fill("claude")
+    page.get_by_label("Base URL", exact=True).fill("https://api.anthropic.com/v1")
+    page.get_by_label("Wire format", exact=True).select_option("anthropic")
+    page.get_by_role("radio", name="No key").check()
+    page.get_by_role("button", name="Add provider").click()
+
+    row = page.locator("tbody tr", has_text="claude")
+    expect(row).to_contain_text("anthropic")
+    assert providers(studio)["claude"]["format"] == "anthropic"
+
+    page.get_by_role("button", name="Edit provider claude").click()
+    expect(page.get_by_label("Wire format", exact=True)).to_have_value("anthropic")
+    page.get_by_label("Base URL", exact=True).fill("https://anthropic.example.com/v1")
+    page.get_by_role("button", name="Save changes").click()
+    expect(row).to_contain_text("https://anthropic.example.com/v1")
+    assert providers(studio)["claude"]["format"] == "anthropic"  # an edit keeps the format

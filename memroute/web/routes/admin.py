@@ -104,7 +104,12 @@ def create_provider(request: Request, body: ProviderCreate) -> BaseModel:
     if _existing(memory, body.id) is not None:
         raise Conflict(f"provider {body.id} already exists; change it with PUT /api/providers/{body.id}")
     record = memory.providers.add(
-        body.id, body.baseUrl, api_key_env=body.apiKeyEnv, api_key=body.apiKey, default=body.default
+        body.id,
+        body.baseUrl,
+        api_key_env=body.apiKeyEnv,
+        api_key=body.apiKey,
+        default=body.default,
+        format=body.format,
     )
     return ProviderEnvelope.model_validate({"provider": record})
 
@@ -133,6 +138,7 @@ def update_provider(request: Request, provider_id: ProviderId, body: ProviderUpd
         api_key_env=api_key_env,
         api_key=api_key,
         default=changes.get("default", old.is_default),
+        format=changes.get("format", old.format),
     )
     return ProviderEnvelope.model_validate({"provider": record})
 

@@ -1,4 +1,5 @@
-"""The OpenAI-compatible routes: /v1/chat/completions, /v1/models, /v1/embeddings."""
+"""The gateway's routes: OpenAI's /v1/chat/completions, /v1/responses, /v1/models and
+/v1/embeddings; Anthropic's /v1/messages and /v1/messages/count_tokens."""
 
 from __future__ import annotations
 
@@ -12,9 +13,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memroute.errors import UpstreamError
 from memroute.gateway.chat import ChatPipeline
-from memroute.gateway.embeddings import embed
+from memroute.gateway.formats.chat import ChatCompletions
+from memroute.gateway.formats.messages import Messages
+from memroute.gateway.formats.responses import Responses
+from memroute.gateway.passthrough import COUNT_TOKENS, EMBEDDINGS, pass_through
 from memroute.upstream.http import read_json
-from memroute.web.auth import bearer_token
+from memroute.web.auth import client_key
 from memroute.web.schemas.gateway import GATEWAY_ERROR_RESPONSES
 
 router = APIRouter(prefix="/v1", tags=["gateway"], responses=GATEWAY_ERROR_RESPONSES)
@@ -28,6 +32,36 @@ class ChatCompletionRequest(BaseModel):
     model: str = Field(pattern=r"\S", description="`provider/model`, or a model of the default provider")
     messages: list[dict[str, Any]]
     stream: bool | None = None
+
+
+class ResponsesRequest(BaseModel):
+    """The OpenAI Responses request; every other field is passed to the provider untouched."""
+
+    model_config = ConfigDict(extra="allow")
+    model: str = Field(pattern=r"\S", description="`provider/model`, or a model of the default provider")
+    input: str | list[dict[str, Any]] | None = None
+    instructions: str | None = None
+    previous_response_id: str | None = None
+    stream: bool | None = None
+
+
+class MessagesRequest(BaseModel):
+    """The Anthropic Messages request; every other field is passed to the provider untouched."""
+
+    model_config = ConfigDict(extra="allow")
+    model: str = Field(
+        pattern=r"\S", description="`provider/model`, or a model of an Anthropic-format provider"
+    )
+    messages: list[dict[str, Any]]
+    max_tokens: int
+    system: str | list[dict[str, Any]] | None = None
+    stream: bool | None = None
+
+
+class CountTokensRequest(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    model: str = Field(pattern=r"\S")
+    messages: list[dict[str, Any]]
 
 
 class EmbeddingRequest(BaseModel):
@@ -45,6 +79,31 @@ def _pipeline(request: Request) -> ChatPipeline:
     return request.app.state.chat  # type: ignore[no-any-return]
 
 
+CHAT = ChatCompletions()
+RESPONSES = Responses()
+MESSAGES = Messages()
+
+
+def _streamed_ok(what: str, event: str) -> dict[int | str, dict[str, Any]]:
+    return {
+        200: {
+            "description": f"The provider's answer: {what}, or with `stream: true` its SSE events",
+            "content": {
+                "application/json": {"schema": {"type": "object"}},
+                "text/event-stream": {
+                    "schema": {
+                        "type": "object",
+                        "properties": {"data": {"type": "string", "description": event}},
+                        "required": ["data"],
+                    }
+                },
+            },
+        }
+    }
+
+
+RESPONSES_OK = _streamed_ok("a response", "a typed event as JSON (`response.output_text.delta`, …)")
+MESSAGES_OK = _streamed_ok("a message", "an event as JSON (`message_start`, `content_block_delta`, …)")
 CHAT_OK: dict[int | str, dict[str, Any]] = {
     200: {
         "description": "The provider's answer: a chat completion, or with `stream: true` its SSE events",
@@ -73,14 +132,37 @@ async def chat_completions(request: Request) -> Response:
     Headers: `x-memroute-no-memory: true` turns memory off for the request,
     `x-memroute-session-id` sets the session, `x-memroute-debug: true` lists the
     injected memory ids in `x-memroute-memory-ids`."""
-    return await _pipeline(request).complete(request)
+    return await _pipeline(request).complete(request, CHAT)
+
+
+@router.post("/responses", openapi_extra=_doc(ResponsesRequest), responses=RESPONSES_OK)
+async def responses(request: Request) -> Response:
+    """The OpenAI Responses API with memory, streaming or not: memory goes in
+    `instructions`; `previous_response_id` and every other field pass untouched. The
+    same memory headers as `/v1/chat/completions`."""
+    return await _pipeline(request).complete(request, RESPONSES)
+
+
+@router.post("/messages", openapi_extra=_doc(MessagesRequest), responses=MESSAGES_OK)
+async def messages(request: Request) -> Response:
+    """The Anthropic Messages API with memory, streaming or not, to providers of the
+    `anthropic` format: memory goes in `system`. The client key in `x-api-key` or
+    `Authorization: Bearer`; `anthropic-version` and `anthropic-beta` are passed on;
+    errors in Anthropic's shape. The same memory headers as `/v1/chat/completions`."""
+    return await _pipeline(request).complete(request, MESSAGES)
+
+
+@router.post("/messages/count_tokens", openapi_extra=_doc(CountTokensRequest), responses=PASSED_THROUGH)
+async def count_tokens(request: Request) -> Response:
+    """Passed through to the Anthropic-format provider of `model` (prefix stripped), without memory."""
+    return await pass_through(_pipeline(request), request, COUNT_TOKENS)
 
 
 @router.get("/models")
 async def list_models(request: Request) -> JSONResponse:
     """Every provider's models, as `provider/model` (the default provider's also bare)."""
     pipeline = _pipeline(request)
-    await anyio.to_thread.run_sync(pipeline.authenticate, bearer_token(request))
+    await anyio.to_thread.run_sync(pipeline.authenticate, client_key(request))
     routes = await anyio.to_thread.run_sync(pipeline.memory.providers.all_routes)
     data: list[dict[str, Any]] = []
     for route, is_default in routes:
@@ -100,4 +182,4 @@ async def list_models(request: Request) -> JSONResponse:
 @router.post("/embeddings", openapi_extra=_doc(EmbeddingRequest), responses=PASSED_THROUGH)
 async def embeddings(request: Request) -> Response:
     """Passed through to the provider of `model` (prefix stripped)."""
-    return await embed(_pipeline(request), request)
+    return await pass_through(_pipeline(request), request, EMBEDDINGS)

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field
 
@@ -80,6 +80,11 @@ EnvName = Annotated[
     ),
 ]
 Secret = Annotated[str, Field(min_length=1, max_length=4096, description="stored; never returned")]
+WireFormatName = Literal["openai", "anthropic"]
+FORMAT_DOC = (
+    "The wire format the provider speaks: `openai` (/v1/chat/completions, /v1/responses) or"
+    " `anthropic` (/v1/messages); each gateway route forwards only to providers of its format"
+)
 
 
 # `apiKey` and `apiKeyEnv` exclude each other (either may be null).
@@ -107,6 +112,7 @@ class ProviderCreate(StrictBody):
     apiKeyEnv: EnvName | None = None
     apiKey: Secret | None = None
     default: bool = False
+    format: WireFormatName = Field("openai", description=FORMAT_DOC)
 
 
 class ProviderUpdate(StrictBody):
@@ -119,3 +125,4 @@ class ProviderUpdate(StrictBody):
     apiKeyEnv: EnvName | None = None
     apiKey: Secret | None = None
     default: bool = optional()
+    format: WireFormatName = optional(description=FORMAT_DOC)

@@ -5,7 +5,17 @@ import { api } from "./api.js";
 import { renderTopbar } from "./nav.js";
 import { confirmAction, el, field, formatDate, toast } from "./ui.js";
 
-const LABELS = { id: "ID", baseUrl: "Base URL", apiKey: "API key", apiKeyEnv: "Environment variable" };
+const LABELS = {
+  id: "ID",
+  baseUrl: "Base URL",
+  apiKey: "API key",
+  apiKeyEnv: "Environment variable",
+  format: "Wire format",
+};
+const FORMATS = [
+  ["openai", "OpenAI (chat completions, responses)"],
+  ["anthropic", "Anthropic (messages)"],
+];
 
 const page = document.getElementById("page");
 let editing = null; // the provider being edited; null while adding
@@ -50,10 +60,25 @@ const inputs = {
     maxlength: 128,
     placeholder: "OPENAI_API_KEY",
   }),
+  format: el(
+    "select",
+    { id: "provider-format" },
+    FORMATS.map(([value, label]) => el("option", { value }, label)),
+  ),
 };
 const fields = {
   id: field("ID", inputs.id, "Lower-case letters, digits, . _ -. Models named id/model go to this provider."),
-  baseUrl: field("Base URL", inputs.baseUrl, "The provider's OpenAI-compatible API, http:// or https://."),
+  baseUrl: field(
+    "Base URL",
+    inputs.baseUrl,
+    "The provider's API, http:// or https://, e.g. https://api.openai.com/v1 or https://api.anthropic.com/v1.",
+  ),
+  format: field(
+    "Wire format",
+    inputs.format,
+    "What it speaks: /v1/chat/completions and /v1/responses go to OpenAI-format providers," +
+      " /v1/messages to Anthropic-format ones.",
+  ),
   apiKey: field("API key", inputs.apiKey, "Stored in memroute's database; never shown again."),
   apiKeyEnv: field(
     "Environment variable",
@@ -112,7 +137,7 @@ const cancelButton = el("button", { type: "button", onclick: () => resetForm(tru
 const form = el(
   "form",
   { id: "provider-form", novalidate: true, "aria-labelledby": "form-title", onsubmit: submit },
-  el("div", { class: "form-grid" }, fields.id.wrap, fields.baseUrl.wrap),
+  el("div", { class: "form-grid" }, fields.id.wrap, fields.baseUrl.wrap, fields.format.wrap),
   keySource,
   defaultField,
   formError,
@@ -182,6 +207,7 @@ function editProvider(provider) {
   inputs.id.value = provider.id;
   inputs.id.readOnly = true;
   inputs.baseUrl.value = provider.baseUrl;
+  inputs.format.value = provider.format || "openai";
   inputs.apiKeyEnv.value = provider.apiKeyEnv || "";
   if (provider.hasStoredKey) {
     inputs.apiKey.placeholder = "unchanged";
@@ -206,6 +232,7 @@ class FormError extends Error {
 function formBody() {
   const body = editing ? {} : { id: inputs.id.value.trim() };
   body.baseUrl = inputs.baseUrl.value.trim();
+  body.format = inputs.format.value;
   const mode = keyMode();
   if (mode === "stored") {
     const secret = inputs.apiKey.value.trim();
@@ -272,7 +299,9 @@ const table = el(
     el(
       "tr",
       {},
-      ["ID", "Base URL", "Upstream key", "Default", "Updated"].map((label) => el("th", { scope: "col" }, label)),
+      ["ID", "Base URL", "Format", "Upstream key", "Default", "Updated"].map((label) =>
+        el("th", { scope: "col" }, label),
+      ),
       el("th", { scope: "col" }, el("span", { class: "sr-only" }, "Actions")),
     ),
   ),
@@ -300,6 +329,7 @@ function providerRow(provider) {
     { dataset: { providerId: provider.id } },
     el("th", { scope: "row" }, el("code", {}, provider.id)),
     el("td", { class: "url" }, el("code", {}, provider.baseUrl)),
+    el("td", { class: "format" }, provider.format),
     el("td", { class: "key" }, keyCell(provider)),
     el("td", {}, provider.default ? el("span", { class: "badge ok" }, "default") : el("span", { class: "muted" }, "no")),
     el("td", { class: "nowrap" }, formatDate(provider.updatedAt)),

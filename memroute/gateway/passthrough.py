@@ -1,9 +1,11 @@
-"""`/v1/embeddings`: passed through to the provider of `model` (prefix stripped), within
-the same limits, deadline and answer cap as a chat."""
+"""Requests passed through to the provider of `model` (prefix stripped), without memory,
+within the same limits, deadline and answer cap as a chat: `/v1/embeddings` (OpenAI
+format) and `/v1/messages/count_tokens` (Anthropic format)."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 import anyio
 from starlette.requests import Request
@@ -16,32 +18,47 @@ from memroute.models.records import ApiKey
 from memroute.upstream.route import Route
 
 
-def admit_embedding(
-    pipeline: ChatPipeline, secret: str | None, raw: bytes
+@dataclass(frozen=True, slots=True)
+class PassThrough:
+    """Where a passed-through request goes: the path appended to the provider's base URL,
+    the wire format of the providers that take it and the client headers passed on."""
+
+    upstream_path: str
+    provider_format: str
+    passed_headers: tuple[str, ...] = ()
+
+
+EMBEDDINGS = PassThrough("/embeddings", "openai")
+COUNT_TOKENS = PassThrough("/messages/count_tokens", "anthropic", ("anthropic-version", "anthropic-beta"))
+
+
+def admit_passed(
+    pipeline: ChatPipeline, kind: PassThrough, secret: str | None, raw: bytes
 ) -> tuple[ApiKey | None, Route, bytes]:
     """In a worker thread: authenticate and check the key's limits, parse, route, and
     build the outgoing body."""
     key = pipeline.authenticate_within_limits(secret)
     body = parse_body(raw)
     # Not str(...): a model that is not a non-empty string is a 400, as for chat.
-    route = pipeline.memory.providers.route(body.get("model", ""))
+    route = pipeline.memory.providers.route(body.get("model", ""), kind.provider_format)
     return key, route, json.dumps({**body, "model": route.model}).encode()
 
 
-async def embed(pipeline: ChatPipeline, request: Request) -> Response:
+async def pass_through(pipeline: ChatPipeline, request: Request, kind: PassThrough) -> Response:
     raw = await request.body()
     secret = pipeline.client_secret(request)
     arrival = pipeline.limiter.arrive(secret)
     try:
-        key, route, payload = await anyio.to_thread.run_sync(admit_embedding, pipeline, secret, raw)
+        key, route, payload = await anyio.to_thread.run_sync(admit_passed, pipeline, kind, secret, raw)
     except BaseException:
         arrival.admitted(None)
         raise
     arrival.admitted(key)
+    passed = {name: request.headers[name] for name in kind.passed_headers if name in request.headers}
     slot = pipeline.limiter.acquire(key)
     try:
         upstream, content = await fetch_once(
-            pipeline.client, route, "/embeddings", payload, request.receive, pipeline.bounds
+            pipeline.client, route, kind.upstream_path, payload, request.receive, pipeline.bounds, passed
         )
     except ClientGone:
         return client_gone(route)
