@@ -1,10 +1,16 @@
-"""Gateway overhead: the official `openai` SDK against the local echo upstream, directly and
-through memroute, all in one run.
+"""Gateway overhead: the official SDKs against the local echo upstream, directly and
+through memroute, on each of memroute's three routes, all in one run.
 
-Servers: the echo upstream (`memroute.gateway.echo.EchoUpstream`) and memroute
-(`create_app(config)`), each under its own uvicorn in its own process (as `memroute serve`
-runs; `--in-process` runs both in threads of the benchmark process instead, as
-`memroute demo` does). The client is `openai.OpenAI` (sync, `max_retries=0`).
+Servers: the echo upstream (`memroute.gateway.echo.EchoUpstream`, which answers all three
+wire formats) and memroute (`create_app(config)`, its openai-format upstream the echo server,
+and `claude`, an anthropic-format provider at the same server), each under its own uvicorn
+in its own process (as `memroute serve` runs; `--in-process` runs both in threads of the
+benchmark process instead, as `memroute demo` does). The clients are sync, `max_retries=0`:
+
+- chat: `openai.OpenAI`, `chat.completions.create`;
+- responses: `openai.OpenAI`, `responses.create` (memory goes in `instructions`);
+- messages: `anthropic.Anthropic`, `messages.create` and `messages.stream` (memory goes in
+  `system`); direct means the anthropic SDK against the echo server itself.
 
 Cases (the same realistic 5–15-word questions in every case):
 
@@ -19,6 +25,10 @@ Cases (the same realistic 5–15-word questions in every case):
 - busy: a first-person statement before each question ("I prefer Go for CLI tools. …");
   the echo reply restates it, so each request stores facts in the background; off vs on.
 
+The chat route runs every case, streaming (direct, off, on), the concurrent pool and the busy
+phase; the responses and messages routes run direct, off and on sequentially and streaming
+direct vs on (`--routes` picks the routes).
+
 Sequential requests are timed in rounds, the cases interleaved (order rotated every round)
 so drift of the shared VM hits every case alike; the extraction queue is drained before
 each block. Streaming: time to the first content chunk. Concurrent: a pool of 8 threads
@@ -27,11 +37,13 @@ sharing one client.
     python -m bench.gateway                     # 1000 sequential requests per case, 1000 memories
     python -m bench.gateway --requests 500 --memories 5000
     python -m bench.gateway --in-process
+    python -m bench.gateway --routes responses,messages --requests 300 --stream 150
     python -m bench.gateway --quick
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import gc
 import multiprocessing
@@ -39,12 +51,13 @@ import os
 import socket
 import statistics
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anthropic
 import openai
 
 from bench.common import (
@@ -77,6 +90,12 @@ BUSY_OFF, BUSY_ON = "off, statements", "on, extraction busy"
 SEQUENTIAL_CASES = (DIRECT, OFF, ON, ON_NO_EXTRACTION)
 STREAM_CASES = (DIRECT, OFF, ON)
 CONCURRENT_CASES = (DIRECT, OFF, ON)
+CHAT, RESPONSES, MESSAGES = "chat", "responses", "messages"
+ROUTES = (CHAT, RESPONSES, MESSAGES)
+ROUTE_CASES = (DIRECT, OFF, ON)  # sequential cases of the responses and messages routes
+ROUTE_STREAM_CASES = (DIRECT, ON)
+ANTHROPIC_PROVIDER = "claude"  # a bare model on /v1/messages goes to the one anthropic-format provider
+MAX_TOKENS = 256
 # Memory settings of each case (None: the client talks to the upstream directly).
 SETTINGS: dict[str, dict[str, bool] | None] = {
     DIRECT: None,
@@ -200,31 +219,43 @@ def launch(
             proc.join(5)
 
 
-# -- the client --------------------------------------------------------------------------
+# -- the clients -------------------------------------------------------------------------
 
 
 def client(url: str, secret: str) -> openai.OpenAI:
     return openai.OpenAI(base_url=url + "/v1", api_key=secret, max_retries=0, timeout=60)
 
 
+def anthropic_client(url: str, secret: str) -> anthropic.Anthropic:
+    """The anthropic SDK at `url` (it appends /v1/messages itself)."""
+    return anthropic.Anthropic(base_url=url, api_key=secret, max_retries=0, timeout=60)
+
+
 def messages(text: str) -> list[Any]:
     return [{"role": "user", "content": text}]
 
 
+def expect(reply: str | None, text: str) -> None:
+    """The echo upstream's reply to `text`, else AssertionError."""
+    if reply != "You said: " + text:
+        raise AssertionError(f"unexpected reply {reply!r}")
+
+
+def injected(headers: Mapping[str, str]) -> tuple[int, int]:
+    """(memories injected, their tokens) from memroute's headers."""
+    return int(headers.get("x-memroute-memory-count", 0)), int(headers.get("x-memroute-memory-tokens", 0))
+
+
 def ask(c: openai.OpenAI, text: str) -> None:
     reply = c.chat.completions.create(model=MODEL, messages=messages(text))
-    if reply.choices[0].message.content != "You said: " + text:
-        raise AssertionError(f"unexpected reply {reply.choices[0].message.content!r}")
+    expect(reply.choices[0].message.content, text)
 
 
 def ask_raw(c: openai.OpenAI, text: str) -> tuple[int, int]:
     """One untimed request; (memories injected, their tokens) from memroute's headers."""
     raw = c.chat.completions.with_raw_response.create(model=MODEL, messages=messages(text))
-    if raw.parse().choices[0].message.content != "You said: " + text:
-        raise AssertionError("unexpected reply")
-    return int(raw.headers.get("x-memroute-memory-count", 0)), int(
-        raw.headers.get("x-memroute-memory-tokens", 0)
-    )
+    expect(raw.parse().choices[0].message.content, text)
+    return injected(raw.headers)
 
 
 def ask_stream(c: openai.OpenAI, text: str) -> tuple[int, int]:
@@ -240,9 +271,93 @@ def ask_stream(c: openai.OpenAI, text: str) -> tuple[int, int]:
                     first = clock()
                 parts.append(chunk.choices[0].delta.content)
     end = clock()
-    if "".join(parts) != "You said: " + text:
-        raise AssertionError("unexpected streamed reply")
+    expect("".join(parts), text)
     return first - start, end - start
+
+
+def ask_responses(c: openai.OpenAI, text: str) -> None:
+    expect(c.responses.create(model=MODEL, input=text).output_text, text)
+
+
+def ask_responses_raw(c: openai.OpenAI, text: str) -> tuple[int, int]:
+    raw = c.responses.with_raw_response.create(model=MODEL, input=text)
+    expect(raw.parse().output_text, text)
+    return injected(raw.headers)
+
+
+def stream_responses(c: openai.OpenAI, text: str) -> tuple[int, int]:
+    """(ns to the first `response.output_text.delta`, ns to the end of the stream)."""
+    clock = time.perf_counter_ns
+    start = clock()
+    first = 0
+    parts = []
+    with c.responses.create(model=MODEL, input=text, stream=True) as stream:
+        for event in stream:
+            if event.type == "response.output_text.delta" and event.delta:
+                first = first or clock()
+                parts.append(event.delta)
+    end = clock()
+    expect("".join(parts), text)
+    return first - start, end - start
+
+
+def message_text(message: anthropic.types.Message) -> str:
+    return "".join(block.text for block in message.content if block.type == "text")
+
+
+def ask_messages(c: anthropic.Anthropic, text: str) -> None:
+    expect(message_text(c.messages.create(model=MODEL, max_tokens=MAX_TOKENS, messages=messages(text))), text)
+
+
+def ask_messages_raw(c: anthropic.Anthropic, text: str) -> tuple[int, int]:
+    raw = c.messages.with_raw_response.create(model=MODEL, max_tokens=MAX_TOKENS, messages=messages(text))
+    expect(message_text(raw.parse()), text)
+    return injected(raw.headers)
+
+
+def stream_messages(c: anthropic.Anthropic, text: str) -> tuple[int, int]:
+    """(ns to the first text of `messages.stream`, ns to the end of the stream)."""
+    clock = time.perf_counter_ns
+    start = clock()
+    first = 0
+    parts = []
+    with c.messages.stream(model=MODEL, max_tokens=MAX_TOKENS, messages=messages(text)) as stream:
+        for piece in stream.text_stream:
+            first = first or clock()
+            parts.append(piece)
+    end = clock()
+    expect("".join(parts), text)
+    return first - start, end - start
+
+
+@dataclass(frozen=True, slots=True)
+class Api:
+    """How the benchmark asks one route with its SDK: the timed request, an untimed one that
+    returns memroute's injection headers, a streamed one (ns to the first text, to the end)."""
+
+    call: str  # the SDK call, for the report
+    connect: Callable[[str, str], Any]  # (server URL, key) → client
+    ask: Callable[[Any, str], None]
+    ask_raw: Callable[[Any, str], tuple[int, int]]
+    ask_stream: Callable[[Any, str], tuple[int, int]]
+
+
+APIS = {
+    CHAT: Api("`openai` `chat.completions.create`", client, ask, ask_raw, ask_stream),
+    RESPONSES: Api("`openai` `responses.create`", client, ask_responses, ask_responses_raw, stream_responses),
+    MESSAGES: Api(
+        "`anthropic` `messages.create` / `messages.stream`",
+        anthropic_client,
+        ask_messages,
+        ask_messages_raw,
+        stream_messages,
+    ),
+}
+
+
+def tag(route: str, block: str) -> str:
+    """The name of a block of `route` in the CPU figures (chat's have no prefix)."""
+    return block if route == CHAT else f"{route} {block}"
 
 
 # -- measurement -------------------------------------------------------------------------
@@ -320,20 +435,23 @@ class Bench:
     def __init__(self, side: Memory, key_id: str, secret: str, upstream: Server, gateway: Server) -> None:
         self.side = side
         self.key_id = key_id
-        self.clients = {
-            "direct": client(upstream.url, "unused"),
-            "gateway": client(gateway.url, secret),
+        self.clients = {  # per route: the client of each side
+            route: {
+                "direct": api.connect(upstream.url, "unused"),
+                "gateway": api.connect(gateway.url, secret),
+            }
+            for route, api in APIS.items()
         }
         self.meter = CpuMeter({"upstream": upstream, "gateway": gateway})
         self.drains: list[tuple[str, int, float]] = []  # (case, pending after the block, drain seconds)
 
-    def prepare(self, case: str) -> openai.OpenAI:
-        """Apply the case's settings (read by the gateway on every request); its client."""
+    def prepare(self, case: str, route: str = CHAT) -> Any:
+        """Apply the case's settings (read by the gateway on every request); its client on `route`."""
         settings = SETTINGS[case]
         if settings is None:
-            return self.clients["direct"]
+            return self.clients[route]["direct"]
         self.side.update_settings(settings)
-        return self.clients["gateway"]
+        return self.clients[route]["gateway"]
 
     def drain(self, case: str, timeout: float = 120.0) -> None:
         """Wait until the gateway's extraction worker has processed everything queued."""
@@ -349,15 +467,16 @@ class Bench:
             self.drains.append((case, first, time.perf_counter() - started))
 
     def sequential(
-        self, cases: Sequence[str], texts: list[str], *, rounds: int, warmup: int
+        self, cases: Sequence[str], texts: list[str], *, rounds: int, warmup: int, route: str = CHAT
     ) -> dict[str, CaseResult]:
-        """Each case times the same texts, in `rounds` interleaved blocks."""
+        """Each case times the same texts on `route`, in `rounds` interleaved blocks."""
+        api = APIS[route]
         results = {case: CaseResult(Latency([])) for case in cases}
         warm, texts = texts[:warmup], texts[warmup:]
         for case in cases:
-            c = self.prepare(case)
+            c = self.prepare(case, route)
             for text in warm:
-                results[case].injected.append(ask_raw(c, text))
+                results[case].injected.append(api.ask_raw(c, text))
             self.drain(case)
         per_round = -(-len(texts) // rounds)
         clock = time.perf_counter_ns
@@ -365,33 +484,36 @@ class Bench:
             chunk = texts[r * per_round : (r + 1) * per_round]
             order = list(cases[r % len(cases) :]) + list(cases[: r % len(cases)])
             for case in order:
-                c = self.prepare(case)
+                c = self.prepare(case, route)
                 for text in warm[-5:]:  # re-warm the connection and caches after the switch
-                    results[case].injected.append(ask_raw(c, text))
+                    results[case].injected.append(api.ask_raw(c, text))
                 self.drain(case)
                 gc.collect()
                 samples = []
-                with self.meter.block(case):
+                with self.meter.block(tag(route, case)):
                     started = clock()
                     for text in chunk:
                         t = clock()
-                        ask(c, text)
+                        api.ask(c, text)
                         samples.append(clock() - t)
                     results[case].wall_ns += clock() - started
                 results[case].latency.samples.extend(samples)
                 results[case].per_round_p50.append(Latency(samples).p50)
                 self.drain(case)
-            log(f"sequential round {r + 1}/{rounds} done")
+            log(f"{route} sequential round {r + 1}/{rounds} done")
         return results
 
     def streaming(
-        self, cases: Sequence[str], texts: list[str], *, rounds: int, warmup: int
+        self, cases: Sequence[str], texts: list[str], *, rounds: int, warmup: int, route: str = CHAT
     ) -> dict[str, tuple[Latency, Latency]]:
+        """Each case streams the same texts on `route`, in `rounds` interleaved blocks: (time
+        to the first text, time to the end of the stream) per case."""
+        ask_stream = APIS[route].ask_stream
         ttft: dict[str, list[int]] = {case: [] for case in cases}
         total: dict[str, list[int]] = {case: [] for case in cases}
         warm, texts = texts[:warmup], texts[warmup:]
         for case in cases:
-            c = self.prepare(case)
+            c = self.prepare(case, route)
             for text in warm:
                 ask_stream(c, text)
             self.drain(case)
@@ -399,18 +521,18 @@ class Bench:
         for r in range(rounds):
             chunk = texts[r * per_round : (r + 1) * per_round]
             for case in list(cases[r % len(cases) :]) + list(cases[: r % len(cases)]):
-                c = self.prepare(case)
+                c = self.prepare(case, route)
                 for text in warm[-5:]:
                     ask_stream(c, text)
                 self.drain(case)
                 gc.collect()
-                with self.meter.block(f"stream {case}"):
+                with self.meter.block(tag(route, f"stream {case}")):
                     for text in chunk:
                         first, end = ask_stream(c, text)
                         ttft[case].append(first)
                         total[case].append(end)
                 self.drain(case)
-        log("streaming done")
+        log(f"{route} streaming done")
         return {case: (Latency(ttft[case]), Latency(total[case])) for case in cases}
 
     def concurrent(self, cases: Sequence[str], texts: list[str]) -> dict[str, CaseResult]:
@@ -449,7 +571,72 @@ def store_memories(side: Memory, key_id: str, n: int, seed: int) -> None:
         add_generated(side, key_id, g)
 
 
-def run(plan: Plan, *, seed: int, data_dir: Path | None, in_process: bool = False) -> Report:
+@dataclass
+class ChatFigures:
+    """The chat route's results: every sequential case, streaming, the concurrent pool and
+    the busy phase (the key's memories before and after it)."""
+
+    seq: dict[str, CaseResult]
+    stream: dict[str, tuple[Latency, Latency]]
+    conc: dict[str, CaseResult]
+    busy: dict[str, CaseResult]
+    busy_memories: tuple[int, int]
+
+
+@dataclass
+class RouteFigures:
+    """Another route's results: direct, off and on sequentially, streaming direct vs on."""
+
+    seq: dict[str, CaseResult]
+    stream: dict[str, tuple[Latency, Latency]]
+
+
+def run_chat(bench: Bench, plan: Plan, qs: list[str], busy_texts: list[str]) -> ChatFigures:
+    """Every phase of the chat route: sequential, streaming, concurrent, extraction busy."""
+    log(f"chat sequential: {plan.requests} requests per case, cases {', '.join(SEQUENTIAL_CASES)}")
+    seq = bench.sequential(
+        SEQUENTIAL_CASES,
+        qs[: plan.requests + plan.warmup],
+        rounds=plan.rounds,
+        warmup=plan.warmup,
+    )
+    log(f"chat streaming: {plan.stream} requests per case")
+    stream = bench.streaming(
+        STREAM_CASES, qs[: plan.stream + plan.warmup], rounds=plan.rounds, warmup=plan.warmup
+    )
+    log(f"concurrent: {plan.concurrent} requests per case, {THREADS} threads")
+    conc = bench.concurrent(CONCURRENT_CASES, qs[: plan.concurrent])
+    before_busy = bench.side.stats(bench.key_id).total
+    log(f"busy extraction: {plan.busy} requests per case")
+    busy = bench.sequential((BUSY_OFF, BUSY_ON), busy_texts, rounds=plan.rounds, warmup=plan.warmup)
+    return ChatFigures(seq, stream, conc, busy, (before_busy, bench.side.stats(bench.key_id).total))
+
+
+def run_route(bench: Bench, plan: Plan, route: str, qs: list[str]) -> RouteFigures:
+    """The responses or the messages route: sequential direct / off / on, streaming direct vs on."""
+    log(f"{route} sequential: {plan.requests} requests per case, cases {', '.join(ROUTE_CASES)}")
+    seq = bench.sequential(
+        ROUTE_CASES, qs[: plan.requests + plan.warmup], rounds=plan.rounds, warmup=plan.warmup, route=route
+    )
+    log(f"{route} streaming: {plan.stream} requests per case")
+    stream = bench.streaming(
+        ROUTE_STREAM_CASES,
+        qs[: plan.stream + plan.warmup],
+        rounds=plan.rounds,
+        warmup=plan.warmup,
+        route=route,
+    )
+    return RouteFigures(seq, stream)
+
+
+def run(
+    plan: Plan,
+    *,
+    seed: int,
+    data_dir: Path | None,
+    in_process: bool = False,
+    routes: Sequence[str] = ROUTES,
+) -> Report:
     with work_dir(data_dir) as directory:
         db = directory / "gateway-bench.db"
         remove_database(db)
@@ -463,39 +650,21 @@ def run(plan: Plan, *, seed: int, data_dir: Path | None, in_process: bool = Fals
             log(f"{stored} memories stored in {time.perf_counter() - started:.1f} s")
             qs = queries(seed + 1, max(plan.requests, plan.stream, plan.concurrent, plan.busy) + plan.warmup)
             busy_texts = statements(seed + 2, qs[: plan.busy + plan.warmup])
-            with (
-                launch("echo", in_process=in_process) as upstream,
-                launch("gateway", in_process=in_process, db=db, upstream_url=upstream.url) as gateway,
-            ):
-                bench = Bench(side, key.id, secret, upstream, gateway)
-                load = Load(bench.meter)
-                load.start()
-                load_start = os.getloadavg()[0]
-                log(f"sequential: {plan.requests} requests per case, cases {', '.join(SEQUENTIAL_CASES)}")
-                seq = bench.sequential(
-                    SEQUENTIAL_CASES,
-                    qs[: plan.requests + plan.warmup],
-                    rounds=plan.rounds,
-                    warmup=plan.warmup,
-                )
-                log(f"streaming: {plan.stream} requests per case")
-                stream = bench.streaming(
-                    STREAM_CASES, qs[: plan.stream + plan.warmup], rounds=plan.rounds, warmup=plan.warmup
-                )
-                log(f"concurrent: {plan.concurrent} requests per case, {THREADS} threads")
-                conc = bench.concurrent(CONCURRENT_CASES, qs[: plan.concurrent])
-                before_busy = side.stats(key.id).total
-                log(f"busy extraction: {plan.busy} requests per case")
-                busy = bench.sequential(
-                    (BUSY_OFF, BUSY_ON), busy_texts, rounds=plan.rounds, warmup=plan.warmup
-                )
-                after_busy = side.stats(key.id).total
-                cpu_load = load.stop()
-                cpu_load["loadavg_1min_start"], cpu_load["loadavg_1min_end"] = load_start, os.getloadavg()[0]
+            with launch("echo", in_process=in_process) as upstream:
+                side.providers.add(ANTHROPIC_PROVIDER, upstream.url + "/v1", format="anthropic")
+                with launch("gateway", in_process=in_process, db=db, upstream_url=upstream.url) as gateway:
+                    bench = Bench(side, key.id, secret, upstream, gateway)
+                    load = Load(bench.meter)
+                    load.start()
+                    load_start = os.getloadavg()[0]
+                    chat = run_chat(bench, plan, qs, busy_texts) if CHAT in routes else None
+                    others = {route: run_route(bench, plan, route, qs) for route in routes if route != CHAT}
+                    cpu_load = load.stop()
+                    cpu_load["loadavg_1min_start"] = load_start
+                    cpu_load["loadavg_1min_end"] = os.getloadavg()[0]
             context = {
                 "load": cpu_load,
                 "memories": stored,
-                "busy_memories": (before_busy, after_busy),
                 "in_process": in_process,
                 "cpu": bench.meter.used,
                 "drains": bench.drains,
@@ -503,7 +672,7 @@ def run(plan: Plan, *, seed: int, data_dir: Path | None, in_process: bool = Fals
             }
         finally:
             side.close()
-    return report(plan, seq, stream, conc, busy, context)
+    return report(plan, chat, others, context)
 
 
 # -- the report --------------------------------------------------------------------------
@@ -523,6 +692,10 @@ def _cpu_per_request(context: dict[str, Any], case: str, n: int) -> str:
     return " / ".join(parts)
 
 
+def _cpu_header(context: dict[str, Any]) -> str:
+    return "CPU ms/request" if context["in_process"] else "CPU ms/request: client / upstream / gateway"
+
+
 def _injected(res: CaseResult) -> str:
     counts = [n for n, _ in res.injected]
     tokens = [t for _, t in res.injected]
@@ -531,23 +704,89 @@ def _injected(res: CaseResult) -> str:
     return f"{statistics.mean(counts):.0f} ({statistics.mean(tokens):,.0f} tokens)"
 
 
-def report(
-    plan: Plan,
-    seq: dict[str, CaseResult],
-    stream: dict[str, tuple[Latency, Latency]],
-    conc: dict[str, CaseResult],
-    busy: dict[str, CaseResult],
-    context: dict[str, Any],
-) -> Report:
-    rep = Report("Gateway overhead")
-    data: dict[str, Any] = {"memories": context["memories"], "in_process": context["in_process"]}
+def _data_key(route: str, name: str) -> str:
+    """Where a figure of `route` goes in the JSON (chat's keys have no prefix)."""
+    return name if route == CHAT else f"{route}/{name}"
+
+
+def _sequential_table(
+    route: str, seq: dict[str, CaseResult], context: dict[str, Any], data: dict[str, Any]
+) -> str:
+    """The sequential cases of `route`, one row each; their figures go in `data`."""
+    direct = seq[DIRECT].latency
+    rows = []
+    for case, res in seq.items():
+        lat = res.latency
+        rows.append(
+            [
+                case,
+                lat.n,
+                f"{res.per_s:,.0f}",
+                ms(lat.p50),
+                ms(lat.p99),
+                ms(lat.mean),
+                ms(lat.max),
+                "—" if case == DIRECT else f"+{ms(lat.p50 - direct.p50)} (×{lat.p50 / direct.p50:.2f})",
+                _injected(res),
+                _cpu_per_request(context, tag(route, case), lat.n),
+            ]
+        )
+        data[_data_key(route, f"sequential/{case}")] = {
+            **lat.to_dict(),
+            "per_s": res.per_s,
+            "per_round_p50_ms": res.per_round_p50,
+        }
+    headers = ["case", "n", "req/s", "p50", "p99", "mean", "max", "p50 vs direct", "memories injected"]
+    return table([*headers, _cpu_header(context)], rows)
+
+
+def _stream_table(
+    route: str, stream: dict[str, tuple[Latency, Latency]], context: dict[str, Any], data: dict[str, Any]
+) -> str:
+    """The streamed cases of `route`, one row each; their figures go in `data`."""
+    s_rows = []
+    for case, (ttft, total) in stream.items():
+        s_rows.append(
+            [
+                case,
+                ttft.n,
+                ms(ttft.p50),
+                ms(ttft.p99),
+                "—" if case == DIRECT else f"+{ms(ttft.p50 - stream[DIRECT][0].p50)}",
+                ms(total.p50),
+                ms(total.p99),
+                _cpu_per_request(context, tag(route, f"stream {case}"), ttft.n),
+            ]
+        )
+        data[_data_key(route, f"stream/{case}")] = {"ttft": ttft.to_dict(), "total": total.to_dict()}
+    headers = ["case", "n", "TTFT p50", "TTFT p99", "TTFT p50 vs direct", "total p50", "total p99"]
+    return table([*headers, _cpu_header(context)], s_rows)
+
+
+def route_targets(seq: dict[str, CaseResult], stream: dict[str, tuple[Latency, Latency]]) -> dict[str, Any]:
+    """The figures of one route held against the targets (p50s, ms)."""
+    on, off, direct = seq[ON], seq[OFF], seq[DIRECT]
+    return {
+        "requests": on.latency.n,
+        "streamed": stream[ON][0].n,
+        "on_minus_off_p50_ms": on.latency.p50 - off.latency.p50,
+        "on_minus_off_per_round_ms": [
+            a - b for a, b in zip(on.per_round_p50, off.per_round_p50, strict=True)
+        ],
+        "off_minus_direct_p50_ms": off.latency.p50 - direct.latency.p50,
+        "ttft_on_minus_direct_p50_ms": stream[ON][0].p50 - stream[DIRECT][0].p50,
+    }
+
+
+def _intro(rep: Report, context: dict[str, Any], routes: Sequence[str]) -> None:
     where = (
         "both servers in threads of the benchmark process (one GIL shared with the client)"
         if context["in_process"]
         else "each server in its own uvicorn process, the client in a third"
     )
+    calls = "; ".join(f"{route}: {APIS[route].call}" for route in routes)
     rep.add(
-        f"`openai.OpenAI` (sync) → echo upstream, directly or through memroute; {where}; "
+        f"The official SDKs (sync; {calls}) → echo upstream, directly or through memroute; {where}; "
         f"{context['cores']} CPUs shared by client, gateway and upstream, so every latency includes "
         "the client SDK's and the echo server's own work, and the gateway competes with them for CPU. "
         f"{context['memories']:,} memories stored for the key. Times in ms."
@@ -567,80 +806,9 @@ def report(
         f"({load['others_s'] / load['wall_s'] * 100:.0f} % of one CPU; 1-minute load average "
         f"{load['loadavg_1min_start']:.2f} → {load['loadavg_1min_end']:.2f})."
     )
-    data["load"] = load
-    cpu_header = "CPU ms/request" if context["in_process"] else "CPU ms/request: client / upstream / gateway"
-    direct = seq[DIRECT].latency
-    rows = []
-    for case in SEQUENTIAL_CASES:
-        res = seq[case]
-        lat = res.latency
-        rows.append(
-            [
-                case,
-                lat.n,
-                f"{res.per_s:,.0f}",
-                ms(lat.p50),
-                ms(lat.p99),
-                ms(lat.mean),
-                ms(lat.max),
-                "—" if case == DIRECT else f"+{ms(lat.p50 - direct.p50)} (×{lat.p50 / direct.p50:.2f})",
-                _injected(res),
-                _cpu_per_request(context, case, lat.n),
-            ]
-        )
-        data[f"sequential/{case}"] = {
-            **lat.to_dict(),
-            "per_s": res.per_s,
-            "per_round_p50_ms": res.per_round_p50,
-        }
-    rep.add(
-        f"**Sequential** ({plan.rounds} interleaved rounds; a request = `chat.completions.create` "
-        "with one user message):\n\n"
-        + table(
-            [
-                "case",
-                "n",
-                "req/s",
-                "p50",
-                "p99",
-                "mean",
-                "max",
-                "p50 vs direct",
-                "memories injected",
-                cpu_header,
-            ],
-            rows,
-        )
-    )
-    on, off = seq[ON].latency, seq[OFF].latency
-    diff = on.p50 - off.p50
-    round_diffs = [a - b for a, b in zip(seq[ON].per_round_p50, seq[OFF].per_round_p50, strict=True)]
-    noext = seq[ON_NO_EXTRACTION].latency
-    s_rows = []
-    for case in STREAM_CASES:
-        ttft, total = stream[case]
-        s_rows.append(
-            [
-                case,
-                ttft.n,
-                ms(ttft.p50),
-                ms(ttft.p99),
-                "—" if case == DIRECT else f"+{ms(ttft.p50 - stream[DIRECT][0].p50)}",
-                ms(total.p50),
-                ms(total.p99),
-                _cpu_per_request(context, f"stream {case}", ttft.n),
-            ]
-        )
-        data[f"stream/{case}"] = {"ttft": ttft.to_dict(), "total": total.to_dict()}
-    ttft_diff = stream[ON][0].p50 - stream[DIRECT][0].p50
-    rep.add(
-        "**Streaming** (`stream=True`; time to the first chunk with content, and to the end of the stream; "
-        "the echo upstream sends one chunk per word of “You said: <question>”, 7–17 chunks):\n\n"
-        + table(
-            ["case", "n", "TTFT p50", "TTFT p99", "TTFT p50 vs direct", "total p50", "total p99", cpu_header],
-            s_rows,
-        )
-    )
+
+
+def _concurrent_section(conc: dict[str, CaseResult], context: dict[str, Any], data: dict[str, Any]) -> str:
     c_rows = []
     for case in CONCURRENT_CASES:
         res = conc[case]
@@ -656,20 +824,18 @@ def report(
             ]
         )
         data[f"concurrent/{case}"] = {**res.latency.to_dict(), "per_s": res.per_s}
-    rep.add(
-        f"**Concurrent** ({THREADS} threads sharing one client):\n\n"
-        + table(
-            ["case", "n", "req/s", "vs direct", "p50", "p99", cpu_header],
-            c_rows,
-        )
+    return f"**Concurrent** ({THREADS} threads sharing one client):\n\n" + table(
+        ["case", "n", "req/s", "vs direct", "p50", "p99", _cpu_header(context)],
+        c_rows,
     )
-    b_off, b_on = busy[BUSY_OFF], busy[BUSY_ON]
-    busy_diff = b_on.latency.p50 - b_off.latency.p50
-    before, after = context["busy_memories"]
+
+
+def _busy_section(chat: ChatFigures, context: dict[str, Any], data: dict[str, Any]) -> str:
+    before, after = chat.busy_memories
     b_drains = [(p, s) for case, p, s in context["drains"] if case == BUSY_ON]
     b_rows = []
     for case in (BUSY_OFF, BUSY_ON):
-        res = busy[case]
+        res = chat.busy[case]
         b_rows.append(
             [
                 case,
@@ -683,7 +849,7 @@ def report(
             ]
         )
         data[f"busy/{case}"] = {**res.latency.to_dict(), "per_s": res.per_s}
-    rep.add(
+    return (
         "**Extraction worker busy**: every question behind a first-person statement (“I prefer Go "
         "for CLI tools. Which database …?”), which the echo reply restates, so each request queues "
         "2 extraction jobs that store facts while the next requests run; "
@@ -696,55 +862,136 @@ def report(
         )
         + ":\n\n"
         + table(
-            [
-                "case",
-                "n",
-                "req/s",
-                "p50",
-                "p99",
-                "max",
-                "memories injected",
-                cpu_header,
-            ],
+            ["case", "n", "req/s", "p50", "p99", "max", "memories injected", _cpu_header(context)],
             b_rows,
         )
     )
+
+
+def _chat_sections(
+    rep: Report,
+    plan: Plan,
+    chat: ChatFigures,
+    t: dict[str, Any],
+    context: dict[str, Any],
+    data: dict[str, Any],
+) -> None:
+    """The chat route: sequential, streaming, concurrent, busy, and its figures against the
+    targets (`t`, its `route_targets`)."""
+    rep.add(
+        f"**Sequential** ({plan.rounds} interleaved rounds; a request = `chat.completions.create` "
+        "with one user message):\n\n" + _sequential_table(CHAT, chat.seq, context, data)
+    )
+    rep.add(
+        "**Streaming** (`stream=True`; time to the first chunk with content, and to the end of the stream; "
+        "the echo upstream sends one chunk per word of “You said: <question>”, 7–17 chunks):\n\n"
+        + _stream_table(CHAT, chat.stream, context, data)
+    )
+    rep.add(_concurrent_section(chat.conc, context, data))
+    rep.add(_busy_section(chat, context, data))
+    round_diffs = t["on_minus_off_per_round_ms"]
+    off = chat.seq[OFF].latency
+    busy_diff = chat.busy[BUSY_ON].latency.p50 - chat.busy[BUSY_OFF].latency.p50
+    noext_diff = chat.seq[ON_NO_EXTRACTION].latency.p50 - off.p50
     t_rows = [
         [
             "memory on − memory off, p50 (sequential)",
             f"≤ {TARGET_ON_MINUS_OFF_MS:g} ms",
-            f"{ms(diff)} ms (per round {ms(min(round_diffs))}–{ms(max(round_diffs))})",
-            verdict(diff <= TARGET_ON_MINUS_OFF_MS),
+            f"{ms(t['on_minus_off_p50_ms'])} ms (per round {ms(min(round_diffs))}–{ms(max(round_diffs))})",
+            verdict(t["on_minus_off_p50_ms"] <= TARGET_ON_MINUS_OFF_MS),
         ],
         [
             "streaming TTFT, memory on − direct, p50",
             f"≤ {TARGET_TTFT_MS:g} ms",
-            f"{ms(ttft_diff)} ms",
-            verdict(ttft_diff <= TARGET_TTFT_MS),
+            f"{ms(t['ttft_on_minus_direct_p50_ms'])} ms",
+            verdict(t["ttft_on_minus_direct_p50_ms"] <= TARGET_TTFT_MS),
         ],
-        [
-            "memory on with the extraction worker busy − memory off, p50",
-            "—",
-            f"{ms(busy_diff)} ms",
-            "—",
-        ],
-        [
-            "memory on without extraction − memory off, p50",
-            "—",
-            f"{ms(noext.p50 - off.p50)} ms",
-            "—",
-        ],
-        ["memory off − direct, p50", "—", f"{ms(off.p50 - direct.p50)} ms", "—"],
+        ["memory on with the extraction worker busy − memory off, p50", "—", f"{ms(busy_diff)} ms", "—"],
+        ["memory on without extraction − memory off, p50", "—", f"{ms(noext_diff)} ms", "—"],
+        ["memory off − direct, p50", "—", f"{ms(t['off_minus_direct_p50_ms'])} ms", "—"],
     ]
     rep.add(table(["figure", "target", "result", "verdict"], t_rows))
     data["targets"] = {
-        "on_minus_off_p50_ms": diff,
+        "on_minus_off_p50_ms": t["on_minus_off_p50_ms"],
         "on_minus_off_per_round_ms": round_diffs,
-        "ttft_on_minus_direct_p50_ms": ttft_diff,
+        "ttft_on_minus_direct_p50_ms": t["ttft_on_minus_direct_p50_ms"],
         "busy_on_minus_off_p50_ms": busy_diff,
-        "on_no_extraction_minus_off_p50_ms": noext.p50 - off.p50,
-        "off_minus_direct_p50_ms": off.p50 - direct.p50,
+        "on_no_extraction_minus_off_p50_ms": noext_diff,
+        "off_minus_direct_p50_ms": t["off_minus_direct_p50_ms"],
     }
+
+
+ROUTE_WHAT = {
+    RESPONSES: "`POST /v1/responses`; a request = `responses.create` with the question as `input`, memory "
+    "in `instructions`",
+    MESSAGES: "`POST /v1/messages`; a request = `messages.create` with one user message (max_tokens "
+    f"{MAX_TOKENS}), memory in `system`; direct = the anthropic SDK against the echo upstream",
+}
+ROUTE_STREAM = {
+    RESPONSES: "`responses.create(stream=True)`; TTFT = the first `response.output_text.delta`",
+    MESSAGES: "`messages.stream`; TTFT = the first piece of `text_stream` (a `text_delta`)",
+}
+
+
+def _route_sections(
+    rep: Report, plan: Plan, route: str, figures: RouteFigures, context: dict[str, Any], data: dict[str, Any]
+) -> None:
+    rep.add(
+        f"**{route}: sequential** ({ROUTE_WHAT[route]}; {plan.rounds} interleaved rounds):\n\n"
+        + _sequential_table(route, figures.seq, context, data)
+    )
+    rep.add(
+        f"**{route}: streaming** ({ROUTE_STREAM[route]}; the echo upstream sends one text event per "
+        "word):\n\n" + _stream_table(route, figures.stream, context, data)
+    )
+
+
+def _by_route(rep: Report, targets: dict[str, dict[str, Any]]) -> None:
+    """Each route's figures against the targets, one verdict line per target."""
+    rows = []
+    for route, t in targets.items():
+        diffs = t["on_minus_off_per_round_ms"]
+        rows += [
+            [
+                f"{route}: memory on − memory off, p50 (sequential, {t['requests']} per case)",
+                f"≤ {TARGET_ON_MINUS_OFF_MS:g} ms",
+                f"{ms(t['on_minus_off_p50_ms'])} ms (per round {ms(min(diffs))}–{ms(max(diffs))})",
+                verdict(t["on_minus_off_p50_ms"] <= TARGET_ON_MINUS_OFF_MS),
+            ],
+            [f"{route}: memory off − direct, p50", "—", f"{ms(t['off_minus_direct_p50_ms'])} ms", "—"],
+            [
+                f"{route}: streaming TTFT, memory on − direct, p50 ({t['streamed']} per case)",
+                f"≤ {TARGET_TTFT_MS:g} ms",
+                f"{ms(t['ttft_on_minus_direct_p50_ms'])} ms",
+                verdict(t["ttft_on_minus_direct_p50_ms"] <= TARGET_TTFT_MS),
+            ],
+        ]
+    rep.add(
+        "**By route** (the same questions on every route):\n\n"
+        + table(["figure", "target", "result", "verdict"], rows)
+    )
+
+
+def report(
+    plan: Plan,
+    chat: ChatFigures | None,
+    others: dict[str, RouteFigures],
+    context: dict[str, Any],
+) -> Report:
+    rep = Report("Gateway overhead")
+    data: dict[str, Any] = {"memories": context["memories"], "in_process": context["in_process"]}
+    routes = [*([CHAT] if chat is not None else []), *others]
+    _intro(rep, context, routes)
+    data["load"] = context["load"]
+    targets: dict[str, dict[str, Any]] = {}
+    if chat is not None:
+        targets[CHAT] = route_targets(chat.seq, chat.stream)
+        _chat_sections(rep, plan, chat, targets[CHAT], context, data)
+    for route, figures in others.items():
+        _route_sections(rep, plan, route, figures, context, data)
+        targets[route] = route_targets(figures.seq, figures.stream)
+    _by_route(rep, targets)
+    data["routes"] = targets
     data["cpu_s"] = context["cpu"]
     rep.data = data
     return rep
@@ -752,21 +999,25 @@ def report(
 
 def summary_rows(rep: Report) -> list[list[str]]:
     """Rows for run_all's summary table."""
-    t = rep.data["targets"]
-    return [
-        [
-            f"gateway: memory on − memory off, p50 ({rep.data['memories']:,} memories)",
-            f"≤ {TARGET_ON_MINUS_OFF_MS:g} ms",
-            f"{ms(t['on_minus_off_p50_ms'])} ms",
-            verdict(t["on_minus_off_p50_ms"] <= TARGET_ON_MINUS_OFF_MS),
-        ],
-        [
-            "gateway: streaming TTFT, memory on − direct, p50",
-            f"≤ {TARGET_TTFT_MS:g} ms",
-            f"{ms(t['ttft_on_minus_direct_p50_ms'])} ms",
-            verdict(t["ttft_on_minus_direct_p50_ms"] <= TARGET_TTFT_MS),
-        ],
-    ]
+    rows = []
+    for route, t in rep.data["routes"].items():
+        name = "gateway" if route == CHAT else f"gateway, {route}"
+        memories = f" ({rep.data['memories']:,} memories)" if route == CHAT else ""
+        rows += [
+            [
+                f"{name}: memory on − memory off, p50{memories}",
+                f"≤ {TARGET_ON_MINUS_OFF_MS:g} ms",
+                f"{ms(t['on_minus_off_p50_ms'])} ms",
+                verdict(t["on_minus_off_p50_ms"] <= TARGET_ON_MINUS_OFF_MS),
+            ],
+            [
+                f"{name}: streaming TTFT, memory on − direct, p50",
+                f"≤ {TARGET_TTFT_MS:g} ms",
+                f"{ms(t['ttft_on_minus_direct_p50_ms'])} ms",
+                verdict(t["ttft_on_minus_direct_p50_ms"] <= TARGET_TTFT_MS),
+            ],
+        ]
+    return rows
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -797,6 +1048,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--memories", type=int, default=FULL.memories, help=f"memories stored for the key ({FULL.memories})"
     )
     ap.add_argument("--in-process", action="store_true", help="run both servers in threads of this process")
+    ap.add_argument(
+        "--routes",
+        type=routes_option,
+        default=ROUTES,
+        help=f"the routes to measure, comma-separated ({','.join(ROUTES)}); "
+        "chat runs every phase, the others sequential and streaming",
+    )
     args = ap.parse_args(argv)
     plan = (
         QUICK
@@ -811,7 +1069,19 @@ def main(argv: Sequence[str] | None = None) -> None:
             memories=args.memories,
         )
     )
-    emit(run(plan, seed=args.seed, data_dir=args.data_dir, in_process=args.in_process), args.json)
+    figures = run(
+        plan, seed=args.seed, data_dir=args.data_dir, in_process=args.in_process, routes=args.routes
+    )
+    emit(figures, args.json)
+
+
+def routes_option(value: str) -> tuple[str, ...]:
+    """`--routes`: known route names, comma-separated, in the order of ROUTES."""
+    names = {name.strip() for name in value.split(",") if name.strip()}
+    unknown = names - set(ROUTES)
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"choose among {', '.join(ROUTES)} (got {value!r})")
+    return tuple(route for route in ROUTES if route in names)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from servers import JSON_LINES, management_api
 MEMORY_FIELDS = {
     "id",
     "apiKeyId",
+    "userId",
     "sessionId",
     "type",
     "key",
@@ -460,6 +461,7 @@ def test_preview_ranks_within_budget_and_writes_nothing(api: httpx.Client) -> No
     assert set(items[0]) == {
         "id",
         "apiKeyId",
+        "userId",
         "type",
         "key",
         "content",

@@ -38,6 +38,35 @@ def test_every_benchmark_runs_and_reports_its_figures(tmp_path: Path) -> None:
     for report in reports:
         assert report in titles
         assert all(figures[t] for t in figures if t.startswith(report)), f"{report} has no figures"
+    routes = figures["Gateway overhead"]["routes"]
+    assert list(routes) == ["chat", "responses", "messages"]  # every route by default
+    assert all(set(ROUTE_FIGURES) <= set(figures) for figures in routes.values())
+    for route in ("responses", "messages"):
+        assert f"| gateway, {route}: streaming TTFT, memory on − direct, p50 | ≤ 5 ms |" in done.stdout
+
+
+# What bench.gateway reports of each route it measured.
+ROUTE_FIGURES = ("on_minus_off_p50_ms", "off_minus_direct_p50_ms", "ttft_on_minus_direct_p50_ms", "requests")
+
+
+@pytest.mark.slow(seconds=12)
+def test_the_gateway_benchmark_reports_the_routes_it_was_asked_for(tmp_path: Path) -> None:
+    """`--routes responses,messages`: each route's sequential cases and streams, through the
+    official SDKs, and its figures against the targets; the chat phases are not run."""
+    out = tmp_path / "gateway.json"
+    done = bench("gateway", "--quick", "--in-process", "--routes", "messages,responses", "--json", str(out))
+    figures = json.loads(out.read_text())["Gateway overhead"]
+    assert list(figures["routes"]) == ["responses", "messages"]
+    for route, t in figures["routes"].items():
+        assert set(ROUTE_FIGURES) <= set(t) and t["requests"] == 40 and t["streamed"] == 20
+        assert {f"{route}/sequential/{case}" for case in ("direct", "off", "on")} <= set(figures)
+        assert {f"{route}/stream/{case}" for case in ("direct", "on")} <= set(figures)
+        assert figures[f"{route}/sequential/on"]["n"] == 40
+        assert f"**{route}: sequential**" in done.stdout and f"**{route}: streaming**" in done.stdout
+        rows = [line for line in done.stdout.splitlines() if line.startswith(f"| {route}: ")]
+        assert [row.split(" | ")[1] for row in rows] == ["≤ 3 ms", "—", "≤ 5 ms"]
+        assert all(row.endswith((" met |", " **not met** |")) for row in (rows[0], rows[2]))
+    assert "sequential/on" not in figures and "concurrent/on" not in figures  # no chat phase
 
 
 def test_the_startup_benchmark_reports_each_case_against_its_target() -> None:

@@ -24,7 +24,7 @@ from memroute.models.results import VerifyReport
 from memroute.models.wire import to_wire
 
 EXPORT_FIELDS = {
-    "id", "apiKeyId", "sessionId", "type", "key", "content", "metadata",
+    "id", "apiKeyId", "userId", "sessionId", "type", "key", "content", "metadata",
     "createdAt", "updatedAt", "expiresAt", "accessCount", "lastAccessedAt", "provenance",
 }  # fmt: skip
 

@@ -104,7 +104,8 @@ def test_the_wire_object_follows_the_dataclass(mem: Memory) -> None:
     record = mem.add("k1", "likes tea", key="drink", metadata={"snake_key": 1})
     wire = to_wire(record)
     assert wire["apiKeyId"] == "k1" and wire["metadata"] == {"snake_key": 1}  # dict keys are data
-    assert list(wire) == [camel(name) for name, _ in wire_names(type(record))]
+    assert list(wire) == [name for _, name in wire_names(type(record))]
+    assert wire["userId"] == "" and "keyId" not in wire  # the owner goes out as key and user
     wire["metadata"]["snake_key"] = 2
     assert record.metadata == {"snake_key": 1}  # a copy, never the record's own dict
 

@@ -19,6 +19,7 @@ from typing import IO, Any
 from memroute.clock import normalize_time
 from memroute.errors import Conflict, InvalidInput
 from memroute.memory import validate
+from memroute.models.owners import owner_of
 from memroute.models.records import ImportFailure, ImportReport
 from memroute.store import NewMemory, SqliteStore
 
@@ -55,8 +56,9 @@ def parse_record(
         raise InvalidInput("each record must be a JSON object")
     owner = api_key_id if api_key_id is not None else record.get("apiKeyId", record.get("api_key_id"))
     created = normalize_time(record.get("createdAt"), "createdAt")
+    user = validate.end_user(record.get("userId", record.get("user_id")))
     return NewMemory(
-        api_key_id=validate.owner(owner),
+        api_key_id=validate.owner(owner_of(validate.owner(owner), user)),
         content=content(record.get("content")),
         key=validate.key(record.get("key")),
         type=validate.memory_type(record.get("type")),

@@ -18,10 +18,12 @@ from typing import Any
 
 from memroute.clock import normalize_time, parse_time, to_iso
 from memroute.errors import InvalidInput
+from memroute.models.owners import USER_SEPARATOR, owner_of, split_owner
 from memroute.models.records import MEMORY_TYPES, SCOPES, STRATEGIES, Fact
 
 MAX_KEY_CHARS = 512
 MAX_ID_CHARS = 256
+MAX_USER_CHARS = 128
 MAX_IMPORTED_ID_CHARS = 128
 # Unicode's control characters (C0, DEL, C1) but tab, line feed and carriage return; and
 # lone surrogates, which UTF-8 cannot encode.
@@ -88,10 +90,25 @@ def key(value: object) -> str:
 
 
 def owner(value: object, field: str = "apiKeyId") -> str:
-    """An owner id; "" is allowed (unowned memories) but never means "all keys"."""
+    """An owner id; "" is allowed (unowned memories) but never means "all keys". An end
+    user's owner (`memroute.models.owners.owner_of`) has its key and user checked apart."""
     if value is None:
         return ""
+    if isinstance(value, str) and USER_SEPARATOR in value:
+        key, user = split_owner(value)
+        return owner_of(owner(key, field), end_user(user))
     return text_field(value, field, max_bytes=MAX_ID_CHARS, allow_empty=True).strip()
+
+
+def end_user(value: object, field: str = "userId") -> str:
+    """An end user's id within a key: up to `MAX_USER_CHARS` characters without control
+    characters, trimmed; "" (or None) for none."""
+    if value is None:
+        return ""
+    text = text_field(value, field, max_bytes=4 * MAX_USER_CHARS, allow_empty=True).strip()
+    if len(text) > MAX_USER_CHARS:
+        raise InvalidInput(f"is {len(text)} characters, over the limit of {MAX_USER_CHARS}", field)
+    return text
 
 
 def session(value: object) -> str:

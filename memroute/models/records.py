@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, overload
 
 from memroute.masking import mask_secret
+from memroute.models.owners import is_user_owner, split_owner
 from memroute.models.provenance import Provenance, provenance_of
 from memroute.models.wire import Wire
 
@@ -83,10 +84,12 @@ class MemoryRecord:
     `metadata` may be given as its stored JSON text; it is decoded when first read.
     `provenance` (where it came from) is read from the metadata, so an import ignores it."""
 
-    __wire__: ClassVar[Wire] = Wire(computed=("provenance",))
+    __wire__: ClassVar[Wire] = Wire(
+        hidden=("api_key_id",), computed=("key_id", "user_id", "provenance"), renamed={"key_id": "apiKeyId"}
+    )
 
     id: str
-    api_key_id: str
+    api_key_id: str  # the owner: the key's id, or its end user's (see `memroute.models.owners`)
     session_id: str
     type: str
     key: str
@@ -97,6 +100,16 @@ class MemoryRecord:
     access_count: int = 0
     last_accessed_at: str | None = None
     metadata: _JsonObjectField = _JsonObjectField()
+
+    @property
+    def key_id(self) -> str:
+        """The client key that owns the memory (directly, or through its end user)."""
+        return split_owner(self.api_key_id)[0]
+
+    @property
+    def user_id(self) -> str:
+        """The end user of the key that owns the memory ("" for the key's own)."""
+        return split_owner(self.api_key_id)[1]
 
     @property
     def provenance(self) -> Provenance | None:
@@ -155,23 +168,25 @@ class Page:
 
 @dataclass(slots=True)
 class MemoryFilter:
-    """Which memories a read may see. `api_key_id=None` means every key (global scope);
-    then `unowned` says whether unowned memories (owner "") are seen too: not in a key's
-    chat, only in the admin's views."""
+    """Which memories a read may see. `api_key_id` is one owner (a key, or an end user of
+    a key: see `memroute.models.owners`); None means every key (global scope). Then
+    `admin_view` says whether unowned memories (owner "") and end users' memories are
+    seen too: in the admin's views, never in a key's chat (a key's global read sees every
+    key's own memories)."""
 
     api_key_id: str | None
     now: str
     session_id: str | None = None
     updated_since: str | None = None
     type: str | None = None
-    unowned: bool = True
+    admin_view: bool = True
 
     def admits(self, memory: MemoryRecord) -> bool:
         """Whether `memory` passes this filter (the rules the SQL reads apply)."""
         if self.api_key_id is not None:
             if memory.api_key_id != self.api_key_id:
                 return False
-        elif not self.unowned and memory.api_key_id == "":
+        elif not self.admin_view and (memory.api_key_id == "" or is_user_owner(memory.api_key_id)):
             return False
         return (
             (memory.expires_at is None or memory.expires_at > self.now)
@@ -189,7 +204,9 @@ class RetrievedItem:
     `content`)."""
 
     __wire__: ClassVar[Wire] = Wire(
-        hidden=("memory", "line"), computed=("id", "api_key_id", "type", "key", "content")
+        hidden=("memory", "line"),
+        computed=("id", "key_id", "user_id", "type", "key", "content"),
+        renamed={"key_id": "apiKeyId"},
     )
 
     memory: MemoryRecord
@@ -208,6 +225,14 @@ class RetrievedItem:
     @property
     def api_key_id(self) -> str:
         return self.memory.api_key_id
+
+    @property
+    def key_id(self) -> str:
+        return self.memory.key_id
+
+    @property
+    def user_id(self) -> str:
+        return self.memory.user_id
 
     @property
     def type(self) -> str:

@@ -26,6 +26,7 @@ from memroute.memory.portability import import_records
 from memroute.memory.retrieval import NO_VECTOR_REASON, RetrieveParams, join_reasons, retrieve
 from memroute.memory.settings import MemorySettings, validate_update
 from memroute.memory.verify import verify_pipeline
+from memroute.models.owners import is_user_owner
 from memroute.models.records import (
     HistoryEntry,
     ImportReport,
@@ -284,10 +285,16 @@ class Memory:
         page: Any = 1,
         *,
         offset: Any = None,
+        user_id: str | None = None,
     ) -> Page:
-        """Memories newest first; `api_key_id=None` lists every key (read-only path)."""
+        """Memories newest first; `api_key_id=None` lists every key (read-only path). A
+        key's list holds its end users' memories too, unless `user_id` names one user
+        ("": the key's own only); without a key, `user_id` picks that user of every key."""
         size, number, start = validate.paging(limit, page, offset)
         owner = None if api_key_id is None else validate.owner(api_key_id)
+        user = None if user_id is None else validate.end_user(user_id)
+        if owner is not None and is_user_owner(owner):  # one end user's owner, named whole
+            user = ""
         if q is not None and not isinstance(q, str):
             raise InvalidInput("must be a string", "q")
         items, total, by_type = self._store.memories.page(
@@ -297,6 +304,7 @@ class Memory:
             q=q,
             limit=size,
             offset=start,
+            user_id=user,
         )
         return Page(items=items, total=total, page=number, limit=size, by_type=by_type)
 
@@ -322,7 +330,9 @@ class Memory:
         memory_type: str | None = None,
     ) -> MemoryFilter:
         now = self._clock()
-        owner = None if scope == "global" else validate.owner(api_key_id)
+        owner: str | None = validate.owner(api_key_id)
+        if scope == "global" and not (owner and is_user_owner(owner)):  # an end user's never spans
+            owner = None
         session = validate.session(session_id) if scope == "session" else None
         since = days_ago(now, retention_days) if retention_days else None
         return MemoryFilter(
@@ -331,7 +341,7 @@ class Memory:
             session_id=session or None,
             updated_since=since,
             type=validate.memory_type(memory_type) if memory_type else None,
-            unowned=not api_key_id,  # a key's global read: every key's memories, never unowned ones
+            admin_view=not api_key_id,  # a key's global read: every key's own memories only
         )
 
     def retrieve(

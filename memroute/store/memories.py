@@ -13,6 +13,7 @@ import apsw
 
 from memroute.errors import Conflict
 from memroute.lru import LruTtlCache
+from memroute.models.owners import owner_of, users_range
 from memroute.models.records import TURN_KEY_PREFIX, HistoryEntry, MemoryFilter, MemoryRecord
 from memroute.store.db import Database
 from memroute.store.fts import BM25, match_expression
@@ -79,8 +80,8 @@ def filter_sql(flt: MemoryFilter, alias: str = "") -> tuple[str, list[Any]]:
     if flt.api_key_id is not None:
         clauses.append(f"{p}api_key_id = ?")
         params.append(flt.api_key_id)
-    elif not flt.unowned:
-        clauses.append(f"{p}api_key_id <> ''")
+    elif not flt.admin_view:  # a key's global read: every key's own memories
+        clauses.append(f"{p}api_key_id <> '' AND instr({p}api_key_id, char(31)) = 0")
     if flt.session_id:
         clauses.append(f"{p}session_id = ?")
         params.append(flt.session_id)
@@ -391,12 +392,27 @@ class MemoryRepository:
         q: str | None,
         limit: int,
         offset: int,
+        user_id: str | None = "",
     ) -> tuple[list[MemoryRecord], int, dict[str, int]]:
+        """One page of memories newest first, with the filters: of the owner `api_key_id`
+        (None: every key); with `user_id` None, also of each end user of that key (of
+        every key), with "" the keys' own only, else that end user's only."""
         clauses: builtins.list[str] = []
         params: builtins.list[Any] = []
         if api_key_id is not None:
-            clauses.append("api_key_id = ?")
-            params.append(api_key_id)
+            if user_id is None:
+                clauses.append("(api_key_id = ? OR (api_key_id >= ? AND api_key_id < ?))")
+                params += [api_key_id, *users_range(api_key_id)]
+            else:
+                clauses.append("api_key_id = ?")
+                params.append(owner_of(api_key_id, user_id))
+        elif user_id == "":
+            clauses.append("instr(api_key_id, char(31)) = 0")
+        elif user_id is not None:
+            clauses.append(
+                "instr(api_key_id, char(31)) > 0 AND substr(api_key_id, instr(api_key_id, char(31)) + 1) = ?"
+            )
+            params.append(user_id)
         if type:
             clauses.append("type = ?")
             params.append(type)

@@ -20,6 +20,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
 
 from memroute.errors import InvalidInput, NotFound
+from memroute.models.owners import owner_of
 from memroute.models.records import ImportReport
 from memroute.models.results import VerifyReport, VerifySteps
 from memroute.service import Memory
@@ -78,6 +79,16 @@ def memory_of(request: Request) -> Memory:
 def list_memories(
     request: Request,
     api_key_id: OwnerQuery = None,
+    user_id: Annotated[
+        str | None,
+        Query(
+            alias="userId",
+            max_length=128,
+            description="One end user's memories (\"\" = the keys' own); absent = the keys' and all"
+            " their end users'",
+            json_schema_extra={"pattern": STORED_TEXT},
+        ),
+    ] = None,
     type: Annotated[TypeFilter | None, Query(description='"" = any type')] = None,
     session_id: Annotated[
         str | None, Query(alias="sessionId", max_length=256, json_schema_extra={"pattern": STORED_TEXT})
@@ -92,8 +103,9 @@ def list_memories(
     `stats.total` and `stats.byType` count the memories matching the filters (before
     paging); `stats.tokensUsed` covers every memory of the key (or of all keys)."""
     memory = memory_of(request)
-    result = memory.list(api_key_id, type or None, session_id, q, limit, page, offset=offset)
-    stats = replace(memory.stats(api_key_id), total=result.total, by_type=result.by_type)
+    result = memory.list(api_key_id, type or None, session_id, q, limit, page, offset=offset, user_id=user_id)
+    owner = owner_of(api_key_id, user_id) if api_key_id is not None and user_id else api_key_id
+    stats = replace(memory.stats(owner), total=result.total, by_type=result.by_type)
     return MemoryList.model_validate(
         {
             "data": result.items,
@@ -112,7 +124,7 @@ def create_memory(request: Request, body: MemoryCreate) -> BaseModel:
     is replaced (the old version stays in its history) and keeps its id; without one,
     a new memory is stored."""
     record = memory_of(request).add(
-        body.apiKeyId,
+        owner_of(body.apiKeyId, body.userId),
         body.content,
         key=body.key,
         type=body.type,
@@ -146,7 +158,11 @@ def retrieve_preview(request: Request, body: PreviewRequest) -> BaseModel:
     if not body.query.strip():
         raise InvalidInput("must not be empty", "query")
     result = memory_of(request).retrieve_preview(
-        body.apiKeyId, body.query, strategy=body.strategy, max_tokens=body.maxTokens, limit=body.limit
+        owner_of(body.apiKeyId, body.userId) if body.apiKeyId is not None else None,
+        body.query,
+        strategy=body.strategy,
+        max_tokens=body.maxTokens,
+        limit=body.limit,
     )
     return PreviewOut.model_validate(result)
 

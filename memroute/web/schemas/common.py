@@ -40,7 +40,9 @@ DateOrTimestamp = Annotated[
 ]
 
 
-NOT_BLANK = r"\S"  # a non-space character somewhere
+# A non-space character somewhere: what Python's `str.strip()` leaves, which also strips
+# the separators U+001C-U+001F (JSON Schema's `\S` counts them as text).
+NOT_BLANK = r"[^\s\u001c-\u001f]"
 # Stored text (content, key, owner and session ids) holds no control character but tab, LF
 # and CR; the core refuses the others (`memroute.memory.validate`).
 _CONTROL = r"\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f"
@@ -78,6 +80,17 @@ OwnerId = Annotated[
     Field(
         max_length=256,
         description='API key id that owns the memory ("" = unowned)',
+        json_schema_extra=documented_pattern(STORED_TEXT),
+    ),
+]
+
+
+UserId = Annotated[
+    str,
+    Field(
+        max_length=128,
+        description="An end user of the key (e.g. the OpenAI `user` field): the memory is that"
+        " user's alone (\"\" = the key's own)",
         json_schema_extra=documented_pattern(STORED_TEXT),
     ),
 ]

@@ -22,6 +22,7 @@ from memroute.web.schemas.common import (
     PreviewStrategy,
     StrictBody,
     Timestamp,
+    UserId,
     documented_pattern,
     optional,
 )
@@ -139,6 +140,7 @@ class MemoryCreate(StrictBody):
     type: MemoryTypeName = "factual"
     sessionId: str = Field("", max_length=256, json_schema_extra=documented_pattern(STORED_TEXT))
     apiKeyId: OwnerId = ""
+    userId: UserId = ""
     metadata: dict[str, Any] = Field(default_factory=dict)
     expiresAt: DateOrTimestamp | None = Field(
         None, description="ISO-8601 date or timestamp; null = never expires"
@@ -183,6 +185,7 @@ class PreviewRequest(StrictBody):
         description="absent or null = every key",
         json_schema_extra=documented_pattern(STORED_TEXT),
     )
+    userId: UserId = ""
     limit: JsonInt = Field(20, ge=1, le=100)
 
 
@@ -192,6 +195,7 @@ class ImportRecord(BaseModel):
 
     id: str | None = None
     apiKeyId: str | None = Field(None, description="the ?apiKeyId= query parameter overrides it")
+    userId: str = Field("", max_length=128, description='the key\'s end user who owns it ("" = the key)')
     sessionId: str = ""
     type: MemoryTypeName = "factual"
     key: str = ""
