@@ -43,9 +43,11 @@ def test_key_secret_is_shown_once_and_works_on_the_gateway_until_revoked(api: ht
         "revokedAt",
         "maxConcurrent",
         "requestsPerMinute",
+        "requiresUserId",
         "active",
     }
     assert (key["name"], key["active"], key["revokedAt"]) == ("laptop", True, None)
+    assert key["requiresUserId"] is False
     assert (key["maxConcurrent"], key["requestsPerMinute"]) == (None, None)  # the server's defaults
 
     listed = api.get("/api/keys")
@@ -88,6 +90,9 @@ def test_a_keys_limits_are_set_kept_and_reset(api: httpx.Client) -> None:
     assert api.get("/api/keys").json()["keys"] == [one]
     reset = api.patch(path, json={"maxConcurrent": None}).json()["key"]
     assert (reset["maxConcurrent"], reset["requestsPerMinute"]) == (None, 0)
+    strict = api.patch(path, json={"requiresUserId": True}).json()["key"]
+    assert strict["requiresUserId"] is True and strict["requestsPerMinute"] == 0  # the limits are kept
+    assert api.patch(path, json={"maxConcurrent": 2}).json()["key"]["requiresUserId"] is True  # kept too
 
 
 @pytest.mark.parametrize(
@@ -100,6 +105,8 @@ def test_a_keys_limits_are_set_kept_and_reset(api: httpx.Client) -> None:
         {"requestsPerMinute": -1},
         {"requestsPerMinute": True},
         {"rpm": 5},
+        {"requiresUserId": "yes"},
+        {"requiresUserId": None},
     ],
 )
 def test_bad_key_limits_are_400_and_change_nothing(api: httpx.Client, body: dict[str, Any]) -> None:

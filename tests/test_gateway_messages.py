@@ -36,7 +36,6 @@ def test_memory_goes_after_the_system_prompt_and_the_answer_comes_back(claude: G
         max_tokens=64,
         system="You are terse.",
         messages=[{"role": "user", "content": "How should you answer me?"}],
-        metadata={"user_id": "u-1"},
         extra_body={"top_k": 5, "x_unknown": {"kept": True}},
     )
     message = raw.parse()
@@ -46,7 +45,7 @@ def test_memory_goes_after_the_system_prompt_and_the_answer_comes_back(claude: G
     assert sent["body"]["system"] == "You are terse.\n\n" + block("prefers answers in French")
     assert sent["body"]["model"] == "claude-test"  # the provider prefix is stripped
     assert sent["body"]["messages"] == [{"role": "user", "content": "How should you answer me?"}]
-    assert sent["body"]["metadata"] == {"user_id": "u-1"} and sent["body"]["top_k"] == 5
+    assert sent["body"]["top_k"] == 5
     assert sent["body"]["x_unknown"] == {"kept": True}  # unknown fields pass untouched
     # The provider's own key in its own header; the client's memroute key never goes upstream.
     assert sent["headers"]["x-api-key"] == "sk-ant-provider-key"

@@ -68,18 +68,27 @@ def _limit(value: str | None, current: int | None, option: str) -> int | None:
 @click.argument("key_id")
 @click.option("--max-concurrent", default=None, help="Upstream calls at once (>= 1), or 'default'.")
 @click.option("--rpm", default=None, help="Requests a minute (0: no limit), or 'default'.")
+@click.option(
+    "--require-user-id/--no-require-user-id",
+    default=None,
+    help="Whether a request must name an end user (x-memroute-user-id, user, safety_identifier or"
+    " metadata.user_id) to get memory.",
+)
 @click.pass_context
-def keys_limits(ctx: click.Context, key_id: str, max_concurrent: str | None, rpm: str | None) -> None:
-    """Show or set a key's own gateway limits; 'default' gives it the server's default
-    (MEMROUTE_KEY_MAX_CONCURRENT, MEMROUTE_KEY_RPM) again. A running server applies a change
-    from the key's next request."""
+def keys_limits(
+    ctx: click.Context, key_id: str, max_concurrent: str | None, rpm: str | None, require_user_id: bool | None
+) -> None:
+    """Show or set a key's own gateway settings: its limits ('default' gives it the server's
+    default, MEMROUTE_KEY_MAX_CONCURRENT or MEMROUTE_KEY_RPM, again) and whether its requests
+    must name an end user. A running server applies a change from the key's next request."""
     with memory_for(ctx) as mem:
         key = mem.keys.get(key_id)
-        if max_concurrent is not None or rpm is not None:
+        if max_concurrent is not None or rpm is not None or require_user_id is not None:
             key = mem.keys.set_limits(
                 key_id,
                 max_concurrent=_limit(max_concurrent, key.max_concurrent, "--max-concurrent"),
                 requests_per_minute=_limit(rpm, key.requests_per_minute, "--rpm"),
+                requires_user_id=require_user_id,
             )
         print_json(to_wire(key))
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import hashlib
 import json
 import logging
 import re
@@ -37,7 +38,9 @@ from memroute.gateway.limits import GatewayLimiter
 from memroute.gateway.relay import RelayResponse, UpstreamBounds, fetch_once, open_streamed
 from memroute.gateway.sse import ReplyAssembler
 from memroute.masking import url_for_logs
+from memroute.memory import validate
 from memroute.memory.settings import MemorySettings
+from memroute.models.owners import owner_of
 from memroute.models.records import ApiKey, RetrievedItem
 from memroute.service import Memory
 from memroute.service.turn_queue import ChatTurn
@@ -49,6 +52,8 @@ log = logging.getLogger("memroute.gateway")
 T = TypeVar("T")
 
 NO_MEMORY_HEADERS = ("x-memroute-no-memory", "x-omniroute-no-memory")
+USER_HEADER = "x-memroute-user-id"
+SKIPPED_HEADER = "x-memroute-memory-skipped"  # why a request got no memory, when memroute decided it
 SESSION_HEADERS = ("x-memroute-session-id", "x-omniroute-session-id")
 DEBUG_HEADER = "x-memroute-debug"
 REQUEST_ID_HEADER = "x-request-id"
@@ -73,6 +78,22 @@ def request_id(headers: Mapping[str, str]) -> str:
     return given if _CLIENT_REQUEST_ID.fullmatch(given) else f"req_{uuid.uuid4().hex}"
 
 
+def end_user(headers: Mapping[str, str], named: object) -> str:
+    """The end user of a request: the `x-memroute-user-id` header (a bad one is a 400), else
+    the id the body names in its format's field (`named`; one that is no valid id, too
+    long or with control characters, stands for its digest, so each value is still one
+    user); "" for none."""
+    header = headers.get(USER_HEADER)
+    if header is not None and header.strip():
+        return validate.end_user(header, USER_HEADER)
+    if not isinstance(named, str) or not named.strip():
+        return ""
+    try:
+        return validate.end_user(named)
+    except InvalidInput:
+        return "sha256:" + hashlib.sha256(named.encode("utf-8", "surrogatepass")).hexdigest()[:40]
+
+
 def first_header(headers: Mapping[str, str], names: tuple[str, ...]) -> str:
     for name in names:
         value = headers.get(name, "").strip()
@@ -91,6 +112,7 @@ class ChatContext:
     settings: MemorySettings | None = None  # read once, when memory is on for the request
     items: list[RetrievedItem] = field(default_factory=list)
     turn: tuple[str, str] = ("", "")  # the last user turn's text and speaker
+    skipped: str = ""  # why memory is off for this request, when the answer should say so
 
     @property
     def wants_reply(self) -> bool:
@@ -106,6 +128,8 @@ class ChatContext:
             "x-memroute-memory-count": str(len(self.items)),
             "x-memroute-memory-tokens": str(sum(i.tokens for i in self.items)),
         }
+        if self.skipped:
+            out[SKIPPED_HEADER] = self.skipped
         if debug:
             out["x-memroute-memory-ids"] = ",".join(i.memory.id for i in self.items)
             out["x-memroute-memory-details"] = ",".join(
@@ -197,11 +221,21 @@ class ChatPipeline:
         return key
 
     @staticmethod
-    def context(headers: Mapping[str, str], key: ApiKey | None) -> ChatContext:
-        owner = None if key is None or header_truthy(headers, NO_MEMORY_HEADERS) else key.id
-        return ChatContext(
-            owner=owner, session_id=first_header(headers, SESSION_HEADERS), request_id=request_id(headers)
+    def context(headers: Mapping[str, str], key: ApiKey | None, named_user: object = None) -> ChatContext:
+        """The request's memory context. Its owner is the key, or the key's end user (see
+        `end_user`); none with the no-memory header, and none when the key requires an
+        end user and the request names none (the answer then says so)."""
+        ctx = ChatContext(
+            owner=None, session_id=first_header(headers, SESSION_HEADERS), request_id=request_id(headers)
         )
+        if key is None or header_truthy(headers, NO_MEMORY_HEADERS):
+            return ctx
+        user = end_user(headers, named_user)
+        if key.requires_user_id and not user:
+            ctx.skipped = "user-id-required"
+            return ctx
+        ctx.owner = owner_of(key.id, user)
+        return ctx
 
     def admit(self, fmt: WireFormat, secret: str | None, headers: Mapping[str, str], raw: bytes) -> Admitted:
         """Everything before forwarding a request of `fmt`, in one trip to a worker thread:
@@ -212,7 +246,7 @@ class ChatPipeline:
         key = self.authenticate_within_limits(secret)
         body = parse_body(raw)
         fmt.check(body, self.max_messages)
-        ctx = self.context(headers, key)
+        ctx = self.context(headers, key, fmt.end_user(body))
         route, outgoing = self.prepare(fmt, ctx, body, body["model"])
         payload = json.dumps({**outgoing, "model": route.model}).encode()
         if not ctx.wants_reply:

@@ -17,10 +17,8 @@ from starlette.routing import Route
 
 from memroute.memory.injection import last_user_text
 
-RESPONSE_ID, MESSAGE_ID = (
-    "resp_echo",
-    "msg_echo",
-)  # a message: the Responses output item, or the Messages answer
+RESPONSE_ID = "resp_echo"
+MESSAGE_ID = "msg_echo"  # a message: the Responses output item, or the Messages answer
 
 
 class EchoUpstream:

@@ -333,6 +333,7 @@ class ApiKey:
     revoked_at: str | None
     max_concurrent: int | None = None
     requests_per_minute: int | None = None
+    requires_user_id: bool = False  # a request without an end-user id gets no memory
 
     @property
     def active(self) -> bool:

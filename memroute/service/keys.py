@@ -61,16 +61,27 @@ class KeyRing:
         return self.get(key_id)
 
     def set_limits(
-        self, key_id: str, *, max_concurrent: int | None, requests_per_minute: int | None
+        self,
+        key_id: str,
+        *,
+        max_concurrent: int | None,
+        requests_per_minute: int | None,
+        requires_user_id: bool | None = None,
     ) -> ApiKey:
         """Override the gateway's limits for one key; None gives it the server's default
-        again. `requests_per_minute=0` lifts its per-minute limit. Takes effect with the
-        key's next request."""
+        again. `requests_per_minute=0` lifts its per-minute limit. `requires_user_id`
+        (None: unchanged): a request that names no end user gets no memory. Takes effect
+        with the key's next request."""
         _check_limit(max_concurrent, 1, MAX_CONCURRENT_OVERRIDE, "maxConcurrent")
         _check_limit(requests_per_minute, 0, MAX_RPM_OVERRIDE, "requestsPerMinute")
-        self.get(key_id)
+        if requires_user_id is not None and not isinstance(requires_user_id, bool):
+            raise InvalidInput("must be true or false", "requiresUserId")
+        old = self.get(key_id)
         self._store.keys.set_limits(
-            key_id, max_concurrent=max_concurrent, requests_per_minute=requests_per_minute
+            key_id,
+            max_concurrent=max_concurrent,
+            requests_per_minute=requests_per_minute,
+            requires_user_id=old.requires_user_id if requires_user_id is None else requires_user_id,
         )
         return self.get(key_id)
 

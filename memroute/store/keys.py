@@ -8,11 +8,14 @@ from typing import Any
 from memroute.models.records import ApiKey
 from memroute.store.db import Database
 
-_COLUMNS = "id, name, prefix, created_at, last_used_at, revoked_at, max_concurrent, requests_per_minute"
+_COLUMNS = (
+    "id, name, prefix, created_at, last_used_at, revoked_at, max_concurrent, requests_per_minute,"
+    " requires_user_id"
+)
 
 
 def _row(row: Sequence[Any]) -> ApiKey:
-    return ApiKey(*row)
+    return ApiKey(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], bool(row[8]))
 
 
 class KeyRepository:
@@ -54,11 +57,20 @@ class KeyRepository:
         with self.db.write() as con:
             con.execute("UPDATE api_keys SET last_used_at = ? WHERE id = ?", (now, key_id))
 
-    def set_limits(self, key_id: str, *, max_concurrent: int | None, requests_per_minute: int | None) -> bool:
-        """Store the key's limit overrides (None: the server's default)."""
+    def set_limits(
+        self,
+        key_id: str,
+        *,
+        max_concurrent: int | None,
+        requests_per_minute: int | None,
+        requires_user_id: bool,
+    ) -> bool:
+        """Store the key's gateway settings: its limit overrides (None: the server's
+        default) and whether its requests must name an end user."""
         with self.db.write() as con:
             con.execute(
-                "UPDATE api_keys SET max_concurrent = ?, requests_per_minute = ? WHERE id = ?",
-                (max_concurrent, requests_per_minute, key_id),
+                "UPDATE api_keys SET max_concurrent = ?, requests_per_minute = ?, requires_user_id = ?"
+                " WHERE id = ?",
+                (max_concurrent, requests_per_minute, int(requires_user_id), key_id),
             )
             return bool(con.changes())

@@ -33,6 +33,10 @@ class WireFormat(Protocol):
     def check(self, body: Mapping[str, Any], max_messages: int) -> None:
         """Raise InvalidInput when `body` is not a request of this format."""
 
+    def end_user(self, body: Mapping[str, Any]) -> object:
+        """The end user the body names in the format's own field (any value; checked by
+        the caller), or None."""
+
     def user_turn(self, body: Mapping[str, Any]) -> tuple[str, str]:
         """The text of the last user turn that has text, and its speaker ("" if unnamed)."""
 

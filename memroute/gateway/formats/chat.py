@@ -41,6 +41,9 @@ class ChatCompletions:
         check_model(body)
         check_messages(body, "messages", max_messages, '{"role": "user", ...}')
 
+    def end_user(self, body: Mapping[str, Any]) -> object:
+        return openai_end_user(body)
+
     def user_turn(self, body: Mapping[str, Any]) -> tuple[str, str]:
         return last_user_turn(body)
 
@@ -71,6 +74,11 @@ class ChatCompletions:
         delta = choices[0].get("delta")
         content = delta.get("content") if isinstance(delta, dict) else None
         return content if isinstance(content, str) else ""
+
+
+def openai_end_user(body: Mapping[str, Any]) -> object:
+    """OpenAI's end-user fields: `user`, else `safety_identifier`."""
+    return body.get("user") or body.get("safety_identifier")
 
 
 def text_of(content: Any, types: tuple[str, ...] = ("text",)) -> str:

@@ -36,6 +36,11 @@ class Messages:
                 'must be a string or a list of text blocks, e.g. [{"type": "text", ...}]', "system"
             )
 
+    def end_user(self, body: Mapping[str, Any]) -> object:
+        """`metadata.user_id`."""
+        metadata = body.get("metadata")
+        return metadata.get("user_id") if isinstance(metadata, Mapping) else None
+
     def user_turn(self, body: Mapping[str, Any]) -> tuple[str, str]:
         return last_user_turn(body)
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from memroute.errors import InvalidInput
-from memroute.gateway.formats.chat import check_model, text_of
+from memroute.gateway.formats.chat import check_model, openai_end_user, text_of
 from memroute.memory.injection import last_user_text
 from memroute.memory.turns import said_in
 from memroute.upstream.route import Route
@@ -41,6 +41,9 @@ class Responses:
                 " (MEMROUTE_MAX_CHAT_MESSAGES)",
                 "input",
             )
+
+    def end_user(self, body: Mapping[str, Any]) -> object:
+        return openai_end_user(body)
 
     def user_turn(self, body: Mapping[str, Any]) -> tuple[str, str]:
         return last_user_text({"input": body.get("input")}), ""

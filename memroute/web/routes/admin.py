@@ -63,9 +63,10 @@ def create_key(request: Request, body: ApiKeyCreate) -> BaseModel:
 
 @keys.patch("/{id}", response_model=ApiKeyEnvelope, responses=NOT_FOUND)
 def set_key_limits(request: Request, key_id: KeyId, body: ApiKeyLimitsUpdate) -> BaseModel:
-    """Change a key's own gateway limits (`maxConcurrent`, `requestsPerMinute`); absent
-    fields keep their value, `null` restores the server's default. Applies from the key's
-    next request."""
+    """Change a key's own gateway settings: its limits (`maxConcurrent`,
+    `requestsPerMinute`; `null` restores the server's default) and `requiresUserId` (a
+    request that names no end user gets no memory). Absent fields keep their value.
+    Applies from the key's next request."""
     memory = memory_of(request)
     old = memory.keys.get(key_id)
     changes = body.model_dump(exclude_unset=True)
@@ -73,6 +74,7 @@ def set_key_limits(request: Request, key_id: KeyId, body: ApiKeyLimitsUpdate) ->
         key_id,
         max_concurrent=changes.get("maxConcurrent", old.max_concurrent),
         requests_per_minute=changes.get("requestsPerMinute", old.requests_per_minute),
+        requires_user_id=changes.get("requiresUserId"),
     )
     return ApiKeyEnvelope.model_validate({"key": key})
 

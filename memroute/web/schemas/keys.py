@@ -66,6 +66,10 @@ class ApiKeyLimitsUpdate(StrictBody):
 
     maxConcurrent: Annotated[int, Field(ge=1, le=MAX_CONCURRENT_OVERRIDE), WHOLE_NUMBER] | None = None
     requestsPerMinute: Annotated[int, Field(ge=0, le=MAX_RPM_OVERRIDE), WHOLE_NUMBER] | None = None
+    requiresUserId: bool = optional(
+        description="Requests must name an end user (x-memroute-user-id, user, safety_identifier or"
+        " metadata.user_id); one that does not gets no memory"
+    )
 
 
 # An http(s) URL with a host (the core also checks the port and that httpx can send to it).
