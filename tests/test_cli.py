@@ -103,6 +103,28 @@ def test_the_list_is_a_table_unless_json_is_asked_for(run) -> None:
     assert json.loads(run("memory", "list", "--json").output)["data"][0]["content"] == "prefers vim"
 
 
+def test_end_users_of_a_key_are_added_listed_searched_and_exported_apart(run, tmp_path: Path) -> None:
+    run("memory", "add", "-k", "k1", "-c", "the key's own: ships on Fridays")
+    assert run("memory", "add", "-k", "k1", "-u", "ana", "-c", "Ana likes tea").exit_code == 0
+    run("memory", "remember", "-k", "k1", "-u", "ben", "I prefer coffee.")
+    table = run("memory", "list", "-k", "k1").output.splitlines()  # the key's, with its users'
+    assert sorted(line.split()[1] for line in table[:-1]) == ["k1", "k1/ana", "k1/ben"]
+    anas = json.loads(run("memory", "list", "-k", "k1", "-u", "ana", "--json").output)["data"]
+    assert [(m["apiKeyId"], m["userId"], m["content"]) for m in anas] == [("k1", "ana", "Ana likes tea")]
+    found = json.loads(run("memory", "search", "-k", "k1", "-u", "ben", "tea coffee").output)
+    assert [(m["userId"], m["content"]) for m in found] == [("ben", "prefers coffee")]
+    exported = tmp_path / "k1.jsonl"
+    run("memory", "export", "-k", "k1", "-o", str(exported))
+    users = sorted(json.loads(line)["userId"] for line in exported.read_text().splitlines())
+    assert users == ["", "ana", "ben"]  # a key's export holds its end users too
+    other_db = tmp_path / "other.db"
+    CliRunner().invoke(main, ["--db", str(other_db), "memory", "import", str(exported)])
+    again = CliRunner().invoke(
+        main, ["--db", str(other_db), "memory", "list", "-k", "k1", "-u", "ana", "--json"]
+    )
+    assert [m["content"] for m in json.loads(again.output)["data"]] == ["Ana likes tea"]  # still Ana's
+
+
 @pytest.mark.parametrize(
     "args",
     [

@@ -1,20 +1,23 @@
 """Tenant isolation (issue 8, item 1): a hypothesis state machine runs random interleavings
-of every memory operation for four client keys (and the unowned owner ""), several
+of every memory operation for four client keys, end users of two of them (issue 19: the
+same people, "ana" and "ben", behind different keys too) and the unowned owner "", several
 sessions and all three scopes, through every path:
 
 - the library `Memory` API: add/upsert, update, delete, clear, remember, import with an
   owner override, retrieve, recall, retrieve_preview, list/stats, export with a key filter;
 - the gateway: real chat requests (streaming and not) with the official `openai` SDK
   against a scripted upstream, checking the memory context the upstream received and
-  what each turn teaches: its facts, and the turn itself kept verbatim for its key;
+  what each turn teaches: its facts, and the turn itself kept verbatim for its key, or
+  for its end user (named in the body's `user`, or in `x-memroute-user-id`);
 - the MCP tools through the official MCP client: in process (the stdio caller, who names
   the key) and over streamable HTTP at `/mcp` with each client key (which may only reach
   its own memories).
 
 A model of who owns what is kept and checked after every read: no reader ever receives a
 memory its scope does not admit (`apiKey`: its own; `session`: its own, of that session
-when a session is given, as REF §4.4; `global`: every key's, never an unowned one to a
-key), nor a deleted, stale or expired one. Deletes are complete: the row, its FTS entries,
+when a session is given, as REF §4.4; `global`: every key's own, never an unowned one or
+an end user's to a key; an end user's read is that user's alone in every scope), nor a
+deleted, stale or expired one. Deletes are complete: the row, its FTS entries,
 its sqlite-vec vector and its Qdrant point are gone, its history is kept. The vector tier
 is on (hashing embedder); one run uses Qdrant's local mode as the vector store. Everything
 is deterministic: a manual clock, no background workers (the sync, re-index and extraction
@@ -67,6 +70,7 @@ from memroute.mcp.server import build_server
 from memroute.memory.injection import MEMORY_PREFIX
 from memroute.memory.redact import redact
 from memroute.memory.turns import chunks, said_in
+from memroute.models.owners import is_user_owner, owner_of, split_owner
 from memroute.models.records import MEMORY_TYPES, MemoryFilter, MemoryRecord
 from memroute.models.wire import to_wire
 from memroute.service.build import Parts
@@ -76,6 +80,7 @@ from memroute.web.app import create_app
 ADMIN = "admin-isolation-token-for-memroute-tests"
 TENANTS = 4
 UNOWNED = ""  # memories without a key: a library-only owner that must never mean "all keys"
+END_USERS = ((0, "ana"), (0, "ben"), (1, "ana"))  # (tenant, user): owners of their own
 SESSIONS = ("", "s1", "s2", "S1")  # session ids are case-sensitive everywhere
 SCOPES = ("apiKey", "session", "global")
 STRATEGIES = ("exact", "semantic", "hybrid")
@@ -194,7 +199,9 @@ class Harness:
 
     @property
     def owners(self) -> list[str]:
-        return [t.id for t in self.tenants] + [UNOWNED]
+        """The keys, the unowned owner (index TENANTS), then the end users of END_USERS."""
+        users = [owner_of(self.tenants[t].id, user) for t, user in END_USERS]
+        return [t.id for t in self.tenants] + [UNOWNED] + users
 
     def tool(self, client: Client, name: str, **args: Any) -> tuple[bool, Any]:
         """Call an MCP tool: (is_error, structured result or the error text)."""
@@ -283,30 +290,41 @@ class Seen:
 
     @classmethod
     def of_dict(cls, data: dict[str, Any]) -> Seen:
-        return cls(data["id"], data["apiKeyId"], data["sessionId"], data["content"])
+        return cls(data["id"], owner_of(data["apiKeyId"], data["userId"]), data["sessionId"], data["content"])
 
 
 @dataclass(frozen=True)
 class Reader:
-    """Whose memories a read may return: `owner` None = every key (and the unowned ones
-    only with `unowned`); `session` "" = any session."""
+    """Whose memories a read may return: `owner` None = every key (and the unowned ones and
+    end users' only with `unowned`: the admin's views); with `family`, the owner's end users'
+    too; `session` "" = any session."""
 
     path: str
     owner: str | None
     session: str = ""
     unexpired: bool = True  # retrieval paths drop expired memories; listing and export do not
     unowned: bool = True
+    family: bool = False
 
     @classmethod
     def scoped(cls, path: str, owner: str, scope: str, session: str) -> Reader:
-        if scope == "global":  # every key's memories; a key never gets the unowned ones
+        # Every key's own memories; a key never gets the unowned ones nor end users', and an
+        # end user's read is that user's alone.
+        if scope == "global" and not is_user_owner(owner):
             return cls(path, None, unowned=owner == UNOWNED)
         return cls(path, owner, session if scope == "session" else "")
 
+    @classmethod
+    def listing(cls, path: str, owner: str | None, session: str = "") -> Reader:
+        """A list or export of `owner`: a key's holds its end users' memories too."""
+        family = owner is not None and not is_user_owner(owner)
+        return cls(path, owner, session, unexpired=False, family=family)
+
     def admits(self, row: Row) -> bool:
-        if self.owner is not None and row.owner != self.owner:
+        its_user = self.family and is_user_owner(row.owner) and split_owner(row.owner)[0] == self.owner
+        if self.owner is not None and row.owner != self.owner and not its_user:
             return False
-        if self.owner is None and not self.unowned and row.owner == UNOWNED:
+        if self.owner is None and not self.unowned and (row.owner == UNOWNED or is_user_owner(row.owner)):
             return False
         return not self.session or row.session == self.session
 
@@ -315,8 +333,9 @@ def new_content(words: Sequence[str]) -> str:
     return " ".join([*words, "note", f"zq{next(_tokens)}x"])
 
 
-owners = st.integers(0, TENANTS)  # TENANTS = the unowned owner
+owners = st.integers(0, TENANTS + len(END_USERS))  # TENANTS = the unowned owner, then end users
 tenants = st.integers(0, TENANTS - 1)
+end_users = st.sampled_from(("", "", "", "ana", "ben"))  # "": the key itself
 sessions = st.sampled_from(SESSIONS)
 picks = st.integers(0, 1023)
 topics = st.sampled_from(TOPICS)
@@ -670,11 +689,13 @@ class IsolationMachine(RuleBasedStateMachine):
         report = self.mem.import_(records, api_key_id=who)
         assert (report.imported, len(report.errors)) == (len(records) - conflicts, conflicts), report
         others = Reader("library.import: other owners", None, unexpired=False)
-        untouched = self.check(others, (Seen.of_dict(m) for m in self.mem.export() if m["apiKeyId"] != who))
+        untouched = self.check(others, (s for s in map(Seen.of_dict, self.mem.export()) if s.owner != who))
         assert {s.id for s in untouched} == {r.id for r in self.live.values() if r.owner != who}, (
             f"ISOLATION: importing into {who!r} changed another owner's memories"
         )
-        stored = {m["content"]: m["id"] for m in self.mem.export(who)}
+        stored = {
+            m["content"]: m["id"] for m in self.mem.export(who) if owner_of(m["apiKeyId"], m["userId"]) == who
+        }
         for model_id, wanted in must.items():
             row = sim[model_id]
             got = stored.get(row.content)
@@ -805,9 +826,10 @@ class IsolationMachine(RuleBasedStateMachine):
     @rule(owner=st.none() | owners)
     @operation("library.export")
     def export(self, owner: int | None) -> None:
-        """Export with a key filter is exactly that key's memories (without: every memory)."""
+        """Export with a key filter is exactly that key's memories and its end users' (an end
+        user's: that user's alone; without: every memory)."""
         who = None if owner is None else self.h.owners[owner]
-        reader = Reader("library.export", who, unexpired=False)
+        reader = Reader.listing("library.export", who)
         seen = self.check(reader, (Seen.of_dict(m) for m in self.mem.export(who)))
         assert {s.id for s in seen} == self.expected(reader), "export is not exactly the key's memories"
 
@@ -816,7 +838,7 @@ class IsolationMachine(RuleBasedStateMachine):
     def list_memories(self, owner: int, session: str, q: str | None) -> None:
         who = self.h.owners[owner]
         page = self.mem.list(who, session_id=session or None, q=q, limit=200)
-        reader = Reader("library.list", who, session, unexpired=False)
+        reader = Reader.listing("library.list", who, session)
         seen = self.check(reader, (Seen.of(m) for m in page.items))
 
         def matches(row: Row) -> bool:
@@ -861,6 +883,7 @@ class IsolationMachine(RuleBasedStateMachine):
         lure=lures,
         statement=st.none() | st.sampled_from(STATEMENTS),
         no_memory=st.sampled_from((False,) * 7 + (True,)),
+        user=end_users,
     )
     @operation("gateway.chat")
     def chat(
@@ -871,9 +894,11 @@ class IsolationMachine(RuleBasedStateMachine):
         lure: int,
         statement: str | None,
         no_memory: bool,
+        user: str,
     ) -> None:
-        """A chat turn (JSON answer), with the `x-memroute-` headers."""
-        self.chat_turn(tenant, session, words, lure, statement, no_memory, stream=False)
+        """A chat turn (JSON answer), with the `x-memroute-` headers; an end user named in
+        the body's `user`."""
+        self.chat_turn(tenant, session, words, lure, statement, no_memory, user, stream=False)
 
     @rule(
         tenant=tenants,
@@ -882,6 +907,7 @@ class IsolationMachine(RuleBasedStateMachine):
         lure=lures,
         statement=st.none() | st.sampled_from(STATEMENTS),
         no_memory=st.sampled_from((False,) * 7 + (True,)),
+        user=end_users,
     )
     @operation("gateway.chat")
     def chat_streaming(
@@ -892,9 +918,11 @@ class IsolationMachine(RuleBasedStateMachine):
         lure: int,
         statement: str | None,
         no_memory: bool,
+        user: str,
     ) -> None:
-        """A streamed chat turn (SSE), with the `x-omniroute-` header aliases."""
-        self.chat_turn(tenant, session, words, lure, statement, no_memory, stream=True)
+        """A streamed chat turn (SSE), with the `x-omniroute-` header aliases; an end user
+        named in `x-memroute-user-id`."""
+        self.chat_turn(tenant, session, words, lure, statement, no_memory, user, stream=True)
 
     def chat_turn(
         self,
@@ -904,12 +932,15 @@ class IsolationMachine(RuleBasedStateMachine):
         lure: int,
         statement: str | None,
         no_memory: bool,
+        user: str,
         *,
         stream: bool,
     ) -> None:
-        """A real chat turn: the upstream must see only memories the key's scope admits, exactly
-        the ones the gateway reports; facts stated are learned for this key and session."""
+        """A real chat turn: the upstream must see only memories the key's scope admits (its
+        end user's own, when it names one), exactly the ones the gateway reports; facts stated
+        are learned for this key (or end user) and session."""
         client = self.h.tenants[tenant]
+        owner = owner_of(client.id, user)
         # The turn is kept verbatim: its own token tells it apart from every other memory.
         text = " ".join(p for p in (self.query(words, lure), statement, f"turn zq{next(_tokens)}x") if p)
         prefix = "x-omniroute-" if stream else "x-memroute-"
@@ -918,27 +949,30 @@ class IsolationMachine(RuleBasedStateMachine):
             headers[prefix + "session-id"] = session
         if no_memory:
             headers[prefix + "no-memory"] = "true"
+        named: dict[str, Any] = {}
+        if user and stream:
+            headers["x-memroute-user-id"] = user
+        elif user:
+            named["user"] = user
         messages: list[Any] = [{"role": "user", "content": text}]
         # What the library recalls for this turn: the gateway must inject exactly those memories
         # (so a gateway that silently lost its memory could not pass for an isolated one).
         # (less what the request itself already holds: a kept turn repeated in it is not injected)
         said = said_in({"messages": messages})
         recalled = (
-            []
-            if no_memory
-            else self.mem.recall(client.id, text, session, record_access=False, already_said=said)
+            [] if no_memory else self.mem.recall(owner, text, session, record_access=False, already_said=said)
         )
         sent = len(self.h.upstream.requests)
         completions = client.chat.chat.completions.with_raw_response
         response: Any
         if stream:
             response = completions.create(
-                model="echo-1", messages=messages, stream=True, extra_headers=headers
+                model="echo-1", messages=messages, stream=True, extra_headers=headers, **named
             )
             with response.parse() as chunks:
                 reply = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
         else:
-            response = completions.create(model="echo-1", messages=messages, extra_headers=headers)
+            response = completions.create(model="echo-1", messages=messages, extra_headers=headers, **named)
             reply = response.parse().choices[0].message.content or ""
         assert reply == text  # the upstream echoes the last user message
         assert len(self.h.upstream.requests) == sent + 1
@@ -946,7 +980,7 @@ class IsolationMachine(RuleBasedStateMachine):
         ids = [i for i in response.headers.get("x-memroute-memory-ids", "").split(",") if i]
         assert response.headers["x-memroute-memory-count"] == str(len(ids))
         path = f"gateway.chat[{self.scope}{', stream' if stream else ''}]"
-        reader = Reader.scoped(path, client.id, self.scope, session)
+        reader = Reader.scoped(path, owner, self.scope, session)
         self.check(reader, (Seen(i, *self.row_fields(i)) for i in ids))
         # (as sets: near-equal vector scores may tie-break differently from one search to the next)
         assert set(ids) == {i.memory.id for i in recalled}, f"{path}: injected {ids}, recall: {recalled}"
@@ -957,7 +991,7 @@ class IsolationMachine(RuleBasedStateMachine):
             assert len(upstream_messages) == len(messages) + 1 and upstream_messages[1:] == messages
             self.check_context(path, upstream_messages[0], [self.live[i] for i in ids])
         if not no_memory:
-            self.learn(client.id, session, text, path)
+            self.learn(owner, session, text, path)
         assert self.count("SELECT COUNT(*) FROM extraction_jobs") == 0
         self.tick()
 
@@ -1159,7 +1193,7 @@ class IsolationMachine(RuleBasedStateMachine):
         path = f"mcp.http.trespass.{action}"
         before = self.count("SELECT COUNT(*) FROM memories")
         if action in ("get", "delete"):
-            theirs = [r for r in self.live.values() if r.owner != me.id]
+            theirs = [r for r in self.live.values() if split_owner(r.owner)[0] != me.id]  # its users' are its
             row = self.pick([*theirs, *self.deleted.values()], pick)
             if row is None:
                 return

@@ -23,6 +23,7 @@ from memroute import Memory
 from memroute.config import Config
 from memroute.mcp.server import TOOL_NAMES
 from memroute.memory.injection import FRAMING, MEMORY_PREFIX
+from memroute.models.owners import owner_of
 from memroute.web.app import create_app
 
 ADMIN = "admin-test-token-for-memroute-tests"
@@ -236,6 +237,37 @@ def test_a_client_key_only_reaches_its_own_memories(server: tuple[str, Memory, S
 
     http_session(url, alice_secret)(body)
     assert side.get(bobs.id) is not None and side.list(bob.id).total == 1
+
+
+def test_a_client_key_reaches_each_of_its_end_users_apart(
+    server: tuple[str, Memory, ScriptedUpstream],
+) -> None:
+    url, side, upstream = server
+    side.update_settings(enabled=True)
+    key, secret = side.keys.create("saas")
+    other, _ = side.keys.create("other")
+    others = side.add(owner_of(other.id, "ana"), "another key's Ana")
+
+    async def body(client: Client) -> None:
+        failed, added = await call(client, "memory_add", content="is allergic to peanuts", userId="ana")
+        assert not failed and (added["memory"]["apiKeyId"], added["memory"]["userId"]) == (key.id, "ana")
+        failed, found = await call(client, "memory_search", query="allergic peanuts", userId="ben")
+        assert not failed and found["memories"] == []  # Ben sees nothing of Ana's
+        failed, found = await call(client, "memory_search", query="allergic peanuts")
+        assert not failed and found["memories"] == []  # nor does the key's own memory
+        failed, listed = await call(client, "memory_list", userId="ana")
+        assert [m["content"] for m in listed["memories"]] == ["is allergic to peanuts"]
+        failed, got = await call(client, "memory_get", id=added["memory"]["id"])  # its own user's
+        assert not failed and got["memory"]["userId"] == "ana"
+        failed, text = await call(client, "memory_get", id=others.id)  # another key's user's
+        assert failed and text.endswith(f"memory {others.id} not found")
+
+    http_session(url, secret)(body)
+    chat = openai.OpenAI(base_url=url + "/v1", api_key=secret, max_retries=0)
+    chat.chat.completions.create(
+        model="echo-1", messages=[{"role": "user", "content": "Am I allergic to anything?"}], user="ana"
+    )
+    assert "is allergic to peanuts" in upstream.last["body"]["messages"][0]["content"]
 
 
 def test_memories_added_over_mcp_are_injected_by_the_gateway(

@@ -13,6 +13,7 @@ import click
 
 from memroute.config import Config
 from memroute.errors import InvalidInput, MemrouteError, NotFound
+from memroute.models.owners import owner_of
 
 
 def config_of(ctx: click.Context) -> Config:
@@ -63,3 +64,11 @@ def json_option(name: str, value: str | None) -> Any:
 
 
 api_key_option = click.option("--api-key-id", "-k", "api_key_id", help="Owner id (the API key's id).")
+user_option = click.option(
+    "--user-id", "-u", "user_id", default=None, help="An end user of the key: that user's memories alone."
+)
+
+
+def owner_option_value(api_key_id: str | None, user_id: str | None) -> str:
+    """The owner of `-k` and `-u`: the key, or its end user."""
+    return owner_of(api_key_id or "", user_id or "")

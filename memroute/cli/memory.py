@@ -8,7 +8,15 @@ from typing import Any
 
 import click
 
-from memroute.cli.common import api_key_option, cli_errors, json_option, memory_for, print_json
+from memroute.cli.common import (
+    api_key_option,
+    cli_errors,
+    json_option,
+    memory_for,
+    owner_option_value,
+    print_json,
+    user_option,
+)
 from memroute.errors import InvalidInput, NotFound
 from memroute.models.records import MEMORY_TYPES
 from memroute.models.wire import to_wire
@@ -21,6 +29,7 @@ def memory() -> None:
 
 @memory.command("add")
 @api_key_option
+@user_option
 @click.option("--content", "-c", required=True, help="The memory text.")
 @click.option("--key", default="", help="Upsert key, e.g. preference:editor (same key replaces).")
 @click.option("--type", "type_", type=click.Choice(MEMORY_TYPES), default="factual", show_default=True)
@@ -31,6 +40,7 @@ def memory() -> None:
 def memory_add(
     ctx: click.Context,
     api_key_id: str | None,
+    user_id: str | None,
     content: str,
     key: str,
     type_: str,
@@ -41,7 +51,7 @@ def memory_add(
     """Store a memory (upsert by key) and print it."""
     with memory_for(ctx) as mem:
         stored = mem.add(
-            api_key_id or "",
+            owner_option_value(api_key_id, user_id),
             content,
             key=key,
             type=type_,
@@ -55,21 +65,23 @@ def memory_add(
 
 @memory.command("remember")
 @api_key_option
+@user_option
 @click.argument("text")
 @click.option("--session-id", default="")
 @click.option("--source", type=click.Choice(["user_message", "llm_response"]), default="user_message")
 @click.pass_context
 def memory_remember(
-    ctx: click.Context, api_key_id: str | None, text: str, session_id: str, source: str
+    ctx: click.Context, api_key_id: str | None, user_id: str | None, text: str, session_id: str, source: str
 ) -> None:
     """Extract facts from TEXT and store them."""
     with memory_for(ctx) as mem:
-        stored = mem.remember(api_key_id or "", text, session_id, source)
+        stored = mem.remember(owner_option_value(api_key_id, user_id), text, session_id, source)
         print_json([to_wire(m) for m in stored])
 
 
 @memory.command("list")
 @api_key_option
+@user_option
 @click.option("--type", "type_", type=click.Choice(MEMORY_TYPES), default=None)
 @click.option("--session-id", default=None)
 @click.option("--q", default=None, help="Case-insensitive text filter.")
@@ -80,6 +92,7 @@ def memory_remember(
 def memory_list(
     ctx: click.Context,
     api_key_id: str | None,
+    user_id: str | None,
     type_: str | None,
     session_id: str | None,
     q: str | None,
@@ -87,9 +100,10 @@ def memory_list(
     page: int,
     as_json: bool,
 ) -> None:
-    """List memories, newest first (every key unless --api-key-id)."""
+    """List memories, newest first (every key unless --api-key-id; a key's with its end
+    users' unless --user-id, "" for the key's own)."""
     with memory_for(ctx) as mem:
-        result = mem.list(api_key_id, type_, session_id, q, limit, page)
+        result = mem.list(api_key_id, type_, session_id, q, limit, page, user_id=user_id)
         if as_json:
             print_json(
                 {
@@ -102,12 +116,14 @@ def memory_list(
             )
             return
         for m in result.items:
-            click.echo(f"{m.id}  {m.api_key_id or '-':<12} {m.type:<10} {m.key or '-':<32} {m.content[:80]}")
+            owner = f"{m.key_id}/{m.user_id}" if m.user_id else m.key_id or "-"
+            click.echo(f"{m.id}  {owner:<12} {m.type:<10} {m.key or '-':<32} {m.content[:80]}")
         click.echo(f"{result.total} memories, page {result.page} of {max(result.total_pages, 1)}")
 
 
 @memory.command("search")
 @api_key_option
+@user_option
 @click.argument("query")
 @click.option("--strategy", type=click.Choice(["exact", "semantic", "hybrid"]), default=None)
 @click.option("--max-tokens", type=int, default=None)
@@ -122,6 +138,7 @@ def memory_list(
 def memory_search(
     ctx: click.Context,
     api_key_id: str | None,
+    user_id: str | None,
     query: str,
     strategy: str | None,
     max_tokens: int | None,
@@ -135,7 +152,7 @@ def memory_search(
             raise InvalidInput(f"--scope {scope} needs --api-key-id (-k)")
     with memory_for(ctx) as mem:
         items = mem.retrieve(
-            api_key_id or "",
+            owner_option_value(api_key_id, user_id),
             query,
             strategy,
             max_tokens,

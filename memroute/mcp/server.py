@@ -23,6 +23,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from memroute.errors import MemrouteError
+from memroute.memory import validate
+from memroute.models.owners import owner_of
 from memroute.models.records import MemoryRecord
 from memroute.models.wire import to_wire
 from memroute.service import Memory
@@ -37,6 +39,13 @@ ApiKeyId = Annotated[
         "token or over stdio; a client key may omit it (it always means that key)."
     ),
 ]
+UserId = Annotated[
+    str,
+    Field(
+        description="An end user of the key (the id an application sends as `user`): that user's own "
+        "memories alone. Empty: the key's own memories.",
+    ),
+]
 T = TypeVar("T")
 
 
@@ -46,18 +55,22 @@ class Caller:
 
     key_id: str | None
 
-    def owner(self, requested: str | None) -> str:
+    def owner(self, requested: str | None, user: str = "") -> str:
+        """The owner a tool works on: the key (the caller's own, or the one named), or
+        that key's end user `user`."""
         if self.key_id is None:
             if requested is None or not requested.strip():
                 raise ToolError("apiKeyId is required: the id of the API key whose memories to use")
-            return requested.strip()
-        if requested not in (None, "", self.key_id):
+            key = requested.strip()
+        elif requested not in (None, "", self.key_id):
             raise ToolError("this client key may only use its own memories: omit apiKeyId or pass its own id")
-        return self.key_id
+        else:
+            key = self.key_id
+        return owner_of(validate.owner(key), validate.end_user(user))
 
     def check(self, memory: MemoryRecord | None, memory_id: str) -> MemoryRecord:
-        # Another key's memory is reported exactly like a missing one.
-        if memory is None or (self.key_id is not None and memory.api_key_id != self.key_id):
+        # Another key's memory (or its end users') is reported exactly like a missing one.
+        if memory is None or (self.key_id is not None and memory.key_id != self.key_id):
             raise ToolError(f"memory {memory_id} not found")
         return memory
 
@@ -125,12 +138,13 @@ def build_server(memory: Callable[[], Memory], *, admin_token: str | None = None
             Field(ge=1, le=16000, description="Token budget of the answer (default: the settings')."),
         ] = None,
         limit: Annotated[int, Field(ge=1, le=100, description="At most this many memories.")] = 20,
+        userId: UserId = "",
     ) -> dict[str, Any]:
         """Search the stored memories of an API key: the most relevant first, within a token budget.
         Uses the configured retrieval strategy (keyword, semantic or hybrid), also when memory injection
         is switched off for chats. Returns the memories with their score, the count and the total tokens."""
         mem, caller = who(ctx)
-        owner = caller.owner(apiKeyId)
+        owner = caller.owner(apiKeyId, userId)
         settings = mem.settings()
         budget = maxTokens if maxTokens is not None else (settings.max_tokens or 2000)
         items = mem.retrieve(
@@ -174,10 +188,11 @@ def build_server(memory: Callable[[], Memory], *, admin_token: str | None = None
         expiresAt: Annotated[
             str | None, Field(description="Optional ISO-8601 time after which the memory is ignored.")
         ] = None,
+        userId: UserId = "",
     ) -> dict[str, Any]:
-        """Store a memory for an API key (or replace the one with the same key)."""
+        """Store a memory for an API key or one of its end users (or replace the one with the same key)."""
         mem, caller = who(ctx)
-        owner = caller.owner(apiKeyId)
+        owner = caller.owner(apiKeyId, userId)
         before = mem.get_by_key(owner, key) if key.strip() else None
         record = mem.add(
             owner,
@@ -205,11 +220,13 @@ def build_server(memory: Callable[[], Memory], *, admin_token: str | None = None
         olderThan: Annotated[
             str | None, Field(description="Only memories created before this ISO-8601 date or time.")
         ] = None,
+        userId: UserId = "",
     ) -> dict[str, Any]:
-        """Delete ALL memories of one API key, optionally only of one type or created before a date.
-        Cannot be undone from the tools (the text is kept in each memory's history)."""
+        """Delete ALL memories of one API key (or of one of its end users), optionally only of one type
+        or created before a date. Cannot be undone from the tools (the text is kept in each memory's
+        history)."""
         mem, caller = who(ctx)
-        owner = caller.owner(apiKeyId)
+        owner = caller.owner(apiKeyId, userId)
         count = mem.clear(owner, memory_type=type, older_than=olderThan, actor="mcp")
         return {"deletedCount": count, "message": f"Cleared {count} memories"}
 
@@ -246,11 +263,12 @@ def build_server(memory: Callable[[], Memory], *, admin_token: str | None = None
         q: Annotated[str | None, Field(description="Only memories whose text or key contains this.")] = None,
         limit: Annotated[int, Field(ge=1, le=200, description="Memories per page.")] = 20,
         page: Annotated[int, Field(ge=1, description="Page number, from 1.")] = 1,
+        userId: UserId = "",
     ) -> dict[str, Any]:
-        """List an API key's memories, newest first, with paging and filters."""
+        """List an API key's own memories (or one end user's), newest first, with paging and filters."""
         mem, caller = who(ctx)
-        owner = caller.owner(apiKeyId)
-        result = mem.list(owner, type=type, session_id=sessionId, q=q, limit=limit, page=page)
+        owner = caller.owner(apiKeyId, userId)
+        result = mem.list(owner, type=type, session_id=sessionId, q=q, limit=limit, page=page, user_id="")
         return {
             "memories": [to_wire(m) for m in result.items],
             "total": result.total,

@@ -711,10 +711,11 @@ class Memory:
     # -- export / import ----------------------------------------------------------
 
     def export(self, api_key_id: str | None = None) -> Iterator[dict[str, Any]]:
-        """Every memory of one key (or of every key) with metadata and timestamps, as its
-        camelCase wire object."""
+        """Every memory of one key and its end users (or of one end user, or of every key)
+        with metadata and timestamps, as its camelCase wire object."""
         owner = None if api_key_id is None else validate.owner(api_key_id)
-        for memory in self._store.memories.iter_all(owner):
+        family = owner is not None and not is_user_owner(owner)
+        for memory in self._store.memories.iter_all(owner, with_users=family):
             yield to_wire(memory)
 
     def import_(

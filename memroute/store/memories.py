@@ -552,11 +552,17 @@ class MemoryRepository:
         )
         return [HistoryEntry(*row) for row in rows]
 
-    def iter_all(self, api_key_id: str | None, *, batch: int = 500) -> Iterator[MemoryRecord]:
-        """Every memory (of one key, or of all keys) in insertion order, in bounded batches."""
+    def iter_all(
+        self, api_key_id: str | None, *, batch: int = 500, with_users: bool = False
+    ) -> Iterator[MemoryRecord]:
+        """Every memory (of one owner, with `with_users` also of that key's end users; or of
+        all owners) in insertion order, in bounded batches."""
         last = 0
         key_sql = "AND api_key_id = ?" if api_key_id is not None else ""
         key_params: tuple[Any, ...] = (api_key_id,) if api_key_id is not None else ()
+        if api_key_id is not None and with_users:
+            key_sql = "AND (api_key_id = ? OR (api_key_id >= ? AND api_key_id < ?))"
+            key_params = (api_key_id, *users_range(api_key_id))
         while True:
             rows = (
                 self.db.read()
