@@ -26,6 +26,7 @@ from memroute import Memory
 from memroute.clock import to_iso
 from memroute.config import Config
 from memroute.errors import StorageFull
+from memroute.models.owners import owner_of
 from memroute.models.results import ExtractionQueue
 from memroute.models.wire import to_wire
 from memroute.store import NewMemory, SqliteStore
@@ -318,6 +319,27 @@ def test_a_key_at_its_cap_refuses_adds_and_makes_room_for_learned_facts(tmp_path
         assert mem.engine_status().storage.limits.evicted == len(evicted)
         drink = mem.get_by_key("key-a", "preference:drink")
         assert drink is not None and drink.content == "prefers coffee"
+
+
+def test_a_keys_end_users_share_its_cap(tmp_path: Path) -> None:
+    """One key cannot hold more than its cap by naming new end users: they count with it,
+    and a chat of one makes room among all of the key's memories."""
+    with management_api(tmp_path / "m.db", MEMROUTE_MAX_MEMORIES_PER_KEY="4") as api:
+        for n, user in enumerate(("", "ana", "ben", "cid")):
+            made = api.post("/api/memory", json={"apiKeyId": "key-a", "userId": user, "content": f"note {n}"})
+            assert made.status_code == 200
+        refused = api.post("/api/memory", json={"apiKeyId": "key-a", "userId": "dan", "content": "one more"})
+        assert "MEMROUTE_MAX_MEMORIES_PER_KEY" in assert_error(refused, 409)["message"]
+        assert (
+            api.post("/api/memory", json={"apiKeyId": "key-b", "userId": "dan", "content": "ok"}).status_code
+            == 200
+        )
+    config = Config.for_path(tmp_path / "m.db", environ={"MEMROUTE_MAX_MEMORIES_PER_KEY": "4"})
+    with open_memory(config=config) as mem:
+        stored = mem.remember(owner_of("key-a", "eve"), "I like Rust.")  # a chat never fails
+        assert [m.content for m in stored] == ["likes Rust"]
+        assert mem.list("key-a", limit=100).total <= 4  # the key and all its users
+        assert mem.engine_status().storage.limits.evicted >= 1
 
 
 def test_an_import_over_a_keys_cap_stores_up_to_the_cap_and_reports_the_rest(tmp_path: Path) -> None:

@@ -9,6 +9,9 @@ A key at its cap keeps working. What happens to a new memory depends on who writ
   a time so the search for them runs rarely. Summaries are never evicted. A chat never
   fails because of the cap.
 
+A key's end users share its cap: their memories count with the key's own, and a chat
+of one makes room among all of them.
+
 Replacing a memory by its key never counts against the cap. Counting a key's memories
 costs ~20 ms at 100,000, so the cap keeps an upper bound per key (its last count plus
 the memories added here since) and counts again only when that bound reaches the cap or
@@ -22,6 +25,7 @@ import threading
 import time
 
 from memroute.errors import Conflict
+from memroute.models.owners import split_owner
 from memroute.store import SqliteStore
 
 log = logging.getLogger("memroute.memory")
@@ -61,9 +65,11 @@ class MemoryCap:
             self._bounds[owner] = (bound + count, counted)
 
     def admit(self, owner: str, key: str) -> None:
-        """Let one explicit add of `owner` in, or raise `Conflict` when the key is full."""
+        """Let one explicit add of `owner` (a key, or its end user) in, or raise `Conflict`
+        when the key is full."""
         if not self.limit or (key and self._store.memories.get_by_key(owner, key) is not None):
             return
+        owner = split_owner(owner)[0]  # the key: its end users share its cap
         if self._count(owner, 1) + 1 > self.limit:
             with self._lock:
                 self.refused += 1
@@ -74,9 +80,11 @@ class MemoryCap:
         self._added(owner, 1)
 
     def make_room(self, owner: str, incoming: int, *, now: str) -> None:
-        """Evict enough of `owner`'s least used memories for `incoming` new ones."""
+        """Evict enough of the least used memories of `owner`'s key (its own and its end
+        users') for `incoming` new ones."""
         if not self.limit:
             return
+        owner = split_owner(owner)[0]
         held = self._count(owner, incoming)
         if held + incoming > self.limit:
             slack = max(1, self.limit // 100)

@@ -72,6 +72,10 @@ class NewMemory:
     updated_at: str | None = None
 
 
+# A key's own memories and its end users' (parameters: the key, then `users_range(key)`).
+_KEY_AND_USERS = "(api_key_id = ? OR (api_key_id >= ? AND api_key_id < ?))"
+
+
 def filter_sql(flt: MemoryFilter, alias: str = "") -> tuple[str, list[Any]]:
     p = f"{alias}." if alias else ""
     # `+` keeps the planner on the owner/updated_at indexes instead of an OR over expires_at.
@@ -401,7 +405,7 @@ class MemoryRepository:
         params: builtins.list[Any] = []
         if api_key_id is not None:
             if user_id is None:
-                clauses.append("(api_key_id = ? OR (api_key_id >= ? AND api_key_id < ?))")
+                clauses.append(_KEY_AND_USERS)
                 params += [api_key_id, *users_range(api_key_id)]
             else:
                 clauses.append("api_key_id = ?")
@@ -561,7 +565,7 @@ class MemoryRepository:
         key_sql = "AND api_key_id = ?" if api_key_id is not None else ""
         key_params: tuple[Any, ...] = (api_key_id,) if api_key_id is not None else ()
         if api_key_id is not None and with_users:
-            key_sql = "AND (api_key_id = ? OR (api_key_id >= ? AND api_key_id < ?))"
+            key_sql = f"AND {_KEY_AND_USERS}"
             key_params = (api_key_id, *users_range(api_key_id))
         while True:
             rows = (
@@ -624,18 +628,22 @@ class MemoryRepository:
         return int(row[0]) if row else 0
 
     def least_valuable(self, api_key_id: str, *, limit: int) -> builtins.list[str]:
-        """Ids of the key's `limit` least used memories, oldest first among equals;
-        summaries are never among them."""
+        """Ids of the `limit` least used memories of the key and its end users, oldest first
+        among equals; summaries are never among them."""
         rows = self.db.read().execute(
-            "SELECT id FROM memories WHERE api_key_id = ? AND key NOT LIKE 'summary:%'"
+            f"SELECT id FROM memories WHERE {_KEY_AND_USERS} AND key NOT LIKE 'summary:%'"
             " ORDER BY access_count, updated_at, rowid LIMIT ?",
-            (api_key_id, limit),
+            (api_key_id, *users_range(api_key_id), limit),
         )
         return [str(row[0]) for row in rows]
 
     def count_owner(self, api_key_id: str) -> int:
+        """How many memories the key and its end users hold."""
         return int(
             self.db.read()
-            .execute("SELECT COUNT(*) FROM memories WHERE api_key_id = ?", (api_key_id,))
+            .execute(
+                f"SELECT COUNT(*) FROM memories WHERE {_KEY_AND_USERS}",
+                (api_key_id, *users_range(api_key_id)),
+            )
             .fetchone()[0]  # type: ignore[index]
         )
