@@ -307,6 +307,20 @@ def test_key_filter_lists_keys_unowned_and_typed_owners(page: Any, studio: Studi
     expect(rows(panel)).to_contain_text(typed)  # not a key: the raw owner id is shown
 
 
+def test_a_keys_end_users_are_shown_and_filtered(page: Any, studio: Studio) -> None:
+    key_id, key_name = new_key(studio, "saas")
+    add(studio, key_id, "", "the key's own note")
+    add(studio, key_id, "", "Ana is allergic to peanuts", userId="ana")
+    add(studio, key_id, "", "Ben prefers tea", userId="ben")
+    panel = open_tab(page, key_name)
+    expect(rows(panel)).to_have_count(3)  # the key's own and its users'
+    expect(row_of(panel, "Ana is allergic")).to_contain_text("end user ana")
+    expect(row_of(panel, "the key's own note")).not_to_contain_text("end user")
+    panel.get_by_label("End user", exact=True).fill("ben")
+    expect(rows(panel)).to_have_count(1)
+    expect(rows(panel)).to_contain_text("Ben prefers tea")
+
+
 def test_paging_through_45_memories(page: Any, studio: Studio) -> None:
     key_id, key_name = new_key(studio, "pages")
     import_records(

@@ -16,7 +16,7 @@ const ALL = "*all";
 const OTHER = "*other";
 const FROM_FILE = "*file";
 
-const state = { page: 1, type: "", q: "", keys: [], request: 0 };
+const state = { page: 1, type: "", q: "", user: "", keys: [], request: 0 };
 const ui = {};
 let healthTimer = null;
 
@@ -114,6 +114,7 @@ async function load() {
   if (state.type) params.set("type", state.type);
   if (state.q) params.set("q", state.q);
   if (owner !== null) params.set("apiKeyId", owner);
+  if (state.user) params.set("userId", state.user);
   ui.table.setAttribute("aria-busy", "true");
   try {
     const result = await api(`/api/memory?${params}`);
@@ -172,8 +173,13 @@ function renderRows(memories) {
   ui.rows.replaceChildren(...memories.map(memoryRow));
 }
 
-function ownerCell(owner) {
-  if (owner === "") return el("span", { class: "muted" }, "unowned");
+function ownerCell(owner, user = "") {
+  const key = owner === "" ? el("span", { class: "muted" }, "unowned") : keyCell(owner);
+  if (!user) return key;
+  return [key, el("div", { class: "help end-user" }, "end user ", el("code", {}, user))];
+}
+
+function keyCell(owner) {
   const name = keyName(owner);
   return name ? el("span", { title: owner }, name) : el("code", {}, owner);
 }
@@ -201,7 +207,7 @@ function memoryRow(memory) {
       memory.expiresAt && el("div", { class: "help" }, `expires ${formatDate(memory.expiresAt)}`),
     ),
     el("td", { class: "content" }, el("div", { class: "clamp", title: memory.content }, memory.content)),
-    el("td", { class: "owner" }, ownerCell(memory.apiKeyId)),
+    el("td", { class: "owner" }, ownerCell(memory.apiKeyId, memory.userId)),
     el("td", { class: "date" }, el("time", { datetime: memory.createdAt }, formatDate(memory.createdAt))),
     el(
       "td",
@@ -618,7 +624,7 @@ function candidateTable(candidates) {
             "tr",
             {},
             el("td", { class: "key" }, el("code", {}, memory.key)),
-            el("td", {}, ownerCell(memory.apiKeyId)),
+            el("td", {}, ownerCell(memory.apiKeyId, memory.userId)),
             el("td", { class: "date" }, formatDate(memory.updatedAt)),
             el("td", { class: "content" }, el("div", { class: "clamp" }, memory.content)),
           ),
@@ -794,6 +800,13 @@ function buildFilters() {
   const types = TYPES.map((t) => el("option", {}, t));
   const type = el("select", {}, el("option", { value: "" }, "All types"), types);
   ui.owner = ownerPicker("API key", { first: { value: ALL, label: "All keys" }, revoked: true });
+  const user = el("input", {
+    type: "search",
+    placeholder: "any (a key's own and its users')",
+    maxlength: 128,
+    autocomplete: "off",
+    spellcheck: "false",
+  });
 
   search.addEventListener(
     "input",
@@ -806,6 +819,13 @@ function buildFilters() {
     state.type = type.value;
     reloadFromFirstPage();
   });
+  user.addEventListener(
+    "input",
+    debounce(() => {
+      state.user = user.value.trim();
+      reloadFromFirstPage();
+    }, SEARCH_DEBOUNCE_MS),
+  );
   ui.owner.select.addEventListener("change", reloadFromFirstPage);
   ui.owner.other.addEventListener("input", debounce(reloadFromFirstPage, SEARCH_DEBOUNCE_MS));
 
@@ -815,6 +835,7 @@ function buildFilters() {
     field("Search", search).wrap,
     field("Type", type).wrap,
     ui.owner.wrap,
+    field("End user", user, "One end user's memories (the id an app sends as user).").wrap,
   );
 }
 
