@@ -158,6 +158,12 @@ def test_a_keys_limits_are_changed_in_a_dialog_and_a_bad_value_is_refused(page: 
     expect(row.locator(".limits")).to_have_text("default at once · no limit a minute")
     assert key_named(studio, "batch-job")["maxConcurrent"] is None
 
+    page.get_by_role("button", name="Limits of key batch-job").click()
+    dialog.get_by_role("switch", name="Require an end user").check()
+    dialog.get_by_role("button", name="Save").click()
+    expect(row.locator(".limits")).to_have_text("default at once · no limit a minute · end user required")
+    assert key_named(studio, "batch-job")["requiresUserId"] is True
+
 
 # -- providers -----------------------------------------------------------------------------
 

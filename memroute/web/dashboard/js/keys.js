@@ -75,7 +75,8 @@ function setCreateError(message) {
 function limitsText(key) {
   const atOnce = key.maxConcurrent ?? "default";
   const perMinute = key.requestsPerMinute === 0 ? "no limit" : key.requestsPerMinute ?? "default";
-  return `${atOnce} at once · ${perMinute} a minute`;
+  const users = key.requiresUserId ? " · end user required" : "";
+  return `${atOnce} at once · ${perMinute} a minute${users}`;
 }
 
 function keyRow(key) {
@@ -229,11 +230,29 @@ function limitValue(input) {
 async function editLimits(key) {
   const atOnce = limitInput("limit-concurrent", key.maxConcurrent, 1);
   const perMinute = limitInput("limit-rpm", key.requestsPerMinute, 0);
+  const requireUser = el("input", {
+    type: "checkbox",
+    role: "switch",
+    id: "limit-require-user",
+    "aria-describedby": "limit-require-user-help",
+  });
+  requireUser.checked = key.requiresUserId;
   const body = el(
     "div",
     { class: "limits-dialog" },
     field("Requests at once", atOnce, "Upstream calls this key may run at the same time. Empty: the server's default.").wrap,
     field("Requests a minute", perMinute, "0: no per-minute limit. Empty: the server's default.").wrap,
+    el(
+      "div",
+      { class: "field" },
+      el("label", { class: "switch" }, requireUser, "Require an end user"),
+      el(
+        "p",
+        { class: "help", id: "limit-require-user-help" },
+        "A request that names no end user (x-memroute-user-id, user, safety_identifier or metadata.user_id)" +
+          " gets no memory.",
+      ),
+    ),
   );
   const answer = await modal(`Limits of “${key.name}”`, body, [
     { label: "Cancel", value: "cancel" },
@@ -241,7 +260,11 @@ async function editLimits(key) {
   ]);
   if (answer !== "save") return;
   try {
-    const limits = { maxConcurrent: limitValue(atOnce), requestsPerMinute: limitValue(perMinute) };
+    const limits = {
+      maxConcurrent: limitValue(atOnce),
+      requestsPerMinute: limitValue(perMinute),
+      requiresUserId: requireUser.checked,
+    };
     await api(`/api/keys/${encodeURIComponent(key.id)}`, { method: "PATCH", body: limits });
     toast(`Limits of “${key.name}” saved.`);
   } catch (error) {
