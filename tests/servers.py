@@ -174,8 +174,9 @@ class ScriptedUpstream:
         return Scripted(text=said if said and self.default_echo else "OK")
 
     async def _formatted(self, request: Request, said, whole, events) -> Response:  # type: ignore[no-untyped-def]
-        """An answer in another wire format: `said(body)` is echoed, `whole(body, text)` is
-        the answer, `events(body, text)` its stream."""
+        """An answer in a wire format: `said(body)` is echoed (None: the last user message's
+        string content), `whole(body, text)` is the answer, `events(body, text)` its stream,
+        paced by the step's `chunk_delay`."""
         body = await request.json()
         self.requests.append({"body": body, "headers": dict(request.headers), "path": request.url.path})
         step = self._next(body, said(body))
@@ -186,7 +187,8 @@ class ScriptedUpstream:
         if step.raw is not None:
             return StreamingResponse(_chunks(step.raw), media_type="text/event-stream")
         if body.get("stream"):
-            return StreamingResponse(_iterate(events(body, step.text)), media_type="text/event-stream")
+            paced = _paced(events(body, step.text), step.chunk_delay)
+            return StreamingResponse(paced, media_type="text/event-stream")
         return JSONResponse(whole(body, step.text))
 
     async def responses(self, request: Request) -> Response:
@@ -205,42 +207,7 @@ class ScriptedUpstream:
         return JSONResponse({"input_tokens": len(json.dumps(body.get("messages")).split())})
 
     async def chat(self, request: Request) -> Response:
-        body = await request.json()
-        self.requests.append({"body": body, "headers": dict(request.headers), "path": request.url.path})
-        step = self._next(body)
-        if step.delay:
-            await asyncio.sleep(step.delay)
-        if step.status != 200:
-            return JSONResponse(step.body, status_code=step.status)
-        if step.raw is not None:
-            return StreamingResponse(_chunks(step.raw), media_type="text/event-stream")
-        if body.get("stream"):
-            return StreamingResponse(self._sse(body, step), media_type="text/event-stream")
-        return JSONResponse(_completion(body, step.text))
-
-    async def _sse(self, body: dict[str, Any], step: Scripted):  # type: ignore[no-untyped-def]
-        words = step.text.split(" ")
-        for index, word in enumerate(words):
-            piece = word if index == 0 else " " + word
-            chunk = {
-                "id": "chatcmpl-test",
-                "object": "chat.completion.chunk",
-                "created": 0,
-                "model": body.get("model"),
-                "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}],
-            }
-            yield f"data: {json.dumps(chunk)}\n\n".encode()
-            if step.chunk_delay:
-                await asyncio.sleep(step.chunk_delay)
-        final = {
-            "id": "chatcmpl-test",
-            "object": "chat.completion.chunk",
-            "created": 0,
-            "model": body.get("model"),
-            "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
-        }
-        yield f"data: {json.dumps(final)}\n\n".encode()
-        yield b"data: [DONE]\n\n"
+        return await self._formatted(request, lambda body: None, _completion, _completion_events)
 
     async def models(self, request: Request) -> Response:
         self.requests.append({"body": None, "headers": dict(request.headers), "path": request.url.path})
@@ -294,9 +261,36 @@ async def _chunks(chunks: list[bytes]):  # type: ignore[no-untyped-def]
         yield chunk
 
 
-async def _iterate(events):  # type: ignore[no-untyped-def]
-    for event in events:
+async def _completion_events(body: dict[str, Any], text: str):  # type: ignore[no-untyped-def]
+    """A streamed chat completion: one chunk per word, a final chunk, `[DONE]`."""
+    for index, word in enumerate(text.split(" ")):
+        chunk = {
+            "id": "chatcmpl-test",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": body.get("model"),
+            "choices": [
+                {"index": 0, "delta": {"content": word if index == 0 else " " + word}, "finish_reason": None}
+            ],
+        }
+        yield f"data: {json.dumps(chunk)}\n\n".encode()
+    final = {
+        "id": "chatcmpl-test",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": body.get("model"),
+        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+    }
+    yield f"data: {json.dumps(final)}\n\n".encode()
+    yield b"data: [DONE]\n\n"
+
+
+async def _paced(events, delay: float):  # type: ignore[no-untyped-def]
+    """`events` (an async iterator of bytes), `delay` seconds after each."""
+    async for event in events:
         yield event
+        if delay:
+            await asyncio.sleep(delay)
 
 
 class RawUpstream:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from starlette.applications import Starlette
@@ -61,23 +61,27 @@ class EchoUpstream:
 
     async def responses(self, request: Request) -> Response:
         """`POST /v1/responses`: a response whose one message restates the last user input."""
-        body = await request.json()
-        self.last_request = body
-        text = said(body)
-        model = body.get("model", "echo")
-        if body.get("stream"):
-            return StreamingResponse(response_events(model, text), media_type="text/event-stream")
-        return JSONResponse(response(model, text))
+        return await self._restated(request, response, response_events)
 
     async def messages(self, request: Request) -> Response:
         """`POST /v1/messages`: a message whose one text block restates the last user turn."""
+        return await self._restated(request, message, message_events)
+
+    async def _restated(
+        self,
+        request: Request,
+        whole: Callable[[str, str], dict[str, Any]],
+        events: Callable[[str, str], AsyncIterator[bytes]],
+    ) -> Response:
+        """The answer `whole(model, text)`, or streamed `events(model, text)`, to a body whose
+        last user text it restates."""
         body = await request.json()
         self.last_request = body
         text = said(body)
         model = body.get("model", "echo")
         if body.get("stream"):
-            return StreamingResponse(message_events(model, text), media_type="text/event-stream")
-        return JSONResponse(message(model, text))
+            return StreamingResponse(events(model, text), media_type="text/event-stream")
+        return JSONResponse(whole(model, text))
 
     async def models(self, request: Request) -> Response:
         return JSONResponse(
