@@ -4,6 +4,7 @@ against the scripted upstream)."""
 
 from __future__ import annotations
 
+import logging
 import time
 
 import httpx
@@ -134,3 +135,14 @@ def test_the_rest_api_shows_and_filters_by_end_user(gateway: Gateway) -> None:
             json={"apiKeyId": gateway.key_id, "userId": "ana", "query": "own Ana", "strategy": "exact"},
         ).json()["memories"]
         assert [(m["userId"], m["content"]) for m in preview] == [("ana", "Ana's")]
+
+
+def test_no_log_line_names_an_end_user(gateway: Gateway, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="memroute")
+    person = "ana.silva@example.com"
+    gateway.client().chat.completions.create(model="echo-1", messages=SAID, user=person)
+    gateway.wait_for(lambda: PEANUTS in learned(gateway, person))
+    assert gateway.memory.wait_for_extraction(10)
+    gateway.memory.clear(owner_of(gateway.key_id, person))
+    assert "memory.capture.complete" in caplog.text and "memory.cleared" in caplog.text
+    assert person not in caplog.text and "ana.silva" not in caplog.text

@@ -1,7 +1,9 @@
-"""The chat pipeline:
+"""The chat pipeline, one for every wire format (`memroute/gateway/formats/`: chat
+completions, responses, messages):
 
-authenticate → owner (none with the no-memory header) → settings gate → query =
-last user text → retrieve (leaving out what the request already holds) → inject →
+authenticate → check the body → owner (the key, or its end user; none with the
+no-memory header, or when the key requires an end user and none is named) → settings
+gate → query = last user text → retrieve (leaving out what the request already holds) → inject →
 queue the user's last message for learning → forward → relay the answer as it
 arrives → (with `captureTurns` all, queue the exchange with its reply, before the
 response completes) → count the use of the injected memories (after it). Every answer

@@ -13,6 +13,7 @@ from datetime import datetime
 from memroute.clock import days_ago, to_iso
 from memroute.memory import summarization
 from memroute.memory.decay import SWEEP_SCAN_CAP, DecayPolicy, is_decayed
+from memroute.models.owners import owner_for_logs
 from memroute.models.records import MemoryRecord, estimate_tokens
 from memroute.models.results import DecayReport, SummaryReport, SummaryWritten
 from memroute.store import NewMemory, SqliteStore
@@ -79,7 +80,9 @@ def _write_summary(
         summary, _ = store.memories.upsert(new, now=now, actor="summarize")
         for memory in group:
             store.memories.delete(memory.id, now=now, actor="summarize")
-    log.info("memory.summarized apiKeyId=%s count=%d summaryId=%s", owner, len(group), summary.id)
+    log.info(
+        "memory.summarized apiKeyId=%s count=%d summaryId=%s", owner_for_logs(owner), len(group), summary.id
+    )
     return SummaryWritten(api_key_id=owner, summary_id=summary.id, count=len(group))
 
 

@@ -17,6 +17,7 @@ from typing import Protocol
 
 from memroute.errors import MemrouteError
 from memroute.memory.lines import AlreadySaid, LineDeduper, RenderedLines, render
+from memroute.models.owners import owner_for_logs
 from memroute.models.records import (
     MemoryFilter,
     MemoryRecord,
@@ -342,7 +343,7 @@ def retrieve(
     items = pack(outcome.ranked, clamp_budget(params.max_tokens), params.limit, params.already_said, rendered)
     log.debug(
         "memory.retrieval.complete apiKeyId=%s count=%d strategy=%s",
-        flt.api_key_id,
+        None if flt.api_key_id is None else owner_for_logs(flt.api_key_id),
         len(items),
         params.strategy,
     )

@@ -31,3 +31,10 @@ def users_range(api_key_id: str) -> tuple[str, str]:
     """Bounds (low inclusive, high exclusive) of the owners of `api_key_id`'s end users in
     text order: every `key + USER_SEPARATOR + user`, nothing else."""
     return api_key_id + USER_SEPARATOR, api_key_id + chr(ord(USER_SEPARATOR) + 1)
+
+
+def owner_for_logs(owner: str) -> str:
+    """How logs name an owner: its key's id, and that it is one of the key's end users (never
+    which one: an end user's id may be a person's e-mail address)."""
+    key, user = split_owner(owner)
+    return f"{key}+user" if user else key

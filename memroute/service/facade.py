@@ -26,7 +26,7 @@ from memroute.memory.portability import import_records
 from memroute.memory.retrieval import NO_VECTOR_REASON, RetrieveParams, join_reasons, retrieve
 from memroute.memory.settings import MemorySettings, validate_update
 from memroute.memory.verify import verify_pipeline
-from memroute.models.owners import is_user_owner
+from memroute.models.owners import is_user_owner, owner_for_logs
 from memroute.models.records import (
     HistoryEntry,
     ImportReport,
@@ -239,7 +239,7 @@ class Memory:
             lambda: self._store.memories.delete(memory_id, now=now, actor=actor)
         )
         if deleted is not None:
-            log.info("memory.deleted apiKeyId=%s id=%s", deleted.api_key_id, deleted.id)
+            log.info("memory.deleted apiKeyId=%s id=%s", owner_for_logs(deleted.api_key_id), deleted.id)
             self.qdrant.notify()
         return deleted is not None
 
@@ -271,7 +271,7 @@ class Memory:
             return deleted
 
         deleted = self._store.reserve.freeing(delete_all)
-        log.info("memory.cleared apiKeyId=%s count=%d", owner, deleted)
+        log.info("memory.cleared apiKeyId=%s count=%d", owner_for_logs(owner), deleted)
         self.qdrant.notify()
         return deleted
 

@@ -13,6 +13,7 @@ from memroute.memory import validate
 from memroute.memory.extraction import extract_at_most, speaker_name
 from memroute.memory.origin import Origin, with_source
 from memroute.memory.redact import redact
+from memroute.models.owners import owner_for_logs
 from memroute.models.records import Fact, MemoryRecord
 from memroute.service.quota import MemoryCap
 from memroute.store import NewMemory, SqliteStore
@@ -99,7 +100,7 @@ class FactWriter:
                     metadata=metadata,
                 )
                 stored.append(self._store.memories.upsert(new, now=now, actor=actor)[0])
-        log.info("memory.extraction.complete apiKeyId=%s factCount=%d", owner, len(stored))
+        log.info("memory.extraction.complete apiKeyId=%s factCount=%d", owner_for_logs(owner), len(stored))
         if stored:
             self._on_stored()
         return stored

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from memroute.memory import turns, validate
 from memroute.memory.lines import TURN_CATEGORY
 from memroute.memory.origin import Origin
+from memroute.models.owners import owner_for_logs
 from memroute.models.records import Fact, MemoryRecord
 from memroute.service.facts import FactWriter
 from memroute.service.quota import MemoryCap
@@ -125,5 +126,5 @@ class TurnLearner:
             )
             stored.append(memory)
         self.turns_captured += len(stored)
-        log.debug("memory.capture.complete apiKeyId=%s chunks=%d", owner, len(stored))
+        log.debug("memory.capture.complete apiKeyId=%s chunks=%d", owner_for_logs(owner), len(stored))
         return stored
