@@ -104,6 +104,49 @@ def test_another_keys_vocabulary_does_not_change_a_keys_ranking(tmp_path: Path, 
                 assert [r[0] for r in file_wide][-1] == "Lopez fixed the roof after the storm"
 
 
+def test_irregular_forms_find_each_other_and_count_as_one_word(tmp_path: Path, clock: ManualClock) -> None:
+    """ "run" finds "I ran a charity race", "meet" finds "I met my mentors", "children" finds
+    "my child", from the key's index and from SQL alike; a memory holding two forms of
+    one word is one word's match, not two."""
+    path = tmp_path / "m.db"
+    with _open(path, clock) as mem:
+        for text in (
+            "I ran a charity race for mental health last Saturday",
+            "I met up with my friends, family and mentors",
+            "my child starts school in September",
+            "we run, we ran, we will run again",
+            "the weather was lovely",
+        ):
+            mem.add("a", text)
+            clock.tick()
+    with _open(path, clock) as indexed, _open(path, clock, held=0) as sql_only:
+        _hot(indexed, "a")
+        for reader in (indexed, sql_only):
+            assert set(_matches(reader, "a", "When did Melanie run a charity race?")) == {
+                "I ran a charity race for mental health last Saturday",
+                "we run, we ran, we will run again",
+            }
+            assert _matches(reader, "a", "When did she meet her mentors?") == [
+                "I met up with my friends, family and mentors"
+            ]
+            assert _matches(reader, "a", "What about the children?") == [
+                "my child starts school in September"
+            ]
+        assert [
+            round(i.fts_score or 0, 6)
+            for i in indexed.retrieve_preview("a", "run ran", strategy="semantic").items
+        ] == [
+            round(i.fts_score or 0, 6)
+            for i in sql_only.retrieve_preview("a", "run ran", strategy="semantic").items
+        ]
+        # "run ran" is one word: asked twice, it weighs what "run" alone weighs.
+        weight = indexed.retrieve_preview("a", "run", strategy="semantic").items
+        twice = indexed.retrieve_preview("a", "run ran", strategy="semantic").items
+        assert [(i.memory.id, round(i.fts_score or 0, 6)) for i in weight] == [
+            (i.memory.id, round(i.fts_score or 0, 6)) for i in twice
+        ]
+
+
 def test_for_one_key_alone_the_ranking_is_the_fts_ranking(tmp_path: Path) -> None:
     path = tmp_path / "m.db"
     with _open(path) as mem:

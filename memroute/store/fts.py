@@ -1,14 +1,17 @@
 """Turning user text into a safe FTS5 query.
 
 User text never reaches `MATCH` raw: it is cut to a bounded size, split into
-word tokens (letters and digits of any script), stop words are dropped, and
-each token is quoted and OR-ed. A quoted token of word characters cannot form
-FTS5 syntax, so no input string can raise an FTS error.
+word tokens (letters and digits of any script), stop words are dropped, each word
+brings its irregular forms ("ran" for "run", `store/word_forms.py`), and every
+form is quoted and OR-ed. A quoted token of word characters cannot form FTS5
+syntax, so no input string can raise an FTS error.
 """
 
 from __future__ import annotations
 
 import re
+
+from memroute.store.word_forms import forms_of
 
 MAX_QUERY_CHARS = 8192
 MAX_QUERY_TOKENS = 64
@@ -51,21 +54,39 @@ def query_tokens(text: str | None) -> list[str]:
     return list(seen)
 
 
+def query_words(text: str | None) -> list[tuple[str, ...]]:
+    """Each searchable word of `text` (`query_tokens`) with its other forms, in order; a
+    form an earlier word already brought is not asked for twice ("run ran": one word)."""
+    words: list[tuple[str, ...]] = []
+    asked: set[str] = set()
+    for token in query_tokens(text):
+        forms = tuple(f for f in forms_of(token) if f not in asked and f not in STOP_WORDS)
+        if forms:
+            asked.update(forms)
+            words.append(forms)
+    return words
+
+
 def owner_token(api_key_id: str) -> str:
     """The FTS token of an owner: what the `fts_owner` column holds ('o' || hex(api_key_id))."""
     return "o" + api_key_id.encode("utf-8").hex().upper()
 
 
 def match_expression(text: str | None, owner: str | None = None) -> str | None:
-    """An FTS5 MATCH string that ORs the quoted tokens, restricted to one owner's documents
-    when `owner` is given; None when nothing is searchable."""
-    tokens = query_tokens(text)
-    if not tokens:
+    """An FTS5 MATCH string that ORs the quoted forms of the query's words (`query_words`,
+    in that order), restricted to one owner's documents when `owner` is given; None when
+    nothing is searchable."""
+    return expression_of(query_words(text), owner)
+
+
+def expression_of(words: list[tuple[str, ...]], owner: str | None = None) -> str | None:
+    """The MATCH string of `match_expression` for words already read."""
+    if not words:
         return None
-    words = " OR ".join(f'"{token}"' for token in tokens)
+    words_sql = " OR ".join(f'"{form}"' for forms in words for form in forms)
     if owner is None:
-        return f"{{content key}} : ({words})"
-    return f'fts_owner : "{owner_token(owner)}" AND {{content key}} : ({words})'
+        return f"{{content key}} : ({words_sql})"
+    return f'fts_owner : "{owner_token(owner)}" AND {{content key}} : ({words_sql})'
 
 
 # bm25 weights of the FTS columns (content, key, fts_owner): the owner token never scores.

@@ -33,7 +33,7 @@ import apsw
 from memroute.lru import RecentCounts
 from memroute.models.records import TURN_KEY_PREFIX, MemoryFilter, MemoryRecord
 from memroute.store.db import Database
-from memroute.store.fts import query_tokens
+from memroute.store.fts import query_words
 from memroute.store.key_rank import K1, B
 from memroute.store.memories import COLUMNS, MemoryRepository, row_to_memory
 
@@ -68,6 +68,7 @@ COUNTED_KEYS = 10_000
 CHANGES_KEPT_S = 600.0
 
 _Order = tuple[str, int]  # (updated_at, rowid): the newest-first order, reversed
+Word = tuple[str, ...]  # a query word's stemmed forms: a memory holding any of them holds the word
 
 
 class _Doc:
@@ -134,9 +135,12 @@ class KeyIndex:
         if doc.fact:
             _remove(self._newest_facts, doc.order)
 
-    def search(self, flt: MemoryFilter, terms: Sequence[str], limit: int) -> list[tuple[MemoryRecord, float]]:
-        """The key's memories holding any of `terms` that `flt` admits, by bm25 with this
-        key's statistics (FTS5's formula; lower rank is better), ties newest first."""
+    def search(
+        self, flt: MemoryFilter, terms: Sequence[Word], limit: int
+    ) -> list[tuple[MemoryRecord, float]]:
+        """The key's memories holding any of `terms` (words, each its stemmed forms) that
+        `flt` admits, by bm25 with this key's statistics (FTS5's formula; lower rank is
+        better), ties newest first."""
         scores = self._scores(terms)
         docs = self._docs
         # Best score first; equal scores newest first (both keys descending).
@@ -151,19 +155,29 @@ class KeyIndex:
                     break
         return found
 
-    def query_weight(self, terms: Sequence[str]) -> float:
+    def query_weight(self, terms: Sequence[Word]) -> float:
         """The bm25 of a memory of average length holding each of `terms` once: the sum of
         their idf in this key (a term no memory holds counts as the rarest), so a memory's
         bm25 over it is the share of the query it matches."""
         n = len(self._docs)
         total = 0.0
-        for term in terms:
-            df = len(self._postings.get(term, ()))
+        for word in terms:
+            df = len(self._posting(word))
             idf = math.log((n - df + 0.5) / (df + 0.5))
             total += idf if idf > 0.0 else 1e-6
         return total
 
-    def _scores(self, terms: Sequence[str]) -> dict[int, float]:
+    def _posting(self, word: Word) -> dict[int, int]:
+        """The memories holding a form of `word`: rowid → its occurrences of all forms."""
+        if len(word) == 1:
+            return self._postings.get(word[0], {})
+        merged: dict[int, int] = {}
+        for form in word:
+            for rowid, tf in self._postings.get(form, {}).items():
+                merged[rowid] = merged.get(rowid, 0) + tf
+        return merged
+
+    def _scores(self, terms: Sequence[Word]) -> dict[int, float]:
         """bm25 of every memory holding one of `terms` (higher is better)."""
         n = len(self._docs)
         if not n:
@@ -173,8 +187,8 @@ class KeyIndex:
         flat, per_token = K1 * (1.0 - B), K1 * B * n / self._total_length
         scores: dict[int, float] = {}
         get = scores.get
-        for term in terms:
-            posting = self._postings.get(term)
+        for word in terms:
+            posting = self._posting(word)
             if not posting:
                 continue
             df = len(posting)
@@ -330,17 +344,28 @@ class KeyIndexes:
         with self._lock:
             return sum(len(i) for i in self._indexes.values())
 
-    def query_terms(self, text: str | None) -> list[str]:
-        """The FTS terms of a query: its searchable words (see store/fts.py), stemmed."""
-        words = query_tokens(text)
+    def query_terms(self, text: str | None) -> list[Word]:
+        """The FTS terms of a query: its searchable words with their forms (see
+        store/fts.py), stemmed; a stem an earlier word has is not counted again."""
+        words = query_words(text)
         if not words:
             return []
         tokenize = self._tokenizer()
-        terms: dict[str, None] = {}
-        for word in words:
-            for term in tokenize(word.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None, include_offsets=False):
-                terms[term if isinstance(term, str) else term[0]] = None
-        return list(terms)
+        seen: set[str] = set()
+        terms: list[Word] = []
+        for forms in words:
+            stems: dict[str, None] = {}
+            for form in forms:
+                for term in tokenize(
+                    form.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None, include_offsets=False
+                ):
+                    stem = term if isinstance(term, str) else term[0]
+                    if stem not in seen:
+                        stems[stem] = None
+            if stems:
+                seen.update(stems)
+                terms.append(tuple(stems))
+        return terms
 
     # -- building and catching up ------------------------------------------------------
 

@@ -18,6 +18,7 @@ length; a key with more than `PER_KEY_MAX` memories is ranked by FTS5's `bm25()`
 from __future__ import annotations
 
 from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,9 +76,13 @@ class KeyMatches:
     query_weight: float | None
 
 
-def ranked_matches(con: apsw.Connection, owner: str, expression: str) -> KeyMatches | None:
-    """The key's matches of `expression` (an owner-restricted match, see `store/fts.py`);
-    None when the key is too large to rank here."""
+def ranked_matches(
+    con: apsw.Connection, owner: str, expression: str, sizes: Sequence[int] | None = None
+) -> KeyMatches | None:
+    """The key's matches of `expression` (an owner-restricted match, see `store/fts.py`),
+    whose phrases are the forms of the query's words, `sizes[i]` of them for word `i` (one
+    each when not given): a memory holding any form of a word holds the word. None when
+    the key is too large to rank here."""
     documents = key_size(con, owner)
     if documents > PER_KEY_MAX:
         return None
@@ -89,8 +94,7 @@ def ranked_matches(con: apsw.Connection, owner: str, expression: str) -> KeyMatc
     counts = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float64).reshape(len(rows), -1)  # type: ignore[misc]
     lengths = counts[:, _LENGTH]
     average = max(float(counts[0, _AVERAGE]), 1.0)
-    words = counts[0, _AVERAGE + 1 :] >= 0  # the phrases that are not a repeated word
-    tf = counts[:, _AVERAGE + 1 :][:, words]
+    tf = _word_counts(counts[:, _AVERAGE + 1 :], sizes)
     df = (tf > 0).sum(axis=0)
     n = max(documents, len(rows))
     idf = np.maximum(np.log((n - df + 0.5) / (df + 0.5)), 1e-6)  # a word no memory holds: the rarest
@@ -99,3 +103,18 @@ def ranked_matches(con: apsw.Connection, owner: str, expression: str) -> KeyMatc
     rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     order = np.lexsort((-rowids, -scores))  # best first; equal scores the newer row first
     return KeyMatches([(int(rowids[i]), float(scores[i])) for i in order], float(idf.sum()))
+
+
+def _word_counts(phrases: np.ndarray, sizes: Sequence[int] | None) -> np.ndarray:
+    """Each match's occurrences of each query word: the sum over the word's forms
+    (`sizes`: how many phrases each word has), leaving out a phrase that repeats an earlier
+    one (-1: "run" and "running" stem alike) and a word left with none."""
+    repeated = phrases[0] < 0  # the same for every match
+    columns = []
+    start = 0
+    for size in sizes if sizes is not None else [1] * phrases.shape[1]:
+        own = [i for i in range(start, start + size) if not repeated[i]]
+        start += size
+        if own:
+            columns.append(phrases[:, own].sum(axis=1))
+    return np.stack(columns, axis=1) if columns else np.zeros((phrases.shape[0], 0))

@@ -16,7 +16,7 @@ from memroute.lru import LruTtlCache
 from memroute.models.owners import owner_of, users_range
 from memroute.models.records import TURN_KEY_PREFIX, HistoryEntry, MemoryFilter, MemoryRecord
 from memroute.store.db import Database
-from memroute.store.fts import BM25, match_expression
+from memroute.store.fts import BM25, expression_of, query_words
 from memroute.store.key_rank import ranked_matches
 
 # Not a kept chat turn: word for word the condition of the partial index of migration 0009,
@@ -479,11 +479,12 @@ class MemoryRepository:
         statement to their rows. Either way the filter then admits rows or not, and when
         it drops too many the next ranked batch is read, so expired or out-of-retention
         matches never crowd out the valid ones."""
-        expression = match_expression(query, flt.api_key_id)
+        words = query_words(query)
+        expression = expression_of(words, flt.api_key_id)
         if expression is None:
             return []
         if flt.api_key_id is not None:
-            matches = ranked_matches(self.db.read(), flt.api_key_id, expression)
+            matches = ranked_matches(self.db.read(), flt.api_key_id, expression, [len(w) for w in words])
             if matches is not None:
                 self._query_weights.set((flt.api_key_id, query), matches.query_weight)
                 return self._admitted_in_order(matches.ranked, flt, limit)
