@@ -187,6 +187,20 @@ def test_playground_simulate_shows_tiers_scores_and_the_budget_bar(page: Any, st
     expect(page.locator("#panel-playground b, #panel-playground img")).to_have_count(0)
 
 
+def test_playground_previews_one_end_users_memory(page: Any, studio: Studio) -> None:
+    key = studio.api.post("/api/keys", json={"name": "saas-app"}).json()["key"]
+    add_memory(studio, "", "Ana walks her dog Biscuit at dawn", apiKeyId=key["id"], userId="ana")
+    add_memory(studio, "", "the key's own dog note", apiKeyId=key["id"])
+    open_tab(page, "playground")
+    page.get_by_label("API key").select_option(key["id"])
+    page.get_by_label("End user").fill("ana")
+    page.get_by_label("Query").fill("dog")
+    page.get_by_role("button", name="Simulate").click()
+    answer = preview(studio, query="dog", strategy="hybrid", maxTokens=2000, apiKeyId=key["id"], userId="ana")
+    assert [m["content"] for m in answer["memories"]] == ["Ana walks her dog Biscuit at dawn"]
+    expect_items_like(page, answer)
+
+
 # -- Engine: status, re-index, embedding source -----------------------------------------
 
 

@@ -49,6 +49,14 @@ function buildForm() {
     placeholder: "e.g. which editor do I use?",
   });
   ui.key = el("select", { id: "pg-key" }, el("option", { value: "" }, "All keys"));
+  ui.user = el("input", {
+    type: "text",
+    id: "pg-user",
+    maxlength: 128,
+    autocomplete: "off",
+    spellcheck: "false",
+    placeholder: "the key's own",
+  });
   ui.strategy = el("select", { id: "pg-strategy" }, STRATEGIES.map(([value, label]) => el("option", { value }, label)));
   ui.strategy.value = "hybrid";
   ui.submit = el("button", { type: "submit", class: "primary" }, "Simulate");
@@ -63,6 +71,7 @@ function buildForm() {
       "div",
       { class: "pg-options" },
       field("API key", ui.key).wrap,
+      field("End user", ui.user).wrap,
       field("Strategy", ui.strategy).wrap,
       budgetField(),
     ),
@@ -128,6 +137,7 @@ function requestBody() {
     limit: LIMIT,
   };
   if (ui.key.value) body.apiKeyId = ui.key.value;
+  if (ui.key.value && ui.user.value.trim()) body.userId = ui.user.value.trim();
   return body;
 }
 
