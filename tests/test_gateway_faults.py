@@ -23,6 +23,7 @@ def test_a_broken_memory_store_does_not_break_the_chat(gateway: Gateway, tmp_pat
     gateway.memory.add(gateway.key_id, "prefers dark mode")
     # Break the real database under the running server: the memories table disappears.
     con = apsw.Connection(str(gateway.memory.config.db_path))
+    con.set_busy_timeout(10_000)  # the server's own writers (queue, access counts) may hold the lock
     con.execute("ALTER TABLE memories RENAME TO memories_gone")
     con.close()
     raw = gateway.client().chat.completions.with_raw_response.create(
@@ -34,6 +35,7 @@ def test_a_broken_memory_store_does_not_break_the_chat(gateway: Gateway, tmp_pat
     metrics = httpx.get(gateway.url + "/metrics").text
     assert 'memroute_memory_errors_total{stage="retrieval"} 1' in metrics
     con = apsw.Connection(str(gateway.memory.config.db_path))
+    con.set_busy_timeout(10_000)
     con.execute("ALTER TABLE memories_gone RENAME TO memories")
     con.close()
 
