@@ -144,6 +144,8 @@ _TABLE: tuple[tuple[str, Builder, bool], ...] = (
     (IM + r"(?:an?\s+)?(?:strict\s+|full\s+)?" + _DIET + r"\b", profile.diet, False),
     (IVE + r"been\s+(?:an?\s+)?" + _DIET + r"\b", profile.diet, False),
     (SUBJ_I + r"went\s+" + _DIET + r"\b", profile.diet, False),
+    (IM + r"going\s+" + _DIET + r"\b", profile.diet_change, False),
+    (IVE + r"(?:just\s+|finally\s+)?gone\s+" + _DIET + r"\b", profile.diet_change, False),
     (
         r"\bi(?:\s*'m|\s+am|m)\s+on\s+an?\s+(?P<follow>)" + _DIET_PLAN + r"\s+diet\b",
         profile.diet,
@@ -273,7 +275,14 @@ _TABLE: tuple[tuple[str, Builder, bool], ...] = (
 )
 
 # Builders whose lead states the whole fact, so they run even with nothing after it.
-_WHOLE = (profile.allergy_named, profile.intolerance, profile.condition, profile.diet, profile.work_state)
+_WHOLE = (
+    profile.allergy_named,
+    profile.intolerance,
+    profile.condition,
+    profile.diet,
+    profile.diet_change,
+    profile.work_state,
+)
 LEADS: tuple[Lead, ...] = tuple(
     Lead(b, lists, needs_object=b not in _WHOLE and b is not profile.pet_had) for _, b, lists in _TABLE
 )

@@ -346,10 +346,27 @@ def diet(match: Found, obj: str) -> list[Draft]:
     rest = strip_fillers(obj).split()
     if rest and rest[0].lower().strip(",.!") not in _DIET_REST:
         return []
-    style = DIETS.get(" ".join(match.group("diet").lower().split()), match.group("diet").lower())
+    style = diet_style(match.group("diet"))
     if match.get("follow") is not None:
         return [fact("profile:diet", f"follows a {style} diet")]
     return [fact("profile:diet", f"is {style}")]
+
+
+_FOR_GOOD = re.compile(r"(?:now|from\s+now\s+on|for\s+good|permanently|again)\b")
+
+
+def diet_change(match: Found, obj: str) -> list[Draft]:
+    """ "I'm going vegan from now on", "I've gone vegetarian" → `profile:diet` "is vegan"; a
+    trial ("going vegan for a week") says nothing lasting."""
+    rest = strip_fillers(obj).lower().strip(" ,.!")
+    if rest and not _FOR_GOOD.match(rest):
+        return []
+    return [fact("profile:diet", f"is {diet_style(match.group('diet'))}")]
+
+
+def diet_style(said: str) -> str:
+    """The diet a word names ("veggie" → "vegetarian")."""
+    return DIETS.get(" ".join(said.lower().split()), said.lower())
 
 
 _NOT_FOODS = words("before after at in on until much enough anything that out late early here there")

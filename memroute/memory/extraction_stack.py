@@ -11,10 +11,10 @@ import re
 
 from memroute.memory.extraction_found import Found
 from memroute.memory.extraction_grammar import cut_at, is_filler, is_name, slugify, split_items, strip_fillers
-from memroute.memory.extraction_profile import place
+from memroute.memory.extraction_profile import diet_style, place
 from memroute.memory.extraction_statements import Draft, fact
 from memroute.memory.extraction_tools import PHRASES, lookup, tool_key
-from memroute.memory.extraction_words import words
+from memroute.memory.extraction_words import DIETS, words
 
 # Tools named by an everyday word count only when written with a capital ("on edge").
 _AMBIGUOUS = words(
@@ -102,6 +102,14 @@ def _switch_parts(match: Found, obj: str) -> tuple[str, str]:
     return old.strip(), new.strip()
 
 
+def _diet(words: list[str]) -> str | None:
+    """The diet `words` name, when they are just one ("vegetarian", "gluten-free")."""
+    if len(words) != 1:
+        return None
+    said = words[0].lower().strip(",.!")
+    return diet_style(said) if said in DIETS else None
+
+
 def switch(match: Found, obj: str) -> list[Draft]:
     """ "I switched from vim to Helix" → `tool:editor` "uses Helix as editor (switched from vim)";
     "I moved to Lisbon (from Porto)" → `profile:location` "lives in Lisbon (moved from Porto)"."""
@@ -111,6 +119,10 @@ def switch(match: Found, obj: str) -> list[Draft]:
         return []
     verb = match.group("sw").lower()
     old_words = strip_fillers(old).split()
+    diet = _diet(new_words)
+    if diet is not None and verb in ("switched", "changed"):  # "from gluten-free to vegetarian"
+        was = _diet(old_words)
+        return [fact("profile:diet", f"is {diet}" + (f" (switched from {was})" if was else ""))]
     old_known = _tool(old_words) if old_words else None
     note = f" (switched from {' '.join(old_words)})" if old_words and len(old_words) <= 3 else ""
     known = _tool(new_words)
