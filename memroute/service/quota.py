@@ -69,31 +69,31 @@ class MemoryCap:
         when the key is full."""
         if not self.limit or (key and self._store.memories.get_by_key(owner, key) is not None):
             return
-        owner = split_owner(owner)[0]  # the key: its end users share its cap
-        if self._count(owner, 1) + 1 > self.limit:
+        api_key = split_owner(owner)[0]  # its end users share its cap
+        if self._count(api_key, 1) + 1 > self.limit:
             with self._lock:
                 self.refused += 1
             raise Conflict(
                 f"this API key holds {self.limit} memories, the most MEMROUTE_MAX_MEMORIES_PER_KEY"
                 " allows: delete or summarise some first"
             )
-        self._added(owner, 1)
+        self._added(api_key, 1)
 
     def make_room(self, owner: str, incoming: int, *, now: str) -> None:
         """Evict enough of the least used memories of `owner`'s key (its own and its end
         users') for `incoming` new ones."""
         if not self.limit:
             return
-        owner = split_owner(owner)[0]
-        held = self._count(owner, incoming)
+        api_key = split_owner(owner)[0]
+        held = self._count(api_key, incoming)
         if held + incoming > self.limit:
             slack = max(1, self.limit // 100)
             excess = held + incoming - self.limit + slack - 1
-            ids = self._store.memories.least_valuable(owner, limit=min(excess, held))
+            ids = self._store.memories.least_valuable(api_key, limit=min(excess, held))
             for memory_id in ids:
                 self._store.memories.delete(memory_id, now=now, actor="evict")
             with self._lock:
                 self.evicted += len(ids)
-                self._bounds[owner] = (held - len(ids), time.monotonic())
-            log.info("memory.evicted apiKeyId=%s count=%d", owner, len(ids))
-        self._added(owner, incoming)
+                self._bounds[api_key] = (held - len(ids), time.monotonic())
+            log.info("memory.evicted apiKeyId=%s count=%d", api_key, len(ids))
+        self._added(api_key, incoming)

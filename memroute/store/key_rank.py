@@ -77,12 +77,12 @@ class KeyMatches:
 
 
 def ranked_matches(
-    con: apsw.Connection, owner: str, expression: str, sizes: Sequence[int] | None = None
+    con: apsw.Connection, owner: str, expression: str, sizes: Sequence[int]
 ) -> KeyMatches | None:
     """The key's matches of `expression` (an owner-restricted match, see `store/fts.py`),
-    whose phrases are the forms of the query's words, `sizes[i]` of them for word `i` (one
-    each when not given): a memory holding any form of a word holds the word. None when
-    the key is too large to rank here."""
+    whose phrases are the forms of the query's words, `sizes[i]` of them for word `i`: a
+    memory holding any form of a word holds the word. None when the key is too large to
+    rank here."""
     documents = key_size(con, owner)
     if documents > PER_KEY_MAX:
         return None
@@ -105,14 +105,14 @@ def ranked_matches(
     return KeyMatches([(int(rowids[i]), float(scores[i])) for i in order], float(idf.sum()))
 
 
-def _word_counts(phrases: np.ndarray, sizes: Sequence[int] | None) -> np.ndarray:
+def _word_counts(phrases: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
     """Each match's occurrences of each query word: the sum over the word's forms
     (`sizes`: how many phrases each word has), leaving out a phrase that repeats an earlier
     one (-1: "run" and "running" stem alike) and a word left with none."""
     repeated = phrases[0] < 0  # the same for every match
     columns = []
     start = 0
-    for size in sizes if sizes is not None else [1] * phrases.shape[1]:
+    for size in sizes:
         own = [i for i in range(start, start + size) if not repeated[i]]
         start += size
         if own:

@@ -13,7 +13,7 @@ import apsw
 
 from memroute.errors import Conflict
 from memroute.lru import LruTtlCache
-from memroute.models.owners import owner_of, users_range
+from memroute.models.owners import USER_SEPARATOR, owner_of, users_range
 from memroute.models.records import TURN_KEY_PREFIX, HistoryEntry, MemoryFilter, MemoryRecord
 from memroute.store.db import Database
 from memroute.store.fts import BM25, expression_of, query_words
@@ -74,6 +74,8 @@ class NewMemory:
 
 # A key's own memories and its end users' (parameters: the key, then `users_range(key)`).
 _KEY_AND_USERS = "(api_key_id = ? OR (api_key_id >= ? AND api_key_id < ?))"
+# Where the end user's id starts in an owner id (0: the owner is a key, not an end user).
+_USER_AT = f"instr({{p}}api_key_id, char({ord(USER_SEPARATOR)}))"
 
 
 def filter_sql(flt: MemoryFilter, alias: str = "") -> tuple[str, list[Any]]:
@@ -85,7 +87,7 @@ def filter_sql(flt: MemoryFilter, alias: str = "") -> tuple[str, list[Any]]:
         clauses.append(f"{p}api_key_id = ?")
         params.append(flt.api_key_id)
     elif not flt.admin_view:  # a key's global read: every key's own memories
-        clauses.append(f"{p}api_key_id <> '' AND instr({p}api_key_id, char(31)) = 0")
+        clauses.append(f"{p}api_key_id <> '' AND {_USER_AT.format(p=p)} = 0")
     if flt.session_id:
         clauses.append(f"{p}session_id = ?")
         params.append(flt.session_id)
@@ -411,10 +413,10 @@ class MemoryRepository:
                 clauses.append("api_key_id = ?")
                 params.append(owner_of(api_key_id, user_id))
         elif user_id == "":
-            clauses.append("instr(api_key_id, char(31)) = 0")
+            clauses.append(f"{_USER_AT.format(p='')} = 0")
         elif user_id is not None:
             clauses.append(
-                "instr(api_key_id, char(31)) > 0 AND substr(api_key_id, instr(api_key_id, char(31)) + 1) = ?"
+                f"{_USER_AT.format(p='')} > 0 AND substr(api_key_id, {_USER_AT.format(p='')} + 1) = ?"
             )
             params.append(user_id)
         if type:
