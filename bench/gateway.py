@@ -133,9 +133,11 @@ def gateway_config(db: Path, upstream_url: str) -> Config:
         "MEMROUTE_ADMIN_TOKEN": ADMIN_TOKEN,
         "MEMROUTE_KEY_RPM": "0",  # one key sends every timed request
     }
-    # Compare recall read from SQL with the in-process key index: MEMROUTE_RECALL_INDEX_MEMORIES=0.
-    if "MEMROUTE_RECALL_INDEX_MEMORIES" in os.environ:
-        env["MEMROUTE_RECALL_INDEX_MEMORIES"] = os.environ["MEMROUTE_RECALL_INDEX_MEMORIES"]
+    # For A/B runs: recall read from SQL (MEMROUTE_RECALL_INDEX_MEMORIES=0), the words asked
+    # alone (MEMROUTE_RELATED_WORDS=false).
+    for name in ("MEMROUTE_RECALL_INDEX_MEMORIES", "MEMROUTE_RELATED_WORDS"):
+        if name in os.environ:
+            env[name] = os.environ[name]
     return Config.for_path(db, environ=env)
 
 

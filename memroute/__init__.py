@@ -9,7 +9,15 @@ The public names are imported on first use, so `import memroute` (and the CLI's
 from __future__ import annotations
 
 import importlib
+import os
 from typing import TYPE_CHECKING, Any
+
+# numpy's BLAS would split each small product (a key's vectors or words against a
+# question) over every core and then spin its threads there for milliseconds: several
+# times the product's own CPU, taken from the requests beside it. One thread each, unless
+# the environment says otherwise; it must be set before numpy is first imported.
+for _pool in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_pool, "1")
 
 if TYPE_CHECKING:
     from memroute.errors import (

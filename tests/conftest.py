@@ -3,6 +3,7 @@ upstream provider, the gateway in front of it."""
 
 from __future__ import annotations
 
+import fcntl
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +14,9 @@ from memories import open_memory
 from servers import LiveServer, ScriptedUpstream
 
 from memroute import Memory
+from memroute.embeddings.distill import build_static_model
+from memroute.embeddings.static import DISTILLED_STATIC_NAME, is_model_folder
+from memroute.embeddings.word_vectors import machine_cache_dir
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -24,6 +28,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         for marker in item.iter_markers("slow"):
             seconds[item.path] = max(seconds.get(item.path, 0.0), float(marker.kwargs.get("seconds", 0)))
     items.sort(key=lambda item: (item.path not in seconds, -seconds.get(item.path, 0.0)))  # stable
+
+
+@pytest.fixture(scope="session", autouse=True)
+def word_model() -> None:
+    """The word vectors' model, distilled into the machine's cache once (~15 s, one worker
+    builds while the others wait) before any test: every key index then relates words from
+    its first question, as a server does once the model is there."""
+    cache = machine_cache_dir()
+    cache.mkdir(parents=True, exist_ok=True)
+    with (cache / ".build.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not is_model_folder(cache / DISTILLED_STATIC_NAME):
+            build_static_model(cache / DISTILLED_STATIC_NAME)
 
 
 @pytest.fixture

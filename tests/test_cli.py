@@ -216,7 +216,9 @@ def test_demo_runs_a_conversation_through_the_gateway() -> None:
         "Hi! I prefer TypeScript for new services, and I always write tests first.  [what was said]"
         in result.output
     )
-    assert "injected 5 memories" in result.output  # the four facts and the first turn, which matches
+    # The four facts and both turns: "database" relates to the turn that names Postgres.
+    assert "injected 6 memories" in result.output
+    assert "User: For this project I'll use Postgres." in result.output
 
 
 def test_serve_prints_the_admin_token_once_and_serves(tmp_path: Path) -> None:

@@ -36,8 +36,10 @@ from memroute.store.memories import MemoryRepository
 DATA = Path(__file__).parent.parent / "bench" / "quality"
 
 
-def _open(path: Path, clock: ManualClock | None = None, *, held: int = 50_000) -> Memory:
-    config = Config.for_path(path, {}).with_overrides(recall_index_memories=held)
+def _open(
+    path: Path, clock: ManualClock | None = None, *, held: int = 50_000, related: bool = True
+) -> Memory:
+    config = Config.for_path(path, {}).with_overrides(recall_index_memories=held, related_words=related)
     return open_memory(config=config, clock=clock)
 
 
@@ -48,8 +50,12 @@ def clock() -> ManualClock:
 
 @pytest.fixture
 def two(tmp_path: Path, clock: ManualClock) -> Iterator[tuple[Memory, Memory]]:
-    """Two memories on one file, as two processes have (each its own connections and index)."""
-    first, second = _open(tmp_path / "m.db", clock), _open(tmp_path / "m.db", clock)
+    """Two memories on one file, as two processes have (each its own connections and index);
+    the question's words alone, so what matches is what holds them."""
+    first, second = (
+        _open(tmp_path / "m.db", clock, related=False),
+        _open(tmp_path / "m.db", clock, related=False),
+    )
     yield first, second
     second.close()
     first.close()
@@ -148,13 +154,14 @@ def test_irregular_forms_find_each_other_and_count_as_one_word(tmp_path: Path, c
 
 
 def test_for_one_key_alone_the_ranking_is_the_fts_ranking(tmp_path: Path) -> None:
+    """The question's words alone (related words are the index's own: test_related_words.py)."""
     path = tmp_path / "m.db"
     with _open(path) as mem:
         for line in (DATA / "memories.jsonl").read_text().splitlines():
             row = json.loads(line)
             mem.add("k", row["content"])
     queries = [json.loads(line)["query"] for line in (DATA / "queries.jsonl").read_text().splitlines()]
-    with _open(path) as indexed, _open(path, held=0) as sql_only:
+    with _open(path, related=False) as indexed, _open(path, held=0) as sql_only:
         for query in queries:
             got = indexed.retrieve_preview("k", query, strategy="semantic", limit=20)
             want = sql_only.retrieve_preview("k", query, strategy="semantic", limit=20)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from memroute.clock import Clock, to_iso
 from memroute.config import Config
 from memroute.embeddings import EmbeddingSources, SourceChoice, resolve_source
+from memroute.embeddings.word_vectors import word_vectors_for
 from memroute.loops import PeriodicTask
 from memroute.memory import maintenance
 from memroute.memory.decay import DecayPolicy
@@ -210,7 +211,12 @@ def _assemble(store: SqliteStore, config: Config, clock: Clock) -> Parts:
             "decay", config.decay_sweep_interval_s if config.decay_enabled else 0, sweep_decayed
         ),
         rendered=RenderedLines(),
-        key_indexes=KeyIndexes(store.db, store.memories, max_memories=config.recall_index_memories),
+        key_indexes=KeyIndexes(
+            store.db,
+            store.memories,
+            max_memories=config.recall_index_memories,
+            word_vectors=word_vectors_for(config),
+        ),
         prune_changes=PeriodicTask("changes", CHANGES_KEPT_S / 2, lambda: prune_changes(store.db)),
         leases=[reindex_lease, qdrant_lease, decay_lease],
     )

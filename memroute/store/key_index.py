@@ -2,7 +2,9 @@
 
 A `KeyIndex` holds one key's memories, their FTS tokens (the FTS table's own tokenizer)
 and its posting lists, so keyword search is bm25 over that key alone (its own document
-count, frequencies and lengths, not every tenant's) without a SQL statement, and the
+count, frequencies and lengths, not every tenant's) without a SQL statement, a
+question's words also match their related words among the key's own
+(`store/related_words.py`, with word vectors the service passes in), and the
 newest-first fill reads from a sorted list. Before each use it catches up with what any
 connection or process changed, from the `memory_changes` log the memories' triggers
 write (migration 0011); an index older than the log's pruned part is rebuilt.
@@ -36,6 +38,7 @@ from memroute.store.db import Database
 from memroute.store.fts import query_words
 from memroute.store.key_rank import K1, B
 from memroute.store.memories import COLUMNS, MemoryRepository, row_to_memory
+from memroute.store.related_words import KeyVocabulary, Related, WordVectorsFn
 
 log = logging.getLogger("memroute.store.key_index")
 
@@ -95,8 +98,13 @@ class KeyIndex:
     def __len__(self) -> int:
         return len(self._docs)
 
-    def put(self, rowid: int, memory: MemoryRecord, terms: dict[str, int], length: int) -> None:
+    def put(
+        self, rowid: int, memory: MemoryRecord, terms: dict[str, int], length: int, spellings: dict[str, str]
+    ) -> None:
+        """Hold a memory with its stems' counts, its length and each stem's spelling."""
         self.drop(rowid)
+        for stem, spelling in spellings.items():
+            self.vocabulary.add(stem, spelling)
         doc = _Doc(memory, terms, length, rowid)
         self._docs[rowid] = doc
         self._rowids[memory.id] = rowid
@@ -118,6 +126,9 @@ class KeyIndex:
         self._total_length = 0
         self._newest: list[_Order] = []
         self._newest_facts: list[_Order] = []
+        self.vocabulary = KeyVocabulary()
+        # The last query's terms: (text, vocabulary size, terms, related).
+        self.last_terms: tuple[str | None, int, list[Word], list[Related]] | None = None
 
     def drop(self, rowid: int) -> None:
         doc = self._docs.pop(rowid, None)
@@ -136,12 +147,12 @@ class KeyIndex:
             _remove(self._newest_facts, doc.order)
 
     def search(
-        self, flt: MemoryFilter, terms: Sequence[Word], limit: int
+        self, flt: MemoryFilter, terms: Sequence[Word], limit: int, related: Sequence[Related] = ()
     ) -> list[tuple[MemoryRecord, float]]:
-        """The key's memories holding any of `terms` (words, each its stemmed forms) that
-        `flt` admits, by bm25 with this key's statistics (FTS5's formula; lower rank is
-        better), ties newest first."""
-        scores = self._scores(terms)
+        """The key's memories holding any of `terms` (words, each its stemmed forms) or of
+        their `related` stems that `flt` admits, by bm25 with this key's statistics (FTS5's
+        formula; lower rank is better), ties newest first."""
+        scores = self._scores(terms, related)
         docs = self._docs
         # Best score first; equal scores newest first (both keys descending).
         ranked = sorted(((score, docs[rowid].order, rowid) for rowid, score in scores.items()), reverse=True)
@@ -155,30 +166,35 @@ class KeyIndex:
                     break
         return found
 
-    def query_weight(self, terms: Sequence[Word]) -> float:
+    def query_weight(self, terms: Sequence[Word], related: Sequence[Related] = ()) -> float:
         """The bm25 of a memory of average length holding each of `terms` once: the sum of
         their idf in this key (a term no memory holds counts as the rarest), so a memory's
         bm25 over it is the share of the query it matches."""
         n = len(self._docs)
         total = 0.0
-        for word in terms:
-            df = len(self._posting(word))
+        for i, word in enumerate(terms):
+            df = len(self._posting(word, related[i] if i < len(related) else ()))
             idf = math.log((n - df + 0.5) / (df + 0.5))
             total += idf if idf > 0.0 else 1e-6
         return total
 
-    def _posting(self, word: Word) -> dict[int, int]:
-        """The memories holding a form of `word`: rowid → its occurrences of all forms."""
-        if len(word) == 1:
-            return self._postings.get(word[0], {})
-        merged: dict[int, int] = {}
-        for form in word:
+    def holds(self, stem: str) -> bool:
+        """Whether a memory of the key has `stem`."""
+        return stem in self._postings
+
+    def _posting(self, word: Word, related: Related = ()) -> dict[int, float]:
+        """The memories holding a form of `word` or a related stem: rowid → its occurrences
+        of all forms, and of each related stem times that stem's weight."""
+        if len(word) == 1 and not related:
+            return self._postings.get(word[0], {})  # type: ignore[return-value]
+        merged: dict[int, float] = {}
+        for form, weight in (*((form, 1.0) for form in word), *related):
             for rowid, tf in self._postings.get(form, {}).items():
-                merged[rowid] = merged.get(rowid, 0) + tf
+                merged[rowid] = merged.get(rowid, 0.0) + weight * tf
         return merged
 
-    def _scores(self, terms: Sequence[Word]) -> dict[int, float]:
-        """bm25 of every memory holding one of `terms` (higher is better)."""
+    def _scores(self, terms: Sequence[Word], related: Sequence[Related] = ()) -> dict[int, float]:
+        """bm25 of every memory holding one of `terms` or their `related` stems (higher is better)."""
         n = len(self._docs)
         if not n:
             return {}
@@ -187,8 +203,8 @@ class KeyIndex:
         flat, per_token = K1 * (1.0 - B), K1 * B * n / self._total_length
         scores: dict[int, float] = {}
         get = scores.get
-        for word in terms:
-            posting = self._posting(word)
+        for i, word in enumerate(terms):
+            posting = self._posting(word, related[i] if i < len(related) else ())
             if not posting:
                 continue
             df = len(posting)
@@ -263,18 +279,14 @@ class IndexedReader:
     def keyword_search(
         self, flt: MemoryFilter, query: str | None, *, limit: int
     ) -> list[tuple[MemoryRecord, float]]:
-        terms = self._indexes.query_terms(query)
-        if not terms:
-            return []
         with self._index.lock:
-            return self._index.search(flt, terms, limit)
+            terms, related = self._indexes.search_terms(self._index, query)
+            return self._index.search(flt, terms, limit, related) if terms else []
 
     def keyword_weight(self, flt: MemoryFilter, query: str | None) -> float | None:
-        terms = self._indexes.query_terms(query)
-        if not terms:
-            return None
         with self._index.lock:
-            return self._index.query_weight(terms)
+            terms, related = self._indexes.search_terms(self._index, query)
+            return self._index.query_weight(terms, related) if terms else None
 
     def recent(
         self, flt: MemoryFilter, *, limit: int, offset: int = 0, without_turns: bool = False
@@ -307,10 +319,20 @@ class KeyIndexes:
     """The in-process indexes of recently recalled keys, `max_memories` memories in all
     (0: none; every read goes to SQL)."""
 
-    def __init__(self, db: Database, repository: MemoryRepository, *, max_memories: int) -> None:
+    def __init__(
+        self,
+        db: Database,
+        repository: MemoryRepository,
+        *,
+        max_memories: int,
+        word_vectors: WordVectorsFn | None = None,
+    ) -> None:
+        """`word_vectors`: vectors of words, to search a question's related words too
+        (None: its words alone)."""
         self.db = db
         self.repository = repository
         self.max_memories = max(0, max_memories)
+        self.word_vectors = word_vectors
         self._lock = threading.Lock()
         self._indexes: OrderedDict[str, KeyIndex] = OrderedDict()
         # Keys too big to index on the request path, waiting for the builder thread.
@@ -344,15 +366,38 @@ class KeyIndexes:
         with self._lock:
             return sum(len(i) for i in self._indexes.values())
 
-    def query_terms(self, text: str | None) -> list[Word]:
-        """The FTS terms of a query: its searchable words with their forms (see
-        store/fts.py), stemmed; a stem an earlier word has is not counted again."""
+    def search_terms(self, index: KeyIndex, text: str | None) -> tuple[list[Word], list[Related]]:
+        """The FTS terms of a query (its searchable words with their forms, see
+        store/fts.py, stemmed; a stem an earlier word has is not counted again) and, with
+        word vectors, each term's related stems among the key's
+        words (`store/related_words.py`); the last query's are kept (its weight is asked
+        right after its search). The caller holds `index.lock`."""
+        cached = index.last_terms
+        if cached is not None and cached[0] == text and cached[1] == len(index.vocabulary):
+            return cached[2], cached[3]
+        typed = self._typed_terms(text)
+        terms = [word for _, word in typed]
+        related: list[Related] = []
+        if terms and self.word_vectors is not None:
+            taken = {stem for word in terms for stem in word}
+            try:
+                related = index.vocabulary.related(
+                    [t for t, _ in typed], self.word_vectors, taken, index.holds
+                )
+            except Exception:  # a recall goes on with the words asked: never fails for this
+                log.exception("related words failed; searching the words asked alone")
+                related = []
+        index.last_terms = (text, len(index.vocabulary), terms, related)
+        return terms, related
+
+    def _typed_terms(self, text: str | None) -> list[tuple[str, Word]]:
+        """Each searchable word of `text` as typed (casefolded) with its stemmed forms."""
         words = query_words(text)
         if not words:
             return []
         tokenize = self._tokenizer()
         seen: set[str] = set()
-        terms: list[Word] = []
+        terms: list[tuple[str, Word]] = []
         for forms in words:
             stems: dict[str, None] = {}
             for form in forms:
@@ -364,7 +409,7 @@ class KeyIndexes:
                         stems[stem] = None
             if stems:
                 seen.update(stems)
-                terms.append(tuple(stems))
+                terms.append((forms[0], tuple(stems)))
         return terms
 
     # -- building and catching up ------------------------------------------------------
@@ -547,17 +592,18 @@ class KeyIndexes:
     def _put(index: KeyIndex, tokenize: Any, rowid: int, row: Sequence[Any]) -> None:
         memory = row_to_memory(row)
         terms: dict[str, int] = {}
+        spellings: dict[str, str] = {}
         length = 1  # the owner column's token, which FTS counts in a row's length
         for text in (memory.content, memory.key):
             if not text:
                 continue
-            for term in tokenize(
-                text.encode("utf-8"), apsw.FTS5_TOKENIZE_DOCUMENT, None, include_offsets=False
-            ):
-                term = term if isinstance(term, str) else term[0]
+            data = text.encode("utf-8")
+            for start, end, term, *_ in tokenize(data, apsw.FTS5_TOKENIZE_DOCUMENT, None):
                 terms[term] = terms.get(term, 0) + 1
+                if term not in spellings:
+                    spellings[term] = data[start:end].decode("utf-8", "replace").casefold()
                 length += 1
-        index.put(rowid, memory, terms, length)
+        index.put(rowid, memory, terms, length, spellings)
 
     def _tokenizer(self) -> Any:
         return self.db.read().fts5_tokenizer(TOKENIZER, TOKENIZER_ARGS)

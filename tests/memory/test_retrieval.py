@@ -157,7 +157,8 @@ def test_very_long_query_is_bounded_and_still_matches(shared: tuple[Memory, dict
     memory, _ = shared
     query = "blah " * 50_000 + "which TypeScript setup"
     items = memory.retrieve("owner-a", query, strategy="semantic", record_access=False)
-    assert _contents(items) == ["prefers TypeScript for backend services"]
+    # First: the memory with the words asked (related words may match others after it).
+    assert _contents(items)[:1] == ["prefers TypeScript for backend services"]
 
 
 # --- strategies -----------------------------------------------------------------------------------

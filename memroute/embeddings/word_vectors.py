@@ -1,0 +1,145 @@
+"""Vectors of single words, to relate a question's words to the words a key's memories use.
+
+A word's vector is the mean of its WordPiece tokens' rows in the static model distilled
+from the bundled MiniLM (`distill.py`), scaled to unit length: "instrument" lies near
+"cello" and "banjo", "pet" near "dog", "phone" near "iphone". Only the model's table and
+tokenizer are read (about 15 MB), not the model2vec package.
+
+The model is looked for in MEMORY_STATIC_CACHE_DIR (where `memroute embeddings
+build-static` and the static source put it), then in the machine's cache
+(`$XDG_CACHE_HOME/memroute`, else `~/.cache/memroute`). When neither has it, it is
+distilled into the machine's cache once (~15 s of one core) by a background thread;
+until then, or when that fails (logged once), no word has a vector and keyword search
+uses the question's words alone.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memroute.config import Config
+from memroute.embeddings.base import FloatMatrix
+from memroute.embeddings.static import DISTILLED_STATIC_NAME, is_model_folder
+from memroute.masking import scrub
+
+log = logging.getLogger("memroute.embeddings")
+
+TABLE_FILE = "model.safetensors"
+TOKENIZER_FILE = "tokenizer.json"
+
+
+def machine_cache_dir() -> Path:
+    """`$XDG_CACHE_HOME/memroute`, else `~/.cache/memroute`: shared by every data dir."""
+    base = os.environ.get("XDG_CACHE_HOME", "").strip()
+    return (Path(base).expanduser() if base else Path.home() / ".cache") / "memroute"
+
+
+class WordVectors:
+    """`vectors(words)`: one unit row per word (a word without known tokens: a zero row),
+    or None while the model is not loaded. Thread-safe."""
+
+    def __init__(self, folders: Sequence[Path]) -> None:
+        """`folders`: where the distilled model may be, in order; it is built in the last."""
+        self._folders = [Path(f).expanduser() for f in folders]
+        self._lock = threading.Lock()
+        self._table: np.ndarray | None = None
+        self._tokenizer: Any = None
+        self._unknown: int | None = None
+        self._started = False
+        self._failed = False
+        self._loaded = threading.Event()
+
+    @property
+    def dimensions(self) -> int | None:
+        return None if self._table is None else int(self._table.shape[1])
+
+    def vectors(self, words: Sequence[str]) -> FloatMatrix | None:
+        if self._table is None and not self._load():
+            return None
+        table, tokenizer = self._table, self._tokenizer
+        assert table is not None
+        out = np.zeros((len(words), table.shape[1]), dtype=np.float32)
+        # One word at a time: `encode_batch` hands the words to a pool of threads that spin
+        # on the cores after the work (milliseconds of CPU per call for microseconds of it).
+        for row, word in enumerate(words):
+            ids = [i for i in tokenizer.encode(word, add_special_tokens=False).ids if i != self._unknown]
+            if ids:
+                out[row] = table[ids].mean(axis=0)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        np.divide(out, norms, out=out, where=norms > 0)
+        return out
+
+    def wait(self, timeout: float) -> bool:
+        """Load (starting the build if needed) and wait up to `timeout` s; True once loaded."""
+        self._load()
+        return self._loaded.wait(timeout)
+
+    def _load(self) -> bool:
+        """Load the model if a folder has it, else start building it; True once loaded."""
+        with self._lock:
+            if self._table is not None:
+                return True
+            if self._failed:
+                return False
+            for folder in self._folders:
+                if is_model_folder(folder / DISTILLED_STATIC_NAME):
+                    return self._read(folder / DISTILLED_STATIC_NAME)
+            if not self._started:
+                self._started = True
+                threading.Thread(target=self._build, name="memroute-word-vectors", daemon=True).start()
+            return False
+
+    def _read(self, folder: Path) -> bool:
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        try:
+            tensors = load_file(str(folder / TABLE_FILE))
+            table = np.asarray(next(iter(tensors.values())), dtype=np.float32)
+            tokenizer = Tokenizer.from_file(str(folder / TOKENIZER_FILE))
+            vocab = json.loads((folder / TOKENIZER_FILE).read_text(encoding="utf-8"))["model"]["vocab"]
+        except Exception as exc:
+            self._failed = True
+            log.warning("word vectors: could not read %s: %s", folder, scrub(f"{type(exc).__name__}: {exc}"))
+            return False
+        self._unknown = vocab.get("[UNK]")
+        self._tokenizer = tokenizer
+        self._table = table
+        self._loaded.set()
+        return True
+
+    def _build(self) -> None:
+        from memroute.embeddings.distill import build_static_model
+
+        target = self._folders[-1] / DISTILLED_STATIC_NAME
+        log.info("word vectors: distilling the bundled MiniLM into %s (~15 s, once)", target)
+        try:
+            build_static_model(target)
+        except Exception as exc:
+            with self._lock:
+                self._failed = True
+            log.warning(
+                "word vectors: distilling into %s failed (%s); keyword search uses the words asked alone",
+                target,
+                scrub(f"{type(exc).__name__}: {exc}"),
+            )
+            return
+        self._load()
+
+
+def word_vectors_for(config: Config) -> Callable[[Sequence[str]], FloatMatrix | None] | None:
+    """The `vectors` of the word model for `config` (None when MEMROUTE_RELATED_WORDS is off)."""
+    if not config.related_words:
+        return None
+    folders = [machine_cache_dir()]
+    if config.static_cache_dir is not None:
+        folders.insert(0, config.static_cache_dir)
+    return WordVectors(folders).vectors

@@ -1,0 +1,112 @@
+"""A key's own words that are related to a question's words, for keyword search.
+
+A question rarely uses the words of the memory that answers it: "Which instrument does
+Greta play?" against "practising the banjo every evening", "What pet do I have?" against
+"we adopted a parrot". Each `KeyIndex` keeps a `KeyVocabulary`: every word its memories
+use (one spelling per FTS stem) with a word vector (`embeddings/word_vectors.py`, passed
+in: this ring does not load models). A question's word then also matches the key's
+`PER_WORD` nearest words at cosine `MIN_SIMILARITY` or more, each occurrence counting
+`WEIGHT` of an occurrence of the word itself (bm25 treats the word and its related words
+as one term: a memory holding either holds the word once, and the term's frequency among
+the key's memories is theirs together, so a broad word weighs less).
+
+The words come from the key's own memories only, so they never carry another key's text,
+and they are found in the process (nothing is stored). On the conversation and
+paraphrase sets this lifted keyword recall@10 by 10–24 points (docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+
+import numpy as np
+
+from memroute.store.fts import STOP_WORDS
+
+MIN_SIMILARITY = 0.4
+PER_WORD = 3
+WEIGHT = 0.5
+# Shorter words ("tv", "ok") and words with digits relate to too much to be worth it.
+MIN_LENGTH = 3
+
+WordVectorsFn = Callable[[Sequence[str]], "np.ndarray | None"]
+Related = tuple[tuple[str, float], ...]  # a question word's related stems with their weight
+
+
+def relatable(word: str) -> bool:
+    """A word worth relating: letters only, `MIN_LENGTH` or longer, not a stop word."""
+    return len(word) >= MIN_LENGTH and word.isalpha() and word not in STOP_WORDS
+
+
+class KeyVocabulary:
+    """The words of one key's memories (stem → the first spelling seen) and their vectors,
+    computed the first time a question needs them. Callers serialise access."""
+
+    def __init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
+        self._spelling: dict[str, str] = {}
+        self._stems: list[str] = []  # in the order added; row i of the matrix is stem i
+        self._matrix = np.zeros((0, 0), dtype=np.float32)
+        self._rows = 0  # how many stems have a row
+
+    def __len__(self) -> int:
+        return len(self._stems)
+
+    def add(self, stem: str, spelling: str) -> None:
+        """Note a stem of a memory with its spelling (a stem no memory holds any more stays,
+        and is never related: see `related`)."""
+        if stem not in self._spelling and relatable(spelling):
+            self._spelling[stem] = spelling
+            self._stems.append(stem)
+
+    def related(
+        self,
+        words: Sequence[str],
+        vectors: WordVectorsFn,
+        taken: Collection[str],
+        held: Callable[[str], bool],
+    ) -> list[Related]:
+        """For each of the question's `words` (as typed), the stems of its nearest words that
+        a memory still holds (`held`) and the question does not already ask for (`taken`);
+        none while there are no word vectors (yet)."""
+        out: list[Related] = [() for _ in words]
+        asked = [i for i, w in enumerate(words) if relatable(w)]
+        if not asked or not self._stems or not self._catch_up(vectors):
+            return out
+        query = vectors([words[i] for i in asked])
+        if query is None:
+            return out
+        similarities = self._matrix[: self._rows] @ query.T
+        depth = min(self._rows, PER_WORD + len(taken) + 8)
+        for column, i in enumerate(asked):
+            scores = similarities[:, column]
+            nearest = np.argpartition(-scores, depth - 1)[:depth]
+            found: list[tuple[str, float]] = []
+            for row in nearest[np.argsort(-scores[nearest])]:
+                if scores[row] < MIN_SIMILARITY:
+                    break
+                stem = self._stems[row]
+                if stem not in taken and held(stem):
+                    found.append((stem, WEIGHT))
+                    if len(found) == PER_WORD:
+                        break
+            out[i] = tuple(found)
+        return out
+
+    def _catch_up(self, vectors: WordVectorsFn) -> bool:
+        """Give every stem added since the last question its row; False without vectors."""
+        if self._rows == len(self._stems):
+            return True
+        new = vectors([self._spelling[s] for s in self._stems[self._rows :]])
+        if new is None:
+            return False
+        if self._matrix.shape[1] != new.shape[1] or self._matrix.shape[0] < len(self._stems):
+            grown = np.zeros((max(64, 2 * len(self._stems)), new.shape[1]), dtype=np.float32)
+            if self._rows:
+                grown[: self._rows] = self._matrix[: self._rows]
+            self._matrix = grown
+        self._matrix[self._rows : len(self._stems)] = new
+        self._rows = len(self._stems)
+        return True

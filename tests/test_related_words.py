@@ -1,0 +1,112 @@
+"""Keyword search with related words (memroute/store/related_words.py): a question finds
+the memory that answers it in other words ("instrument" → "banjo"), from the key's own
+words only, kept up to date whoever writes, and switched off by MEMROUTE_RELATED_WORDS=0."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from gateways import Gateway
+from memories import open_memory
+
+from memroute import Memory
+from memroute.config import Config
+from memroute.store.key_index import ADMIT_AFTER
+
+SAID = {
+    "banjo": "practising the banjo every evening, the neighbours love me",
+    "dog": "we adopted a dog last year, the name is Biscuit",
+    "phone": "my iPhone 12 battery lasts about an hour",
+    "bedroom": "yesterday I painted the spare bedroom green",
+}
+FILLER = [
+    "the train was late again this morning",
+    "my coffee went cold while I was on a call",
+    "we should do a video call soon",
+    "the weather has been grey all week",
+    "finished the quarterly report at last",
+    "my sister visited us in Porto in spring",
+]
+QUESTIONS = {
+    "Which instrument do I play?": "banjo",
+    "What pet do I have?": "dog",
+    "Which mobile do I use?": "phone",
+    "Which room did I redecorate?": "bedroom",
+}
+
+
+def _open(path: Path, *, related: bool = True) -> Memory:
+    return open_memory(config=Config.for_path(path, {}).with_overrides(related_words=related))
+
+
+@pytest.fixture
+def mem(tmp_path: Path) -> Iterator[Memory]:
+    with _open(tmp_path / "m.db") as memory:
+        yield memory
+
+
+def _seed(mem: Memory, owner: str, lines: list[str]) -> None:
+    for line in lines:
+        mem.add(owner, line)
+    for _ in range(ADMIT_AFTER):  # held in process from now on (the recalls before read SQL)
+        mem.retrieve_preview(owner, "anything", strategy="semantic")
+
+
+def _keyword_matches(mem: Memory, owner: str, question: str) -> list[str]:
+    found = mem.retrieve_preview(owner, question, strategy="semantic", limit=10)
+    return [i.memory.content for i in found.items if i.fts_score is not None]
+
+
+def test_a_question_finds_the_memory_that_answers_it_in_other_words(mem: Memory) -> None:
+    _seed(mem, "k", [*SAID.values(), *FILLER])
+    for question, answer in QUESTIONS.items():
+        matches = _keyword_matches(mem, "k", question)
+        assert matches and matches[0] == SAID[answer], (question, matches)
+
+
+def test_the_words_asked_still_rank_above_related_ones(mem: Memory) -> None:
+    _seed(mem, "k", ["my guitar needs new strings", "the instrument shop closes at six", *FILLER])
+    assert (
+        _keyword_matches(mem, "k", "Where is the instrument shop?")[0] == "the instrument shop closes at six"
+    )
+
+
+def test_related_words_come_from_the_keys_own_memories_only(mem: Memory) -> None:
+    _seed(mem, "a", FILLER)
+    _seed(mem, "b", [SAID["banjo"], *FILLER])
+    assert _keyword_matches(mem, "a", "Which instrument do I play?") == []
+    assert _keyword_matches(mem, "b", "Which instrument do I play?")[0] == SAID["banjo"]
+
+
+def test_switched_off_only_the_words_asked_match(tmp_path: Path) -> None:
+    with _open(tmp_path / "m.db", related=False) as mem:
+        _seed(mem, "k", [*SAID.values(), *FILLER])
+        assert _keyword_matches(mem, "k", "Which instrument do I play?") == []
+
+
+def test_what_another_process_adds_is_related_at_once(tmp_path: Path) -> None:
+    with _open(tmp_path / "m.db") as reader, _open(tmp_path / "m.db") as writer:
+        _seed(reader, "k", FILLER)
+        assert _keyword_matches(reader, "k", "Which instrument do I play?") == []
+        cello = writer.add("k", "so I bought a second-hand cello")
+        assert _keyword_matches(reader, "k", "Which instrument do I play?") == [cello.content]
+        writer.delete(cello.id)
+        assert _keyword_matches(reader, "k", "Which instrument do I play?") == []
+
+
+def test_through_the_gateway_what_was_said_in_other_words_is_injected_first(gateway: Gateway) -> None:
+    client = gateway.client()
+    for line in [SAID["banjo"], *FILLER[:3]]:
+        client.chat.completions.create(model="echo-1", messages=[{"role": "user", "content": line}])
+    assert gateway.memory.wait_for_extraction(10)
+    gateway.wait_for(lambda: gateway.memory.extraction_queue().pending == 0)
+    for _ in range(ADMIT_AFTER + 1):
+        raw = client.chat.completions.with_raw_response.create(
+            model="echo-1",
+            messages=[{"role": "user", "content": "Which instrument do I play?"}],
+            extra_headers={"x-memroute-debug": "true"},
+        )
+    first = raw.headers["x-memroute-memory-ids"].split(",")[0]
+    assert gateway.memory.get(first).content == SAID["banjo"]
