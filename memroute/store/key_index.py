@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import bisect
 import gc
+import heapq
 import logging
 import math
 import threading
@@ -154,17 +155,17 @@ class KeyIndex:
         formula; lower rank is better), ties newest first."""
         scores = self._scores(terms, related)
         docs = self._docs
-        # Best score first; equal scores newest first (both keys descending).
-        ranked = sorted(((score, docs[rowid].order, rowid) for rowid, score in scores.items()), reverse=True)
-        found: list[tuple[MemoryRecord, float]] = []
         admits = flt.admits
-        for score, _order, rowid in ranked:
-            memory = docs[rowid].memory
-            if admits(memory):
-                found.append((_copy(memory), -score))
-                if len(found) >= limit:
-                    break
-        return found
+        # Best score first; equal scores newest first (both keys descending). The best few
+        # are picked without sorting every match, unless the filter drops too many of them.
+        head = limit + limit // 4 + 8
+        if len(scores) > 2 * head:
+            ranked = heapq.nlargest(head, ((score, docs[r].order, r) for r, score in scores.items()))
+            found = _admitted(ranked, docs, admits, limit)
+            if len(found) >= limit:
+                return found
+        ranked = sorted(((score, docs[r].order, r) for r, score in scores.items()), reverse=True)
+        return _admitted(ranked, docs, admits, limit)
 
     def query_weight(self, terms: Sequence[Word], related: Sequence[Related] = ()) -> float:
         """The bm25 of a memory of average length holding each of `terms` once: the sum of
@@ -178,9 +179,9 @@ class KeyIndex:
             total += idf if idf > 0.0 else 1e-6
         return total
 
-    def holds(self, stem: str) -> bool:
-        """Whether a memory of the key has `stem`."""
-        return stem in self._postings
+    def frequency(self, stem: str) -> int:
+        """How many of the key's memories hold `stem`."""
+        return len(self._postings.get(stem, ()))
 
     def _posting(self, word: Word, related: Related = ()) -> dict[int, float]:
         """The memories holding a form of `word` or a related stem: rowid → its occurrences
@@ -248,6 +249,24 @@ class KeyIndex:
         """The memories of `ids` this key holds (a copy of each), by id."""
         docs, rowids = self._docs, self._rowids
         return {i: _copy(docs[rowids[i]].memory) for i in ids if i in rowids}
+
+
+def _admitted(
+    ranked: Sequence[tuple[float, _Order, int]],
+    docs: dict[int, _Doc],
+    admits: Callable[[MemoryRecord], bool],
+    limit: int,
+) -> list[tuple[MemoryRecord, float]]:
+    """The first `limit` of `ranked` (score, order, rowid) that `admits` takes, as (a copy of
+    the memory, rank: lower is better)."""
+    found: list[tuple[MemoryRecord, float]] = []
+    for score, _order, rowid in ranked:
+        memory = docs[rowid].memory
+        if admits(memory):
+            found.append((_copy(memory), -score))
+            if len(found) >= limit:
+                break
+    return found
 
 
 def _copy(memory: MemoryRecord, _new: Any = object.__new__) -> MemoryRecord:
@@ -382,7 +401,7 @@ class KeyIndexes:
             taken = {stem for word in terms for stem in word}
             try:
                 related = index.vocabulary.related(
-                    [t for t, _ in typed], self.word_vectors, taken, index.holds
+                    [t for t, _ in typed], self.word_vectors, taken, index.frequency, len(index)
                 )
             except Exception:  # a recall goes on with the words asked: never fails for this
                 log.exception("related words failed; searching the words asked alone")

@@ -8,7 +8,8 @@ in: this ring does not load models). A question's word then also matches the key
 `PER_WORD` nearest words at cosine `MIN_SIMILARITY` or more, each occurrence counting
 `WEIGHT` of an occurrence of the word itself (bm25 treats the word and its related words
 as one term: a memory holding either holds the word once, and the term's frequency among
-the key's memories is theirs together, so a broad word weighs less).
+the key's memories is theirs together). A word more than `MAX_SHARE` of the key's
+memories hold is not related: it would make the question's word common too.
 
 The words come from the key's own memories only, so they never carry another key's text,
 and they are found in the process (nothing is stored). On the conversation and
@@ -26,6 +27,12 @@ from memroute.store.fts import STOP_WORDS
 MIN_SIMILARITY = 0.4
 PER_WORD = 3
 WEIGHT = 0.5
+# A related word held by more of the key's memories than this share (at least
+# `MIN_COMMON`, at most `MAX_COMMON`) is left out: it would make the question's word common
+# too, and each memory holding it costs the search a step (a key of 10,000 memories).
+MAX_SHARE = 0.05
+MIN_COMMON = 8
+MAX_COMMON = 100
 # Shorter words ("tv", "ok") and words with digits relate to too much to be worth it.
 MIN_LENGTH = 3
 
@@ -66,10 +73,12 @@ class KeyVocabulary:
         words: Sequence[str],
         vectors: WordVectorsFn,
         taken: Collection[str],
-        held: Callable[[str], bool],
+        frequency: Callable[[str], int],
+        documents: int,
     ) -> list[Related]:
         """For each of the question's `words` (as typed), the stems of its nearest words that
-        a memory still holds (`held`) and the question does not already ask for (`taken`);
+        at least one and at most `MAX_SHARE` of the key's `documents` memories hold
+        (`frequency`) and the question does not already ask for (`taken`);
         none while there are no word vectors (yet)."""
         out: list[Related] = [() for _ in words]
         asked = [i for i, w in enumerate(words) if relatable(w)]
@@ -78,6 +87,7 @@ class KeyVocabulary:
         query = vectors([words[i] for i in asked])
         if query is None:
             return out
+        most = min(MAX_COMMON, max(MIN_COMMON, int(documents * MAX_SHARE)))
         similarities = self._matrix[: self._rows] @ query.T
         depth = min(self._rows, PER_WORD + len(taken) + 8)
         for column, i in enumerate(asked):
@@ -88,7 +98,7 @@ class KeyVocabulary:
                 if scores[row] < MIN_SIMILARITY:
                     break
                 stem = self._stems[row]
-                if stem not in taken and held(stem):
+                if stem not in taken and 0 < frequency(stem) <= most:
                     found.append((stem, WEIGHT))
                     if len(found) == PER_WORD:
                         break
