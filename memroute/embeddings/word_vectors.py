@@ -72,7 +72,7 @@ class WordVectors:
         for row, word in enumerate(words):
             ids = [i for i in tokenizer.encode(word, add_special_tokens=False).ids if i != self._unknown]
             if ids:
-                out[row] = table[ids].mean(axis=0)
+                out[row] = table[ids].astype(np.float32).mean(axis=0)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)
         return out
@@ -103,7 +103,7 @@ class WordVectors:
 
         try:
             tensors = load_file(str(folder / TABLE_FILE))
-            table = np.asarray(next(iter(tensors.values())), dtype=np.float32)
+            table = np.asarray(next(iter(tensors.values())))  # float16: half the RAM; rows widen when read
             tokenizer = Tokenizer.from_file(str(folder / TOKENIZER_FILE))
             vocab = json.loads((folder / TOKENIZER_FILE).read_text(encoding="utf-8"))["model"]["vocab"]
         except Exception as exc:

@@ -113,7 +113,7 @@ class KeyVocabulary:
         if new is None:
             return False
         if self._matrix.shape[1] != new.shape[1] or self._matrix.shape[0] < len(self._stems):
-            grown = np.zeros((max(64, 2 * len(self._stems)), new.shape[1]), dtype=np.float32)
+            grown = np.zeros((max(64, len(self._stems) * 5 // 4), new.shape[1]), dtype=np.float32)
             if self._rows:
                 grown[: self._rows] = self._matrix[: self._rows]
             self._matrix = grown
