@@ -19,7 +19,7 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +56,16 @@ class WordVectors:
         self._started = False
         self._failed = False
         self._loaded = threading.Event()
+
+    @property
+    def state(self) -> str:
+        """`ready`, `building` (being distilled), `failed` (see the log), or `idle` (loads
+        with the first key index that asks)."""
+        if self._table is not None:
+            return "ready"
+        if self._failed:
+            return "failed"
+        return "building" if self._started else "idle"
 
     @property
     def dimensions(self) -> int | None:
@@ -135,11 +145,11 @@ class WordVectors:
         self._load()
 
 
-def word_vectors_for(config: Config) -> Callable[[Sequence[str]], FloatMatrix | None] | None:
-    """The `vectors` of the word model for `config` (None when MEMROUTE_RELATED_WORDS is off)."""
+def word_vectors_for(config: Config) -> WordVectors | None:
+    """The word model for `config` (None when MEMROUTE_RELATED_WORDS is off)."""
     if not config.related_words:
         return None
     folders = [machine_cache_dir()]
     if config.static_cache_dir is not None:
         folders.insert(0, config.static_cache_dir)
-    return WordVectors(folders).vectors
+    return WordVectors(folders)

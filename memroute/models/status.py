@@ -18,6 +18,8 @@ VectorBackend = Literal["sqlite-vec", "qdrant", "none"]
 class KeywordStatus:
     available: bool
     backend: str
+    # Related words (store/related_words.py): off, idle, building, ready or failed.
+    related_words: str = "off"
 
 
 @dataclass(slots=True, frozen=True)

@@ -119,6 +119,7 @@ def _assemble(store: SqliteStore, config: Config, clock: Clock) -> Parts:
         store, config, sources, providers, provider_http, settings, memory_source, now, qdrant_lease
     )
     reindexer = Reindexer(index, store.vectors, lambda: memory_source(settings()))
+    word_vectors = word_vectors_for(config)
     semantic = SemanticEngine(
         store,
         providers,
@@ -130,6 +131,7 @@ def _assemble(store: SqliteStore, config: Config, clock: Clock) -> Parts:
         reindexer=reindexer,
         worker=ReindexWorker(lambda: reindex_lease.run(reindexer.batch, (0, 0)), config.reindex_poll_s),
         http=provider_http,
+        word_vectors=word_vectors,
     )
     cap = MemoryCap(store, config.max_memories_per_key)
     facts = FactWriter(
@@ -215,7 +217,7 @@ def _assemble(store: SqliteStore, config: Config, clock: Clock) -> Parts:
             store.db,
             store.memories,
             max_memories=config.recall_index_memories,
-            word_vectors=word_vectors_for(config),
+            word_vectors=None if word_vectors is None else word_vectors.vectors,
         ),
         prune_changes=PeriodicTask("changes", CHANGES_KEPT_S / 2, lambda: prune_changes(store.db)),
         leases=[reindex_lease, qdrant_lease, decay_lease],

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from memroute.embeddings import EmbeddingSources, SourceChoice
+from memroute.embeddings.word_vectors import WordVectors
 from memroute.memory.retrieval import Reranker, VectorSearch, join_reasons
 from memroute.memory.settings import MemorySettings
 from memroute.models.records import MemoryFilter
@@ -102,9 +103,11 @@ class SemanticEngine:
         reindexer: Reindexer,
         worker: ReindexWorker,
         http: LazyClient,
+        word_vectors: WordVectors | None = None,
     ) -> None:
         """`source(settings)` is the memory embedding source the settings select; `http` is
-        the client the reranker calls its provider with."""
+        the client the reranker calls its provider with; `word_vectors` the related words'
+        model (None: off), for the engine status."""
         self._store = store
         self._source = source
         self._providers = providers
@@ -115,6 +118,7 @@ class SemanticEngine:
         self._reindexer = reindexer
         self._worker = worker
         self._http = http
+        self._word_vectors = word_vectors
 
     # -- choosing ----------------------------------------------------------------------
 
@@ -232,7 +236,11 @@ class SemanticEngine:
             reason = f"{reason}; last error: {self._reindexer.last_error}"
         qdrant = self.qdrant.status(settings)
         return EngineStatus(
-            keyword=KeywordStatus(available=True, backend="FTS5"),
+            keyword=KeywordStatus(
+                available=True,
+                backend="FTS5",
+                related_words="off" if self._word_vectors is None else self._word_vectors.state,
+            ),
             embedding=EmbeddingStatus(
                 source=choice.source,
                 model=choice.model,

@@ -40,6 +40,7 @@ from memroute.store.fts import query_words
 from memroute.store.key_rank import K1, B
 from memroute.store.memories import COLUMNS, MemoryRepository, row_to_memory
 from memroute.store.related_words import KeyVocabulary, Related, WordVectorsFn
+from memroute.store.related_words import related as related_words
 
 log = logging.getLogger("memroute.store.key_index")
 
@@ -180,7 +181,7 @@ class KeyIndex:
         return total
 
     def frequency(self, stem: str) -> int:
-        """How many of the key's memories hold `stem`."""
+        """How many of the key's memories hold `stem` (one lookup: safe without `lock`)."""
         return len(self._postings.get(stem, ()))
 
     def _posting(self, word: Word, related: Related = ()) -> dict[int, float]:
@@ -298,14 +299,18 @@ class IndexedReader:
     def keyword_search(
         self, flt: MemoryFilter, query: str | None, *, limit: int
     ) -> list[tuple[MemoryRecord, float]]:
+        terms, related = self._indexes.search_terms(self._index, query)
+        if not terms:
+            return []
         with self._index.lock:
-            terms, related = self._indexes.search_terms(self._index, query)
-            return self._index.search(flt, terms, limit, related) if terms else []
+            return self._index.search(flt, terms, limit, related)
 
     def keyword_weight(self, flt: MemoryFilter, query: str | None) -> float | None:
+        terms, related = self._indexes.search_terms(self._index, query)
+        if not terms:
+            return None
         with self._index.lock:
-            terms, related = self._indexes.search_terms(self._index, query)
-            return self._index.query_weight(terms, related) if terms else None
+            return self._index.query_weight(terms, related)
 
     def recent(
         self, flt: MemoryFilter, *, limit: int, offset: int = 0, without_turns: bool = False
@@ -388,25 +393,33 @@ class KeyIndexes:
     def search_terms(self, index: KeyIndex, text: str | None) -> tuple[list[Word], list[Related]]:
         """The FTS terms of a query (its searchable words with their forms, see
         store/fts.py, stemmed; a stem an earlier word has is not counted again) and, with
-        word vectors, each term's related stems among the key's
-        words (`store/related_words.py`); the last query's are kept (its weight is asked
-        right after its search). The caller holds `index.lock`."""
-        cached = index.last_terms
-        if cached is not None and cached[0] == text and cached[1] == len(index.vocabulary):
-            return cached[2], cached[3]
+        word vectors, each term's related stems among the key's words
+        (`store/related_words.py`), found outside `index.lock` (taken here briefly); the
+        last query's are kept (its weight is asked right after its search)."""
+        with index.lock:
+            cached = index.last_terms
+            if cached is not None and cached[0] == text and cached[1] == len(index.vocabulary):
+                return cached[2], cached[3]
+            size = len(index.vocabulary)
         typed = self._typed_terms(text)
         terms = [word for _, word in typed]
         related: list[Related] = []
         if terms and self.word_vectors is not None:
-            taken = {stem for word in terms for stem in word}
             try:
-                related = index.vocabulary.related(
-                    [t for t, _ in typed], self.word_vectors, taken, index.frequency, len(index)
-                )
+                with index.lock:
+                    known = index.vocabulary.words(self.word_vectors)
+                    documents = len(index)
+                if known is not None:
+                    taken = {stem for word in terms for stem in word}
+                    typed_words = [t for t, _ in typed]
+                    related = related_words(
+                        typed_words, known, self.word_vectors, taken, index.frequency, documents
+                    )
             except Exception:  # a recall goes on with the words asked: never fails for this
                 log.exception("related words failed; searching the words asked alone")
                 related = []
-        index.last_terms = (text, len(index.vocabulary), terms, related)
+        with index.lock:
+            index.last_terms = (text, size, terms, related)
         return terms, related
 
     def _typed_terms(self, text: str | None) -> list[tuple[str, Word]]:

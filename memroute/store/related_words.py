@@ -19,6 +19,7 @@ paraphrase sets this lifted keyword recall@10 by 10–24 points (docs/benchmarks
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -45,9 +46,54 @@ def relatable(word: str) -> bool:
     return len(word) >= MIN_LENGTH and word.isalpha() and word not in STOP_WORDS
 
 
+@dataclass(frozen=True, slots=True)
+class KeyWords:
+    """A key's words as they were when taken: `stems[i]` has row `i` of `matrix` (the list
+    is only ever appended to, so its first rows stay)."""
+
+    stems: Sequence[str]
+    matrix: np.ndarray
+
+
+def related(
+    words: Sequence[str],
+    known: KeyWords,
+    vectors: WordVectorsFn,
+    taken: Collection[str],
+    frequency: Callable[[str], int],
+    documents: int,
+) -> list[Related]:
+    """For each of the question's `words` (as typed), the stems of its nearest words among
+    `known` that at least one and at most `MAX_SHARE` of the key's `documents` memories hold
+    (`frequency`) and the question does not already ask for (`taken`). Needs no lock: it
+    reads `known`, and `frequency` only looks a stem up."""
+    out: list[Related] = [() for _ in words]
+    asked = [i for i, w in enumerate(words) if relatable(w)]
+    query = vectors([words[i] for i in asked]) if asked else None
+    if query is None:
+        return out
+    most = min(MAX_COMMON, max(MIN_COMMON, int(documents * MAX_SHARE)))
+    similarities = known.matrix @ query.T
+    depth = min(len(known.matrix), PER_WORD + len(taken) + 8)
+    for column, i in enumerate(asked):
+        scores = similarities[:, column]
+        nearest = np.argpartition(-scores, depth - 1)[:depth]
+        found: list[tuple[str, float]] = []
+        for row in nearest[np.argsort(-scores[nearest])]:
+            if scores[row] < MIN_SIMILARITY:
+                break
+            stem = known.stems[row]
+            if stem not in taken and 0 < frequency(stem) <= most:
+                found.append((stem, WEIGHT))
+                if len(found) == PER_WORD:
+                    break
+        out[i] = tuple(found)
+    return out
+
+
 class KeyVocabulary:
     """The words of one key's memories (stem → the first spelling seen) and their vectors,
-    computed the first time a question needs them. Callers serialise access."""
+    computed the first time a question needs them. Callers serialise `add` and `words`."""
 
     def __init__(self) -> None:
         self.clear()
@@ -63,47 +109,17 @@ class KeyVocabulary:
 
     def add(self, stem: str, spelling: str) -> None:
         """Note a stem of a memory with its spelling (a stem no memory holds any more stays,
-        and is never related: see `related`)."""
+        and is never related: its frequency is 0)."""
         if stem not in self._spelling and relatable(spelling):
             self._spelling[stem] = spelling
             self._stems.append(stem)
 
-    def related(
-        self,
-        words: Sequence[str],
-        vectors: WordVectorsFn,
-        taken: Collection[str],
-        frequency: Callable[[str], int],
-        documents: int,
-    ) -> list[Related]:
-        """For each of the question's `words` (as typed), the stems of its nearest words that
-        at least one and at most `MAX_SHARE` of the key's `documents` memories hold
-        (`frequency`) and the question does not already ask for (`taken`);
-        none while there are no word vectors (yet)."""
-        out: list[Related] = [() for _ in words]
-        asked = [i for i, w in enumerate(words) if relatable(w)]
-        if not asked or not self._stems or not self._catch_up(vectors):
-            return out
-        query = vectors([words[i] for i in asked])
-        if query is None:
-            return out
-        most = min(MAX_COMMON, max(MIN_COMMON, int(documents * MAX_SHARE)))
-        similarities = self._matrix[: self._rows] @ query.T
-        depth = min(self._rows, PER_WORD + len(taken) + 8)
-        for column, i in enumerate(asked):
-            scores = similarities[:, column]
-            nearest = np.argpartition(-scores, depth - 1)[:depth]
-            found: list[tuple[str, float]] = []
-            for row in nearest[np.argsort(-scores[nearest])]:
-                if scores[row] < MIN_SIMILARITY:
-                    break
-                stem = self._stems[row]
-                if stem not in taken and 0 < frequency(stem) <= most:
-                    found.append((stem, WEIGHT))
-                    if len(found) == PER_WORD:
-                        break
-            out[i] = tuple(found)
-        return out
+    def words(self, vectors: WordVectorsFn) -> KeyWords | None:
+        """The key's words with a row each, as they are now (None without any, or without
+        word vectors yet); what is added later does not change what this returns."""
+        if not self._stems or not self._catch_up(vectors):
+            return None
+        return KeyWords(self._stems, self._matrix[: self._rows])
 
     def _catch_up(self, vectors: WordVectorsFn) -> bool:
         """Give every stem added since the last question its row; False without vectors."""

@@ -225,7 +225,13 @@ function showStatus(status) {
   const { keyword, embedding, vectorStore, extractionQueue: queue } = status;
   const vectors = `${vectorStore.backend} · ${plural(vectorStore.rowCount, "vector")}`;
   ui.chips.replaceChildren(
-    chip("keyword", "Keyword", availability(keyword.available), keyword.backend, null),
+    chip(
+      "keyword",
+      "Keyword",
+      availability(keyword.available),
+      `${keyword.backend} · related words ${keyword.relatedWords}`,
+      null,
+    ),
     embeddingChip(embedding),
     chip("vector-store", "Vector store", availability(vectorStore.available), vectors, vectorStore.reason),
     qdrantChip(status.qdrant),
