@@ -520,6 +520,8 @@ class KeyIndexes:
             index = KeyIndex(owner)
             with index.lock:
                 self._ready(index, pause=BACKGROUND_PAUSE_S)
+                if self.word_vectors is not None:  # its words' rows too, not on a recall
+                    index.vocabulary.words(self.word_vectors)
             return index
         except apsw.Error as exc:  # closing or busy: a later recall asks again
             log.debug("store.key_index.build_failed error=%s", exc)
