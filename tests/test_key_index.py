@@ -298,16 +298,19 @@ def test_the_indexes_hold_at_most_the_configured_number_of_memories(tmp_path: Pa
     with _open(tmp_path / "m.db", held=5) as mem:
         for n in range(4):
             mem.add("small", f"note {n} about gardening")
+        for n in range(3):
+            mem.add("later", f"note {n} about gardening")
         for n in range(8):
             mem.add("big", f"note {n} about gardening")
         with database(mem) as store:
             indexes = KeyIndexes(store.db, store.memories, max_memories=5)
             now = "2026-12-03T00:00:00.000Z"
-            small, big = MemoryFilter("small", now), MemoryFilter("big", now)
-            assert [indexes.reader(small) is store.memories for _ in range(ADMIT_AFTER)] == [
-                *([True] * (ADMIT_AFTER - 1)),
-                False,  # recalled often enough: indexed
-            ]
+            small, later, big = (MemoryFilter(k, now) for k in ("small", "later", "big"))
+            # A small key takes free room at its first recall.
+            assert indexes.reader(small) is not store.memories
+            # The room left (1) is too small, and the key holding the rest was just recalled:
+            # even recalled often, another key is read from SQL.
+            assert all(indexes.reader(later) is store.memories for _ in range(ADMIT_AFTER + 1))
             assert all(
                 indexes.reader(big) is store.memories for _ in range(ADMIT_AFTER + 1)
             )  # 8 never fit in 5
@@ -315,6 +318,7 @@ def test_the_indexes_hold_at_most_the_configured_number_of_memories(tmp_path: Pa
         # Too big to hold, the key is still recalled in full (from SQL).
         assert len(_matches(mem, "big", "gardening")) == 8
         assert len(_matches(mem, "small", "gardening")) == 4
+        assert len(_matches(mem, "later", "gardening")) == 3
 
 
 def test_a_big_key_is_indexed_off_the_request_path_and_read_from_sql_meanwhile(tmp_path: Path) -> None:

@@ -73,6 +73,12 @@ def test_the_words_asked_still_rank_above_related_ones(mem: Memory) -> None:
     )
 
 
+def test_a_person_who_chats_slowly_gets_related_words_from_the_first_question(mem: Memory) -> None:
+    for line in [SAID["banjo"], *FILLER]:
+        mem.add("slow", line)
+    assert _keyword_matches(mem, "slow", "Which instrument do I play?")[0] == SAID["banjo"]
+
+
 def test_related_words_come_from_the_keys_own_memories_only(mem: Memory) -> None:
     _seed(mem, "a", FILLER)
     _seed(mem, "b", [SAID["banjo"], *FILLER])

@@ -10,10 +10,13 @@ connection or process changed, from the `memory_changes` log the memories' trigg
 write (migration 0011); an index older than the log's pruned part is rebuilt.
 
 `KeyIndexes` keeps indexes of the keys being recalled, up to a number of memories in
-all. A key is indexed once it is recalled `ADMIT_AFTER` times within `BUSY_S` seconds
-(once per `MEMORIES_PER_RECALL` of its memories for a key big enough to be built in the
-background; a chat's key is recalled at every turn; a key asked once in a while is
-cheaper to read from SQL than to index) and fits; when the room is taken by keys
+all. A key of up to `INLINE_BUILD_MAX` memories is indexed at its first recall while
+that much room is free (a few ms, once: a person who chats slowly gets the index, and
+its related words, from the first question). Otherwise a key is indexed once it is
+recalled `ADMIT_AFTER` times within `BUSY_S` seconds (once per `MEMORIES_PER_RECALL` of
+its memories for a key big enough to be built in the background; a chat's key is
+recalled at every turn; a key asked once in a while is cheaper to read from SQL than to
+index) and fits, displacing keys idle for `BUSY_S`; when the room is taken by keys
 recalled in the last `BUSY_S` seconds, the key is read from SQL instead (indexing keys
 in turn would cost more than it saves).
 """
@@ -453,30 +456,47 @@ class KeyIndexes:
                 self._indexes.move_to_end(owner)
         if index is None:
             recalls = self._recalls.count(owner)  # without an index yet
-            if recalls < ADMIT_AFTER:
+            busy = recalls >= ADMIT_AFTER
+            if not busy and not self._room_left():
                 return None
-            count = self._count(owner)
+            count = self._count(owner) if busy else self._count(owner, upto=INLINE_BUILD_MAX + 1)
             if count > INLINE_BUILD_MAX:
-                if recalls >= count // MEMORIES_PER_RECALL:
+                if busy and recalls >= count // MEMORIES_PER_RECALL:
                     self._recalls.forget(owner)  # counted afresh should it not be kept
                     self._build_later(owner)
                 return None
-            self._recalls.forget(owner)
+            if busy:
+                self._recalls.forget(owner)
             with self._lock:
                 index = self._indexes.get(owner)  # another thread may have added it meanwhile
                 if index is None:
-                    if not self._make_room(count):
+                    # A small key takes free room at once; only a busy one displaces idle keys.
+                    if not (self._make_room(count) if busy else self._fits(count)):
                         return None
                     index = self._indexes[owner] = KeyIndex(owner)
+            if not busy:
+                self._recalls.forget(owner)
         with index.lock:
             self._ready(index)
             index.used = time.monotonic()
         return index
 
-    def _count(self, owner: str) -> int:
-        return int(
-            _rows(self.db.read(), "SELECT count(*) FROM memories WHERE api_key_id = ?", (owner,))[0][0]
-        )
+    def _count(self, owner: str, *, upto: int | None = None) -> int:
+        """The key's memories, counted up to `upto` when given (a cheaper count)."""
+        if upto is None:
+            sql, params = "SELECT count(*) FROM memories WHERE api_key_id = ?", (owner,)
+        else:
+            sql = "SELECT count(*) FROM (SELECT 1 FROM memories WHERE api_key_id = ? LIMIT ?)"
+            params = (owner, upto)  # type: ignore[assignment]
+        return int(_rows(self.db.read(), sql, params)[0][0])
+
+    def _room_left(self) -> bool:
+        with self._lock:
+            return sum(len(i) for i in self._indexes.values()) < self.max_memories
+
+    def _fits(self, count: int) -> bool:
+        """Whether `count` memories fit in the room left, no index dropped. Call with `_lock` held."""
+        return sum(len(i) for i in self._indexes.values()) + count <= self.max_memories
 
     def _build_later(self, owner: str) -> None:
         with self._lock:
