@@ -55,7 +55,6 @@ class WordVectors:
         self._unknown: int | None = None
         self._started = False
         self._failed = False
-        self._loaded = threading.Event()
 
     @property
     def state(self) -> str:
@@ -67,11 +66,9 @@ class WordVectors:
             return "failed"
         return "building" if self._started else "idle"
 
-    @property
-    def dimensions(self) -> int | None:
-        return None if self._table is None else int(self._table.shape[1])
-
     def vectors(self, words: Sequence[str]) -> FloatMatrix | None:
+        """A unit row per word, the mean of its tokens' rows (a word without known tokens:
+        zeros); None while the model is not loaded."""
         if self._table is None and not self._load():
             return None
         table, tokenizer = self._table, self._tokenizer
@@ -95,11 +92,6 @@ class WordVectors:
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)
         return out
-
-    def wait(self, timeout: float) -> bool:
-        """Load (starting the build if needed) and wait up to `timeout` s; True once loaded."""
-        self._load()
-        return self._loaded.wait(timeout)
 
     def _load(self) -> bool:
         """Load the model if a folder has it, else start building it; True once loaded."""
@@ -132,7 +124,6 @@ class WordVectors:
         self._unknown = vocab.get("[UNK]")
         self._tokenizer = tokenizer
         self._table = table
-        self._loaded.set()
         return True
 
     def _build(self) -> None:

@@ -2,7 +2,7 @@
 
 A question rarely uses the words of the memory that answers it: "Which instrument does
 Greta play?" against "practising the banjo every evening", "What pet do I have?" against
-"we adopted a parrot". Each `KeyIndex` keeps a `KeyVocabulary`: every word its memories
+"we adopted a dog last year". Each `KeyIndex` keeps a `KeyVocabulary`: every word its memories
 use (one spelling per FTS stem) with a word vector (`embeddings/word_vectors.py`, passed
 in: this ring does not load models). A question's word then also matches the key's
 `PER_WORD` nearest words at cosine `MIN_SIMILARITY` or more, each occurrence counting
@@ -12,8 +12,8 @@ the key's memories is theirs together). A word more than `MAX_SHARE` of the key'
 memories hold is not related: it would make the question's word common too.
 
 The words come from the key's own memories only, so they never carry another key's text,
-and they are found in the process (nothing is stored). On the conversation and
-paraphrase sets this lifted keyword recall@10 by 10–24 points (docs/benchmarks.md).
+and they are found in the process (nothing is stored). On our four quality sets this
+lifted keyword recall@10 by 7–23 points (docs/benchmarks.md).
 """
 
 from __future__ import annotations
