@@ -391,7 +391,11 @@ class KeyIndexes:
     def held(self) -> int:
         """Memories held in all indexes."""
         with self._lock:
-            return sum(len(i) for i in self._indexes.values())
+            return self._held()
+
+    def _held(self) -> int:
+        """`held` for a caller that holds `_lock`."""
+        return sum(len(i) for i in self._indexes.values())
 
     def search_terms(self, index: KeyIndex, text: str | None) -> tuple[list[Word], list[Related]]:
         """The FTS terms of a query (its searchable words with their forms, see
@@ -483,20 +487,20 @@ class KeyIndexes:
 
     def _count(self, owner: str, *, upto: int | None = None) -> int:
         """The key's memories, counted up to `upto` when given (a cheaper count)."""
+        con = self.db.read()
         if upto is None:
-            sql, params = "SELECT count(*) FROM memories WHERE api_key_id = ?", (owner,)
+            rows = _rows(con, "SELECT count(*) FROM memories WHERE api_key_id = ?", (owner,))
         else:
             sql = "SELECT count(*) FROM (SELECT 1 FROM memories WHERE api_key_id = ? LIMIT ?)"
-            params = (owner, upto)  # type: ignore[assignment]
-        return int(_rows(self.db.read(), sql, params)[0][0])
+            rows = _rows(con, sql, (owner, upto))
+        return int(rows[0][0])
 
     def _room_left(self) -> bool:
-        with self._lock:
-            return sum(len(i) for i in self._indexes.values()) < self.max_memories
+        return self.held() < self.max_memories
 
     def _fits(self, count: int) -> bool:
         """Whether `count` memories fit in the room left, no index dropped. Call with `_lock` held."""
-        return sum(len(i) for i in self._indexes.values()) + count <= self.max_memories
+        return self._held() + count <= self.max_memories
 
     def _build_later(self, owner: str) -> None:
         with self._lock:
@@ -568,7 +572,7 @@ class KeyIndexes:
         memories fit; whether they do. Call with `_lock` held."""
         if count > self.max_memories:
             return False
-        held = sum(len(i) for i in self._indexes.values())
+        held = self._held()
         idle_before = time.monotonic() - BUSY_S
         for owner in list(self._indexes):
             if held + count <= self.max_memories:
