@@ -178,6 +178,7 @@ class Config:
     redact: bool = True  # secrets are replaced in chat texts, facts, adds and imports (memory/redact.py)
     memory_framing: bool = True  # injected memories say they are background facts, not instructions
     related_words: bool = True  # keyword search matches a question's related words too (related_words.py)
+    meanings: bool = True  # hybrid recall finds memories near in meaning with word vectors (key_meanings.py)
     vec_cache_mb: int = 256
     hybrid_vector_weight: float = 0.5  # hybrid retrieval: the cosine's share of a memory's score
     vec_quantization: str = "none"
@@ -267,6 +268,7 @@ class Config:
             redact=_bool(env, "MEMROUTE_REDACT", True),
             memory_framing=_bool(env, "MEMROUTE_MEMORY_FRAMING", True),
             related_words=_bool(env, "MEMROUTE_RELATED_WORDS", True),
+            meanings=_bool(env, "MEMROUTE_MEANINGS", True),
             vec_cache_mb=_int(env, "MEMORY_VEC_CACHE_MB", 256, minimum=0),
             hybrid_vector_weight=_share(env, "MEMORY_HYBRID_VECTOR_WEIGHT", 0.5),
             vec_quantization="int8" if quant == "int8" else "none",

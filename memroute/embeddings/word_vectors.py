@@ -146,8 +146,9 @@ class WordVectors:
 
 
 def word_vectors_for(config: Config) -> WordVectors | None:
-    """The word model for `config` (None when MEMROUTE_RELATED_WORDS is off)."""
-    if not config.related_words:
+    """The word model for `config` (None when both MEMROUTE_RELATED_WORDS and
+    MEMROUTE_MEANINGS are off)."""
+    if not (config.related_words or config.meanings):
         return None
     folders = [machine_cache_dir()]
     if config.static_cache_dir is not None:

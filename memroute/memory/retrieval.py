@@ -47,7 +47,11 @@ _TIME_WORDS = re.compile(
     r"|month|months|week|weeks|weekend|january|february|march|april|june|july|august|september"
     r"|october|november|december|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
 )
-NO_VECTOR_REASON = "no embedding source configured — keyword search (FTS5) only"
+KEYWORDS_ONLY = " — keyword search (FTS5) only"
+NO_VECTOR_REASON = "no embedding source configured" + KEYWORDS_ONLY
+# What a reason ending in `KEYWORDS_ONLY` says instead when the key's word vectors found
+# memories by meaning too (store/key_meanings.py).
+WITH_MEANINGS = " — keyword search (FTS5) and meanings from word vectors"
 
 
 class MemoryReader(Protocol):
@@ -60,6 +64,14 @@ class MemoryReader(Protocol):
     ) -> list[tuple[MemoryRecord, float]]: ...
 
     def get_many(self, ids: Sequence[str]) -> dict[str, MemoryRecord]: ...
+
+    def meaning_search(
+        self, flt: MemoryFilter, query: str | None, *, limit: int
+    ) -> list[tuple[MemoryRecord, float]]:
+        """The memories nearest to `query` by meaning without an embedding model (the
+        key's word vectors, store/key_meanings.py), with their cosine, nearest first;
+        empty where the reader has none."""
+        ...
 
     def keyword_weight(self, flt: MemoryFilter, query: str | None) -> float | None:
         """The bm25 a memory would score by holding every term of `query` once (the sum of
@@ -281,26 +293,51 @@ def _vector_candidates(
 def _fused(
     reader: MemoryReader, search: VectorSearch, index: VectorIndex, flt: MemoryFilter, params: RetrieveParams
 ) -> list[_Candidate]:
-    """Both tiers to the same depth, ranked by `fused_scores` (equal scores newer first),
-    except that each tier's first `HEAD_PER_TIER` lead: a question that names two things
-    matches each answer with half its words, and a strong match of one tier must not sink
-    below the other tier's near misses."""
+    """Both tiers to the same depth, fused by `_fuse`."""
     deep = replace(params, vector_k=max(params.vector_k, KEYWORD_CANDIDATES))
     vector = _vector_candidates(reader, search, index, flt, deep)
     keyword = _keyword(reader, flt, params.query)
+    query_weight = reader.keyword_weight(flt, params.query)
+    return _fuse(vector, keyword, params.vector_weight, query_weight, tier="hybrid-rrf")
+
+
+def _fuse(
+    vector: Sequence[_Candidate],
+    keyword: Sequence[_Candidate],
+    weight: float,
+    query_weight: float | None,
+    *,
+    tier: str | None = None,
+) -> list[_Candidate]:
+    """Every candidate of both tiers ranked by `fused_scores` (equal scores newer first),
+    except that each tier's first `HEAD_PER_TIER` lead: a question that names two things
+    matches each answer with half its words, and a strong match of one tier must not sink
+    below the other tier's near misses. Each is labelled `tier`, or else with the tier
+    that found it (the keyword tier's label when both did)."""
     by_id = {c.memory.id: c for c in [*vector, *keyword]}
     vec_scores = {c.memory.id: c.vec_score for c in vector}
     fts_scores = {c.memory.id: c.fts_score for c in keyword}
-    scores = fused_scores(vector, keyword, params.vector_weight, reader.keyword_weight(flt, params.query))
+    scores = fused_scores(vector, keyword, weight, query_weight)
     ranked = [
         _Candidate(
-            by_id[i].memory, score, "hybrid-rrf", vec_score=vec_scores.get(i), fts_score=fts_scores.get(i)
+            by_id[i].memory,
+            score,
+            tier or by_id[i].tier,
+            vec_score=vec_scores.get(i),
+            fts_score=fts_scores.get(i),
         )
         for i, score in scores.items()
     ]
     head = {c.memory.id for c in [*vector[:HEAD_PER_TIER], *keyword[:HEAD_PER_TIER]]}
     ranked.sort(key=lambda c: (c.memory.id in head, c.score, c.memory.updated_at), reverse=True)
     return ranked
+
+
+def _meaning(reader: MemoryReader, flt: MemoryFilter, query: str | None) -> list[_Candidate]:
+    if not query:
+        return []
+    rows = reader.meaning_search(flt, query, limit=KEYWORD_CANDIDATES)
+    return [_Candidate(memory, cosine, "meaning", vec_score=cosine) for memory, cosine in rows]
 
 
 @dataclass(slots=True)
@@ -409,9 +446,18 @@ def _without_vectors(
             if params.query:
                 outcome.note("no keyword match — newest memories instead")
     else:
-        # The newest memories fill what the matches leave of the budget, but not kept turns:
-        # they are the conversation itself, worth injecting only when they match.
-        outcome.ranked = _chain(_keyword(reader, flt, params.query), _recent(reader, flt, without_turns=True))
+        # Keyword matches, fused with the memories nearest by meaning where the key's index
+        # has word vectors; the newest memories fill what they leave of the budget, but not
+        # kept turns: they are the conversation itself, worth injecting only when they match.
+        keyword = _keyword(reader, flt, params.query)
+        meaning = _meaning(reader, flt, params.query)
+        matched: Sequence[_Candidate] = keyword
+        if meaning:
+            query_weight = reader.keyword_weight(flt, params.query)
+            matched = _fuse(meaning, keyword, params.vector_weight, query_weight)
+            if outcome.reason is not None and outcome.reason.endswith(KEYWORDS_ONLY):
+                outcome.reason = outcome.reason[: -len(KEYWORDS_ONLY)] + WITH_MEANINGS
+        outcome.ranked = _chain(matched, _recent(reader, flt, without_turns=True))
 
 
 RERANK_CANDIDATES = 100

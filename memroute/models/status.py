@@ -18,8 +18,10 @@ VectorBackend = Literal["sqlite-vec", "qdrant", "none"]
 class KeywordStatus:
     available: bool
     backend: str
-    # Related words (store/related_words.py): off, idle, building, ready or failed.
+    # Related words (store/related_words.py) and meanings (store/key_meanings.py), each
+    # off, idle, building, ready or failed (the state of the word model they share).
     related_words: str = "off"
+    meanings: str = "off"
 
 
 @dataclass(slots=True, frozen=True)

@@ -132,6 +132,8 @@ def _assemble(store: SqliteStore, config: Config, clock: Clock) -> Parts:
         worker=ReindexWorker(lambda: reindex_lease.run(reindexer.batch, (0, 0)), config.reindex_poll_s),
         http=provider_http,
         word_vectors=word_vectors,
+        related_words=config.related_words,
+        meanings=config.meanings,
     )
     cap = MemoryCap(store, config.max_memories_per_key)
     facts = FactWriter(
@@ -218,6 +220,8 @@ def _assemble(store: SqliteStore, config: Config, clock: Clock) -> Parts:
             store.memories,
             max_memories=config.recall_index_memories,
             word_vectors=None if word_vectors is None else word_vectors.vectors,
+            related_words=config.related_words,
+            meanings=config.meanings,
         ),
         prune_changes=PeriodicTask("changes", CHANGES_KEPT_S / 2, lambda: prune_changes(store.db)),
         leases=[reindex_lease, qdrant_lease, decay_lease],

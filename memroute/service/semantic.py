@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from memroute.embeddings import EmbeddingSources, SourceChoice
 from memroute.embeddings.word_vectors import WordVectors
-from memroute.memory.retrieval import Reranker, VectorSearch, join_reasons
+from memroute.memory.retrieval import KEYWORDS_ONLY, Reranker, VectorSearch, join_reasons
 from memroute.memory.settings import MemorySettings
 from memroute.models.records import MemoryFilter
 from memroute.models.results import ExtractionQueue, ReindexReport
@@ -104,10 +104,13 @@ class SemanticEngine:
         worker: ReindexWorker,
         http: LazyClient,
         word_vectors: WordVectors | None = None,
+        related_words: bool = True,
+        meanings: bool = True,
     ) -> None:
         """`source(settings)` is the memory embedding source the settings select; `http` is
-        the client the reranker calls its provider with; `word_vectors` the related words'
-        model (None: off), for the engine status."""
+        the client the reranker calls its provider with; `word_vectors` the model of the
+        related words and meanings (None: both off), for the engine status, with whether
+        each is on."""
         self._store = store
         self._source = source
         self._providers = providers
@@ -119,6 +122,11 @@ class SemanticEngine:
         self._worker = worker
         self._http = http
         self._word_vectors = word_vectors
+        self._word_uses = (related_words, meanings)
+
+    def _word_state(self, used: bool) -> str:
+        """The word model's state for a use of it that is on (`used`), else "off"."""
+        return self._word_vectors.state if used and self._word_vectors is not None else "off"
 
     # -- choosing ----------------------------------------------------------------------
 
@@ -137,7 +145,7 @@ class SemanticEngine:
                 _Candidate(qdrant, qdrant.embedding, lambda _dim, key: self.qdrant.catch_up(qdrant, key)),
             )
         if choice.source is None:
-            reason = join_reasons(qdrant_note, f"{choice.reason} — keyword search (FTS5) only")
+            reason = join_reasons(qdrant_note, choice.reason + KEYWORDS_ONLY)
             return SearchPlan(self._sources, query, first, choice, reason)
         if not self._index.available:
             vec_error = self._store.db.vec_error or "not loaded"
@@ -239,7 +247,8 @@ class SemanticEngine:
             keyword=KeywordStatus(
                 available=True,
                 backend="FTS5",
-                related_words="off" if self._word_vectors is None else self._word_vectors.state,
+                related_words=self._word_state(self._word_uses[0]),
+                meanings=self._word_state(self._word_uses[1]),
             ),
             embedding=EmbeddingStatus(
                 source=choice.source,

@@ -35,14 +35,16 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import apsw
+import numpy as np
 
 from memroute.lru import RecentCounts
 from memroute.models.records import TURN_KEY_PREFIX, MemoryFilter, MemoryRecord
 from memroute.store.db import Database
 from memroute.store.fts import query_words
+from memroute.store.key_meanings import KeyMeanings
 from memroute.store.key_rank import K1, B
 from memroute.store.memories import COLUMNS, MemoryRepository, row_to_memory
-from memroute.store.related_words import KeyVocabulary, Related, WordVectorsFn
+from memroute.store.related_words import KeyVocabulary, Related, WordVectorsFn, relatable
 from memroute.store.related_words import related as related_words
 
 log = logging.getLogger("memroute.store.key_index")
@@ -108,8 +110,10 @@ class KeyIndex:
     ) -> None:
         """Hold a memory with its stems' counts, its length and each stem's spelling."""
         self.drop(rowid)
+        vocabulary = self.vocabulary
         for stem, spelling in spellings.items():
-            self.vocabulary.add(stem, spelling)
+            vocabulary.add(stem, spelling)
+        self.meanings.add(rowid, sum(count for stem, count in terms.items() if vocabulary.knows(stem)))
         doc = _Doc(memory, terms, length, rowid)
         self._docs[rowid] = doc
         self._rowids[memory.id] = rowid
@@ -132,6 +136,7 @@ class KeyIndex:
         self._newest: list[_Order] = []
         self._newest_facts: list[_Order] = []
         self.vocabulary = KeyVocabulary()
+        self.meanings = KeyMeanings()
         # The last query's terms: (text, vocabulary size, terms, related).
         self.last_terms: tuple[str | None, int, list[Word], list[Related]] | None = None
 
@@ -141,6 +146,7 @@ class KeyIndex:
             return
         del self._lengths[rowid]
         self._rowids.pop(doc.memory.id, None)
+        self.meanings.drop(rowid)
         for term in doc.terms:
             posting = self._postings[term]
             del posting[rowid]
@@ -170,6 +176,40 @@ class KeyIndex:
                 return found
         ranked = sorted(((score, docs[r].order, r) for r, score in scores.items()), reverse=True)
         return _admitted(ranked, docs, admits, limit)
+
+    def make_meanings(self, vectors: WordVectorsFn) -> bool:
+        """Give every word its vector and every memory its meaning where missing; False
+        without word vectors (yet)."""
+        known = self.vocabulary.words(vectors)
+        if known is None:
+            return False
+        docs = self._docs
+        self.meanings.make(lambda rowid: docs[rowid].terms, self.vocabulary.row, known.matrix, self.frequency)
+        return True
+
+    def by_meaning(
+        self, flt: MemoryFilter, rows: np.ndarray, stems: Sequence[str], vectors: WordVectorsFn, limit: int
+    ) -> list[tuple[MemoryRecord, float]]:
+        """The key's memories `flt` admits nearest by meaning (store/key_meanings.py) to a
+        question whose words have the unit vectors `rows` and the stems `stems`, with
+        their cosine (higher is better), nearest first; the memories' vectors are made
+        first where missing (`vectors`: the words' vectors)."""
+        if not self.make_meanings(vectors):
+            return []
+        docs = self._docs
+        query = self.meanings.weights([self.frequency(stem) for stem in stems]) @ rows
+        norm = float(np.linalg.norm(query))
+        if norm == 0.0:
+            return []
+        query /= norm
+        admits = flt.admits
+        depth = limit + limit // 4 + 8
+        while True:
+            nearest = self.meanings.nearest(query, depth)
+            found = [(_copy(docs[r].memory), score) for r, score in nearest if admits(docs[r].memory)]
+            if len(found) >= limit or depth >= len(docs):
+                return found[:limit]
+            depth = len(docs)  # the filter dropped too many of the nearest: look at them all
 
     def query_weight(self, terms: Sequence[Word], related: Sequence[Related] = ()) -> float:
         """The bm25 of a memory of average length holding each of `terms` once: the sum of
@@ -308,6 +348,11 @@ class IndexedReader:
         with self._index.lock:
             return self._index.search(flt, terms, limit, related)
 
+    def meaning_search(
+        self, flt: MemoryFilter, query: str | None, *, limit: int
+    ) -> list[tuple[MemoryRecord, float]]:
+        return self._indexes.meaning_search(self._index, flt, query, limit)
+
     def keyword_weight(self, flt: MemoryFilter, query: str | None) -> float | None:
         terms, related = self._indexes.search_terms(self._index, query)
         if not terms:
@@ -353,13 +398,18 @@ class KeyIndexes:
         *,
         max_memories: int,
         word_vectors: WordVectorsFn | None = None,
+        related_words: bool = True,
+        meanings: bool = True,
     ) -> None:
         """`word_vectors`: vectors of words, to search a question's related words too
-        (None: its words alone)."""
+        (`related_words`) and the memories nearest to it by meaning (`meanings`); None:
+        neither."""
         self.db = db
         self.repository = repository
         self.max_memories = max(0, max_memories)
         self.word_vectors = word_vectors
+        self.related_words = related_words and word_vectors is not None
+        self.meanings = meanings and word_vectors is not None
         self._lock = threading.Lock()
         self._indexes: OrderedDict[str, KeyIndex] = OrderedDict()
         # Keys too big to index on the request path, waiting for the builder thread.
@@ -411,7 +461,7 @@ class KeyIndexes:
         typed = self._typed_terms(text)
         terms = [word for _, word in typed]
         related: list[Related] = []
-        if terms and self.word_vectors is not None:
+        if terms and self.related_words and self.word_vectors is not None:
             try:
                 with index.lock:
                     known = index.vocabulary.words(self.word_vectors)
@@ -428,6 +478,28 @@ class KeyIndexes:
         with index.lock:
             index.last_terms = (text, size, terms, related)
         return terms, related
+
+    def meaning_search(
+        self, index: KeyIndex, flt: MemoryFilter, text: str | None, limit: int
+    ) -> list[tuple[MemoryRecord, float]]:
+        """The key's memories nearest to `text` by meaning (`KeyIndex.by_meaning`): none
+        without word vectors, or when they fail (logged: a recall goes on with keywords).
+        The question's words get their vectors outside `index.lock`."""
+        vectors = self.word_vectors
+        if not self.meanings or vectors is None:
+            return []
+        asked = [(typed, word[0]) for typed, word in self._typed_terms(text) if relatable(typed)]
+        if not asked:
+            return []
+        try:
+            rows = vectors([typed for typed, _ in asked])
+            if rows is None:
+                return []
+            with index.lock:
+                return index.by_meaning(flt, rows, [stem for _, stem in asked], vectors, limit)
+        except Exception:
+            log.exception("meanings failed; searching by words alone")
+            return []
 
     def _typed_terms(self, text: str | None) -> list[tuple[str, Word]]:
         """Each searchable word of `text` as typed (casefolded) with its stemmed forms."""
@@ -544,7 +616,10 @@ class KeyIndexes:
             index = KeyIndex(owner)
             with index.lock:
                 self._ready(index, pause=BACKGROUND_PAUSE_S)
-                if self.word_vectors is not None:  # its words' rows too, not on a recall
+                # Its words' vectors and its memories' meanings too, not on a recall.
+                if self.meanings and self.word_vectors is not None:
+                    index.make_meanings(self.word_vectors)
+                elif self.related_words and self.word_vectors is not None:
                     index.vocabulary.words(self.word_vectors)
             return index
         except apsw.Error as exc:  # closing or busy: a later recall asks again

@@ -551,6 +551,13 @@ class MemoryRepository:
         """None: read from SQL, a vector index checks its rows against SQL itself."""
         return None
 
+    def meaning_search(
+        self, flt: MemoryFilter, query: str | None, *, limit: int
+    ) -> builtins.list[tuple[MemoryRecord, float]]:
+        """Nothing: memories are found by meaning only in a key's in-process index
+        (store/key_meanings.py); read from SQL, a key is searched by its words."""
+        return []
+
     def history(self, memory_id: str) -> builtins.list[HistoryEntry]:
         rows = self.db.read().execute(
             "SELECT memory_id, event, old_content, new_content, old_key, new_key, at, actor"

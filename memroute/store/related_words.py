@@ -101,6 +101,7 @@ class KeyVocabulary:
     def clear(self) -> None:
         self._spelling: dict[str, str] = {}
         self._stems: list[str] = []  # in the order added; row i of the matrix is stem i
+        self._index: dict[str, int] = {}  # stem → its row
         self._matrix = np.zeros((0, 0), dtype=np.float32)
         self._rows = 0  # how many stems have a row
 
@@ -112,7 +113,17 @@ class KeyVocabulary:
         and is never related: its frequency is 0)."""
         if stem not in self._spelling and relatable(spelling):
             self._spelling[stem] = spelling
+            self._index[stem] = len(self._stems)
             self._stems.append(stem)
+
+    def knows(self, stem: str) -> bool:
+        """Whether `stem` is one of the key's words (with a row once vectors are asked)."""
+        return stem in self._index
+
+    def row(self, stem: str) -> int | None:
+        """The row of `stem` in the matrix `words` returned (None: no row yet, or not a word)."""
+        at = self._index.get(stem)
+        return at if at is not None and at < self._rows else None
 
     def words(self, vectors: WordVectorsFn) -> KeyWords | None:
         """The key's words with a row each, as they are now (None without any, or without

@@ -104,7 +104,7 @@ PreviewItem = wire_model(
     "PreviewItem",
     refine={
         "type": MemoryTypeName,
-        "tier": Literal["fts5", "vector", "hybrid-rrf", "qdrant", "recent"],
+        "tier": Literal["fts5", "meaning", "vector", "hybrid-rrf", "qdrant", "recent"],
     },
 )
 Resolution = wire_model(records.Resolution, "Resolution")

@@ -229,7 +229,7 @@ function showStatus(status) {
       "keyword",
       "Keyword",
       availability(keyword.available),
-      `${keyword.backend} · related words ${keyword.relatedWords}`,
+      `${keyword.backend} · related words ${keyword.relatedWords} · meanings ${keyword.meanings}`,
       null,
     ),
     embeddingChip(embedding),

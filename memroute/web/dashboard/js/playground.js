@@ -13,8 +13,9 @@ const STRATEGIES = [
 ];
 const TIER_HELP = {
   fts5: "keyword match (SQLite FTS5)",
+  meaning: "near in meaning (word vectors, no embedding model)",
   vector: "vector similarity (sqlite-vec)",
-  "hybrid-rrf": "keyword and vector ranks fused by RRF",
+  "hybrid-rrf": "keyword and vector scores fused",
   qdrant: "vector similarity from Qdrant",
   recent: "newest memory, filling the budget",
 };
