@@ -257,22 +257,6 @@ def weigh_for_question(
     return weighted
 
 
-def fused_scores(
-    vector: Sequence[_Candidate], keyword: Sequence[_Candidate], weight: float, query_weight: float | None
-) -> dict[str, float]:
-    """Hybrid score of every candidate: `weight` × its cosine + (1 − `weight`) × its keyword
-    share, the bm25 over `query_weight` (how much of the query's idf it matches; over the
-    best keyword match's bm25 when the key's statistics are unknown). A candidate only one
-    tier found scores 0 in the other."""
-    bm25 = {c.memory.id: -(c.fts_score or 0.0) for c in keyword}
-    scale = query_weight if query_weight else max(bm25.values(), default=0.0)
-    scores = {c.memory.id: weight * (c.vec_score or 0.0) for c in vector}
-    if scale > 0.0:
-        for memory_id, value in bm25.items():
-            scores[memory_id] = scores.get(memory_id, 0.0) + (1.0 - weight) * value / scale
-    return scores
-
-
 def _vector_candidates(
     reader: MemoryReader, search: VectorSearch, index: VectorIndex, flt: MemoryFilter, params: RetrieveParams
 ) -> list[_Candidate]:
@@ -309,26 +293,31 @@ def _fuse(
     *,
     tier: str | None = None,
 ) -> list[_Candidate]:
-    """Every candidate of both tiers ranked by `fused_scores` (equal scores newer first),
+    """Every candidate of both tiers scored `weight` × its cosine + (1 − `weight`) × its
+    keyword share, the bm25 over `query_weight` (how much of the query's idf it matches;
+    over the best keyword match's bm25 when the key's statistics are unknown), a candidate
+    only one tier found scoring 0 in the other. Best first (equal scores newer first),
     except that each tier's first `HEAD_PER_TIER` lead: a question that names two things
     matches each answer with half its words, and a strong match of one tier must not sink
     below the other tier's near misses. Each is labelled `tier`, or else with the tier
-    that found it (the keyword tier's label when both did)."""
-    by_id = {c.memory.id: c for c in [*vector, *keyword]}
-    vec_scores = {c.memory.id: c.vec_score for c in vector}
-    fts_scores = {c.memory.id: c.fts_score for c in keyword}
-    scores = fused_scores(vector, keyword, weight, query_weight)
-    ranked = [
-        _Candidate(
-            by_id[i].memory,
-            score,
-            tier or by_id[i].tier,
-            vec_score=vec_scores.get(i),
-            fts_score=fts_scores.get(i),
-        )
-        for i, score in scores.items()
-    ]
+    that found it (the keyword tier's when both did)."""
+    merged: dict[str, _Candidate] = {}
+    for c in vector:
+        cosine = c.vec_score or 0.0
+        merged[c.memory.id] = _Candidate(c.memory, weight * cosine, tier or c.tier, vec_score=c.vec_score)
+    scale = query_weight or max((-(c.fts_score or 0.0) for c in keyword), default=0.0)
+    share = (1.0 - weight) / scale if scale > 0.0 else 0.0
+    for c in keyword:
+        part = share * -(c.fts_score or 0.0)
+        found = merged.get(c.memory.id)
+        if found is None:
+            merged[c.memory.id] = _Candidate(c.memory, part, tier or c.tier, fts_score=c.fts_score)
+        else:
+            found.score += part
+            found.fts_score = c.fts_score
+            found.tier = tier or c.tier
     head = {c.memory.id for c in [*vector[:HEAD_PER_TIER], *keyword[:HEAD_PER_TIER]]}
+    ranked = list(merged.values())
     ranked.sort(key=lambda c: (c.memory.id in head, c.score, c.memory.updated_at), reverse=True)
     return ranked
 

@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import bisect
 import gc
-import heapq
 import logging
 import math
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import apsw
@@ -44,7 +44,7 @@ from memroute.store.fts import query_words
 from memroute.store.key_meanings import KeyMeanings
 from memroute.store.key_rank import K1, B
 from memroute.store.memories import COLUMNS, MemoryRepository, row_to_memory
-from memroute.store.related_words import KeyVocabulary, Related, WordVectorsFn, relatable
+from memroute.store.related_words import KeyVocabulary, Related, WordVectorsFn, asked_words
 from memroute.store.related_words import related as related_words
 
 log = logging.getLogger("memroute.store.key_index")
@@ -79,6 +79,20 @@ CHANGES_KEPT_S = 600.0
 
 _Order = tuple[str, int]  # (updated_at, rowid): the newest-first order, reversed
 Word = tuple[str, ...]  # a query word's stemmed forms: a memory holding any of them holds the word
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """A question as searching one key needs it: its `terms` (with their `related` stems),
+    the stem of each word worth a vector (`asked`) with those vectors (`rows`: None
+    without word vectors), as of the key's vocabulary of `size` words."""
+
+    text: str | None
+    size: int
+    terms: list[Word]
+    related: list[Related]
+    asked: list[str]
+    rows: np.ndarray | None
 
 
 class _Doc:
@@ -137,8 +151,7 @@ class KeyIndex:
         self._newest_facts: list[_Order] = []
         self.vocabulary = KeyVocabulary()
         self.meanings = KeyMeanings()
-        # The last query's terms: (text, vocabulary size, terms, related).
-        self.last_terms: tuple[str | None, int, list[Word], list[Related]] | None = None
+        self.last_question: Question | None = None
 
     def drop(self, rowid: int) -> None:
         doc = self._docs.pop(rowid, None)
@@ -167,24 +180,31 @@ class KeyIndex:
         docs = self._docs
         admits = flt.admits
         # Best score first; equal scores newest first (both keys descending). The best few
-        # are picked without sorting every match, unless the filter drops too many of them.
+        # (with every match tied with the last of them) are picked without sorting every
+        # match, unless the filter drops too many of them.
         head = limit + limit // 4 + 8
         if len(scores) > 2 * head:
-            ranked = heapq.nlargest(head, ((score, docs[r].order, r) for r, score in scores.items()))
+            values = np.fromiter(scores.values(), dtype=np.float64, count=len(scores))
+            cut = np.partition(values, len(values) - head)[len(values) - head]
+            rowids = list(scores)
+            best = [rowids[i] for i in np.flatnonzero(values >= cut).tolist()]
+            ranked = sorted(((scores[r], docs[r].order, r) for r in best), reverse=True)
             found = _admitted(ranked, docs, admits, limit)
             if len(found) >= limit:
                 return found
         ranked = sorted(((score, docs[r].order, r) for r, score in scores.items()), reverse=True)
         return _admitted(ranked, docs, admits, limit)
 
-    def make_meanings(self, vectors: WordVectorsFn) -> bool:
-        """Give every word its vector and every memory its meaning where missing; False
-        without word vectors (yet)."""
+    def make_meanings(self, vectors: WordVectorsFn, pause: Callable[[], None] | None = None) -> bool:
+        """Give every word its vector and every memory its meaning where missing (`pause`
+        runs between chunks of memories); False without word vectors (yet)."""
         known = self.vocabulary.words(vectors)
         if known is None:
             return False
         docs = self._docs
-        self.meanings.make(lambda rowid: docs[rowid].terms, self.vocabulary.row, known.matrix, self.frequency)
+        self.meanings.make(
+            lambda rowid: docs[rowid].terms, self.vocabulary.row, known.matrix, self.frequency, pause
+        )
         return True
 
     def by_meaning(
@@ -205,10 +225,15 @@ class KeyIndex:
         admits = flt.admits
         depth = limit + limit // 4 + 8
         while True:
-            nearest = self.meanings.nearest(query, depth)
-            found = [(_copy(docs[r].memory), score) for r, score in nearest if admits(docs[r].memory)]
-            if len(found) >= limit or depth >= len(docs):
-                return found[:limit]
+            found: list[tuple[MemoryRecord, float]] = []
+            for rowid, score in self.meanings.nearest(query, depth):
+                memory = docs[rowid].memory
+                if admits(memory):
+                    found.append((_copy(memory), score))
+                    if len(found) == limit:
+                        return found
+            if depth >= len(docs):
+                return found
             depth = len(docs)  # the filter dropped too many of the nearest: look at them all
 
     def query_weight(self, terms: Sequence[Word], related: Sequence[Related] = ()) -> float:
@@ -450,53 +475,58 @@ class KeyIndexes:
     def search_terms(self, index: KeyIndex, text: str | None) -> tuple[list[Word], list[Related]]:
         """The FTS terms of a query (its searchable words with their forms, see
         store/fts.py, stemmed; a stem an earlier word has is not counted again) and, with
-        word vectors, each term's related stems among the key's words
-        (`store/related_words.py`), found outside `index.lock` (taken here briefly); the
-        last query's are kept (its weight is asked right after its search)."""
+        related words on, each term's related stems among the key's words
+        (`store/related_words.py`)."""
+        question = self.question(index, text)
+        return question.terms, question.related
+
+    def question(self, index: KeyIndex, text: str | None) -> Question:
+        """What searching `index` for `text` needs (`Question`), made outside `index.lock`
+        (taken here briefly); the last question's is kept (its keyword weight and its
+        meanings are asked right after its search)."""
         with index.lock:
-            cached = index.last_terms
-            if cached is not None and cached[0] == text and cached[1] == len(index.vocabulary):
-                return cached[2], cached[3]
+            cached = index.last_question
+            if cached is not None and cached.text == text and cached.size == len(index.vocabulary):
+                return cached
             size = len(index.vocabulary)
         typed = self._typed_terms(text)
         terms = [word for _, word in typed]
+        words = [typed_word for typed_word, _ in typed]
+        asked = asked_words(words)
+        rows = None
         related: list[Related] = []
-        if terms and self.related_words and self.word_vectors is not None:
+        if asked and (self.related_words or self.meanings) and self.word_vectors is not None:
             try:
-                with index.lock:
-                    known = index.vocabulary.words(self.word_vectors)
-                    documents = len(index)
-                if known is not None:
-                    taken = {stem for word in terms for stem in word}
-                    typed_words = [t for t, _ in typed]
-                    related = related_words(
-                        typed_words, known, self.word_vectors, taken, index.frequency, documents
-                    )
+                rows = self.word_vectors([words[i] for i in asked])
+                if rows is not None and self.related_words:
+                    with index.lock:
+                        known = index.vocabulary.words(self.word_vectors)
+                        documents = len(index)
+                    if known is not None:
+                        taken = {stem for word in terms for stem in word}
+                        related = related_words(words, asked, rows, known, taken, index.frequency, documents)
             except Exception:  # a recall goes on with the words asked: never fails for this
-                log.exception("related words failed; searching the words asked alone")
-                related = []
+                log.exception("word vectors failed; searching the words asked alone")
+                rows, related = None, []
+        question = Question(text, size, terms, related, [terms[i][0] for i in asked], rows)
         with index.lock:
-            index.last_terms = (text, size, terms, related)
-        return terms, related
+            index.last_question = question
+        return question
 
     def meaning_search(
         self, index: KeyIndex, flt: MemoryFilter, text: str | None, limit: int
     ) -> list[tuple[MemoryRecord, float]]:
         """The key's memories nearest to `text` by meaning (`KeyIndex.by_meaning`): none
-        without word vectors, or when they fail (logged: a recall goes on with keywords).
-        The question's words get their vectors outside `index.lock`."""
+        without word vectors, or when they fail (logged: a recall goes on with keywords)."""
         vectors = self.word_vectors
         if not self.meanings or vectors is None:
             return []
-        asked = [(typed, word[0]) for typed, word in self._typed_terms(text) if relatable(typed)]
-        if not asked:
+        question = self.question(index, text)
+        if question.rows is None:
             return []
         try:
-            rows = vectors([typed for typed, _ in asked])
-            if rows is None:
-                return []
             with index.lock:
-                return index.by_meaning(flt, rows, [stem for _, stem in asked], vectors, limit)
+                return index.by_meaning(flt, question.rows, question.asked, vectors, limit)
         except Exception:
             log.exception("meanings failed; searching by words alone")
             return []
@@ -618,7 +648,7 @@ class KeyIndexes:
                 self._ready(index, pause=BACKGROUND_PAUSE_S)
                 # Its words' vectors and its memories' meanings too, not on a recall.
                 if self.meanings and self.word_vectors is not None:
-                    index.make_meanings(self.word_vectors)
+                    index.make_meanings(self.word_vectors, lambda: time.sleep(BACKGROUND_PAUSE_S))
                 elif self.related_words and self.word_vectors is not None:
                     index.vocabulary.words(self.word_vectors)
             return index

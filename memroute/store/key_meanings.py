@@ -25,6 +25,8 @@ import numpy as np
 
 # The smoothing of the weights: a word held by this share of the key's words weighs half.
 SMOOTHING = 1e-3
+# Memories whose rows are made in one go (the words' rows gathered for them: ~2 MB).
+CHUNK = 256
 
 Terms = Mapping[str, int]  # a memory's stems with their counts
 
@@ -80,11 +82,12 @@ class KeyMeanings:
         row_of_word: Callable[[str], int | None],
         word_matrix: np.ndarray,
         frequency: Callable[[str], int],
+        pause: Callable[[], None] | None = None,
     ) -> None:
         """Make the rows still unset (all of them once the key has doubled since they were
         last all made), from each memory's terms (`terms_of(rowid)`), the row of each word in
         `word_matrix` (`row_of_word`: None for a word without one) and how many of the key's
-        memories hold it (`frequency`)."""
+        memories hold it (`frequency`), `CHUNK` memories at a time (`pause` runs after each)."""
         count = len(self._rowid_at)
         if count >= 2 * self._made_at:
             self._unset = dict.fromkeys(self._rowid_at)
@@ -98,26 +101,49 @@ class KeyMeanings:
                 kept = min(self._matrix.shape[0], count)
                 grown[:kept] = self._matrix[:kept]
             self._matrix = grown
-        for rowid in self._unset:
-            rows: list[int] = []
-            counts: list[int] = []
-            frequencies: list[int] = []
+        unset = list(self._unset)
+        for start in range(0, len(unset), CHUNK):
+            self._make_rows(unset[start : start + CHUNK], terms_of, row_of_word, word_matrix, frequency)
+            if pause is not None and start + CHUNK < len(unset):
+                pause()
+        self._unset = {}
+
+    def _make_rows(
+        self,
+        rowids: Sequence[int],
+        terms_of: Callable[[int], Terms],
+        row_of_word: Callable[[str], int | None],
+        word_matrix: np.ndarray,
+        frequency: Callable[[str], int],
+    ) -> None:
+        """The rows of `rowids`: each the weighted sum of its words' rows, made unit (zeros
+        for a memory without a word that has a vector)."""
+        word_rows: list[int] = []
+        counts: list[int] = []
+        frequencies: list[int] = []
+        starts: list[int] = []
+        filled: list[int] = []  # the matrix rows of the memories holding a word with a vector
+        for rowid in rowids:
+            start = len(word_rows)
             for stem, times in terms_of(rowid).items():
                 word_row = row_of_word(stem)
                 if word_row is not None:
-                    rows.append(word_row)
+                    word_rows.append(word_row)
                     counts.append(times)
                     frequencies.append(frequency(stem))
-            vector = self._matrix[self._row_of[rowid]]
-            if not rows:
-                vector[:] = 0.0
-                continue
-            scale = self.weights(frequencies) * np.asarray(counts, dtype=np.float32)
-            vector[:] = scale @ word_matrix[rows]
-            norm = float(np.linalg.norm(vector))
-            if norm > 0.0:
-                vector /= norm
-        self._unset = {}
+            row = self._row_of[rowid]
+            if len(word_rows) > start:
+                starts.append(start)
+                filled.append(row)
+            else:
+                self._matrix[row] = 0.0
+        if not filled:
+            return
+        scale = self.weights(frequencies) * np.asarray(counts, dtype=np.float32)
+        sums = np.add.reduceat(word_matrix[word_rows] * scale[:, None], starts, axis=0)
+        norms = np.linalg.norm(sums, axis=1, keepdims=True)
+        np.divide(sums, norms, out=sums, where=norms > 0.0)
+        self._matrix[filled] = sums
 
     def nearest(self, query: np.ndarray, depth: int) -> list[tuple[int, float]]:
         """The (rowid, cosine) of the `depth` memories nearest to the unit vector `query`,
@@ -131,5 +157,7 @@ class KeyMeanings:
             order = head[np.argsort(-scores[head], kind="stable")]
         else:
             order = np.argsort(-scores, kind="stable")
+        best = scores[order]
+        order = order[best > 0.0]
         rowids = self._rowid_at
-        return [(rowids[row], float(scores[row])) for row in order if scores[row] > 0.0]
+        return list(zip([rowids[row] for row in order.tolist()], best[: len(order)].tolist(), strict=True))

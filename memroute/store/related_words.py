@@ -55,22 +55,27 @@ class KeyWords:
     matrix: np.ndarray
 
 
+def asked_words(words: Sequence[str]) -> list[int]:
+    """The positions of the `relatable` words among a question's `words` (as typed)."""
+    return [i for i, word in enumerate(words) if relatable(word)]
+
+
 def related(
     words: Sequence[str],
+    asked: Sequence[int],
+    query: np.ndarray,
     known: KeyWords,
-    vectors: WordVectorsFn,
     taken: Collection[str],
     frequency: Callable[[str], int],
     documents: int,
 ) -> list[Related]:
     """For each of the question's `words` (as typed), the stems of its nearest words among
     `known` that at least one and at most `MAX_SHARE` of the key's `documents` memories hold
-    (`frequency`) and the question does not already ask for (`taken`). Needs no lock: it
-    reads `known`, and `frequency` only looks a stem up."""
+    (`frequency`) and the question does not already ask for (`taken`); only the words at
+    `asked` (see `asked_words`) are related, `query` holding their vectors in that order.
+    Needs no lock: it reads `known`, and `frequency` only looks a stem up."""
     out: list[Related] = [() for _ in words]
-    asked = [i for i, w in enumerate(words) if relatable(w)]
-    query = vectors([words[i] for i in asked]) if asked else None
-    if query is None:
+    if not asked:
         return out
     most = min(MAX_COMMON, max(MIN_COMMON, int(documents * MAX_SHARE)))
     similarities = known.matrix @ query.T
