@@ -134,8 +134,8 @@ def gateway_config(db: Path, upstream_url: str) -> Config:
         "MEMROUTE_KEY_RPM": "0",  # one key sends every timed request
     }
     # For A/B runs: recall read from SQL (MEMROUTE_RECALL_INDEX_MEMORIES=0), the words asked
-    # alone (MEMROUTE_RELATED_WORDS=false).
-    for name in ("MEMROUTE_RECALL_INDEX_MEMORIES", "MEMROUTE_RELATED_WORDS"):
+    # alone (MEMROUTE_RELATED_WORDS=false), no recall by meaning (MEMROUTE_MEANINGS=false).
+    for name in ("MEMROUTE_RECALL_INDEX_MEMORIES", "MEMROUTE_RELATED_WORDS", "MEMROUTE_MEANINGS"):
         if name in os.environ:
             env[name] = os.environ[name]
     return Config.for_path(db, environ=env)

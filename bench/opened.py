@@ -10,6 +10,7 @@ from memroute import Memory
 from memroute.clock import utc_now
 from memroute.config import Config
 from memroute.embeddings import SourceChoice
+from memroute.models.records import MemoryRecord
 from memroute.service.build import Parts, build
 
 
@@ -21,6 +22,14 @@ class BenchMemory(Memory):
     def source(self) -> SourceChoice:
         """The memory embedding source the stored settings select."""
         return self.parts.semantic.source(self.settings())
+
+    def by_meaning(self, api_key_id: str, query: str, limit: int) -> list[MemoryRecord]:
+        """The key's memories nearest to `query` by meaning alone (store/key_meanings.py:
+        the tier hybrid recall fuses with keywords), as retrieval reads them: from the key's
+        index when it has one (none from SQL)."""
+        flt = self._filter(api_key_id, "apiKey", None, self.settings().retention_days)
+        reader = self.parts.key_indexes.reader(flt)
+        return [memory for memory, _cosine in reader.meaning_search(flt, query, limit=limit)]
 
 
 def open_bench(

@@ -36,6 +36,8 @@ from bench.common import log, machine, machine_markdown, table
 from bench.opened import BenchMemory, open_bench
 from bench.quality_sets import ID_FIELD, SETS, QualitySet, SetQuestion, recall_at, reciprocal_rank
 from memroute import Memory
+from memroute.memory.lines import LineDeduper, render
+from memroute.models.records import RetrievedItem
 from memroute.models.wire import to_wire
 
 DEFAULT_SOURCES = "hashing,static,transformers"
@@ -43,6 +45,7 @@ LIMIT = 20
 KS = (5, 10, 20)
 MAX_TOKENS = 16000
 VECTOR_TIERS = frozenset({"vector", "qdrant", "hybrid-rrf"})
+MEANINGS = "meanings"  # the meaning tier alone (a mode, not a strategy)
 
 Setup = Callable[[BenchMemory], dict[str, Any] | None]
 
@@ -64,6 +67,8 @@ def evaluate(mem: BenchMemory, qset: QualitySet, strategy: str) -> dict[str, Any
     """Ask every question through `Memory.retrieve` as its owner and score the top `LIMIT`."""
 
     def ask(q: SetQuestion) -> list[Any]:
+        if strategy == MEANINGS:
+            return meanings_alone(mem, q)
         return mem.retrieve(
             q.owner, q.text, strategy=strategy, max_tokens=MAX_TOKENS, limit=LIMIT, record_access=False
         )
@@ -99,9 +104,24 @@ def evaluate(mem: BenchMemory, qset: QualitySet, strategy: str) -> dict[str, Any
         "p50_ms": statistics.median(times),
         "by_kind": {kind: summary([q.id for q in questions if q.kind == kind]) for kind in kinds},
         "top_tier": dict(tiers.most_common()),
-        "resolution": resolution(mem, questions[0], strategy),
+        "resolution": resolution(mem, questions[0], strategy) if strategy != MEANINGS else {},
         "ranked": ranked_ids,
     }
+
+
+def meanings_alone(mem: BenchMemory, q: SetQuestion) -> list[RetrievedItem]:
+    """The first `LIMIT` memories of the meaning tier alone, near duplicates left out as
+    retrieval's packing does: the part hybrid recall fuses with keywords."""
+    items: list[RetrievedItem] = []
+    lines = LineDeduper()
+    for memory in mem.by_meaning(q.owner, q.text, 4 * LIMIT):
+        form = render(memory)
+        if lines.repeats(memory.content, form.words):
+            continue
+        items.append(RetrievedItem(memory=memory, line=form.line, score=0.0, tokens=form.tokens, tier="meaning"))
+        if len(items) == LIMIT:
+            break
+    return items
 
 
 def clear_query_cache(mem: BenchMemory) -> None:
@@ -206,6 +226,7 @@ BASELINE_MODES: list[tuple[str, str, dict[str, Any]]] = [
             "transformers_enabled": False,
         },
     ),
+    (MEANINGS, MEANINGS, {"enabled": True, "strategy": "hybrid"}),  # the default's other part
     (  # the install's settings
         "default",
         "hybrid",

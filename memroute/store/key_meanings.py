@@ -25,6 +25,11 @@ import numpy as np
 
 # The smoothing of the weights: a word held by this share of the key's words weighs half.
 SMOOTHING = 1e-3
+# A memory nearer than this to a question is a match. A question's cosine to its key's
+# memories is ~0.07 for half of them and ~0.2 for the nearest tenth (our quality sets):
+# below, a memory is as near as unrelated text is, and injecting it only costs tokens
+# (docs/benchmarks.md: 0.2 halves what a chat injects at the same recall@10).
+MIN_COSINE = 0.2
 # Memories whose rows are made in one go (the words' rows gathered for them: ~2 MB).
 CHUNK = 256
 
@@ -147,7 +152,7 @@ class KeyMeanings:
 
     def nearest(self, query: np.ndarray, depth: int) -> list[tuple[int, float]]:
         """The (rowid, cosine) of the `depth` memories nearest to the unit vector `query`,
-        nearest first, only those above 0. Call after `make`."""
+        nearest first, only those at `MIN_COSINE` or more. Call after `make`."""
         count = len(self._rowid_at)
         if not count or depth <= 0:
             return []
@@ -158,6 +163,6 @@ class KeyMeanings:
         else:
             order = np.argsort(-scores, kind="stable")
         best = scores[order]
-        order = order[best > 0.0]
+        order = order[best >= MIN_COSINE]
         rowids = self._rowid_at
         return list(zip([rowids[row] for row in order.tolist()], best[: len(order)].tolist(), strict=True))
