@@ -509,8 +509,9 @@ def test_health_runs_the_pipeline_and_leaves_nothing(api: httpx.Client) -> None:
 
 def test_engine_status_is_honest_about_each_tier(api: httpx.Client) -> None:
     body = api.get("/api/memory/engine-status").json()
-    # Related words load with the first key index that asks (a key's third recall).
-    assert body["keyword"] == {"available": True, "backend": "FTS5", "relatedWords": "idle"}
+    # Related words and meanings share the word model: it loads with the first key index that asks.
+    keyword = {"available": True, "backend": "FTS5", "relatedWords": "idle", "meanings": "idle"}
+    assert body["keyword"] == keyword
     assert body["embedding"]["available"] is False and body["embedding"]["source"] is None
     assert "no embedding source" in body["embedding"]["reason"]
     assert body["embedding"]["cacheStats"] == {"hits": 0, "misses": 0, "size": 0}
@@ -521,7 +522,8 @@ def test_engine_status_is_honest_about_each_tier(api: httpx.Client) -> None:
     assert after["vectorStore"]["needsReindex"] == 1  # no source: the memory waits for a vector
     for _ in range(3):
         api.post("/api/memory/retrieve-preview", json={"query": "which editor", "apiKeyId": "k1"})
-    assert api.get("/api/memory/engine-status").json()["keyword"]["relatedWords"] == "ready"
+    ready = api.get("/api/memory/engine-status").json()["keyword"]
+    assert (ready["relatedWords"], ready["meanings"]) == ("ready", "ready")
     qdrant = body["qdrant"]
     assert {k: qdrant[k] for k in ("enabled", "healthy", "latencyMs", "error", "serving")} == {
         "enabled": False,

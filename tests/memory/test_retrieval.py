@@ -580,11 +580,14 @@ def test_preview_shape_for_hybrid_without_vectors(mem: Memory, clock: Any) -> No
     assert [m["content"] for m in body["memories"]] == ["prefers TypeScript", "likes green tea"]
     for item in body["memories"]:
         assert {"score", "tokens", "tier", "vecScore", "ftsScore"} <= set(item)
-        assert item["tier"] in ("fts5", "vector", "hybrid-rrf", "qdrant", "recent")
-        assert item["vecScore"] is None
+        assert item["tier"] in ("fts5", "meaning", "vector", "hybrid-rrf", "qdrant", "recent")
     first, second = body["memories"]
+    # Found by its word and by its meaning (the key's word vectors: a cosine, no vector store).
     assert first["tier"] == "fts5" and first["ftsScore"] is not None and first["score"] > 0
-    assert second["tier"] == "recent" and second["ftsScore"] is None
+    assert 0.2 <= first["vecScore"] <= 1.0
+    assert "meanings from word vectors" in body["resolution"]["fallbackReason"]
+    # Neither its words nor its meaning are near the question: it only fills the budget.
+    assert second["tier"] == "recent" and second["ftsScore"] is None and second["vecScore"] is None
     assert first["tokens"] == estimate_tokens("prefers TypeScript")
 
 
