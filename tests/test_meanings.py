@@ -145,3 +145,16 @@ def test_through_the_gateway_what_answers_in_other_words_is_injected(gateway: Ga
     )
     first = raw.headers["x-memroute-memory-ids"].split(",")[0]
     assert HOBBY in gateway.memory.get(first).content
+
+
+@pytest.mark.parametrize("meanings", [True, False])
+def test_with_an_embedding_model_hybrid_weighs_meanings_too(tmp_path: Path, meanings: bool) -> None:
+    # The hashing source (character trigrams) sees nothing of "hobby" in "board games".
+    with _open(tmp_path / "m.db", meanings=meanings) as mem:
+        for line in [HOBBY, *FILLER]:
+            mem.add("k", line)
+        mem.update_settings(enabled=True, embedding_source="hashing")
+        assert mem.reindex(force=True, wait=True).errors == 0
+        items = _recall(mem, "k", limit=3)
+        assert {i.tier for i in items} == {"hybrid-rrf"}
+        assert (items[0].memory.content == HOBBY) is meanings

@@ -38,7 +38,8 @@ RECENT_MAX_BATCH = 200
 RECENT_SCAN_CAP = 2_000
 MAX_MISFITS = 50
 VECTOR_WEIGHT = 0.5
-HEAD_PER_TIER = 3  # hybrid: each tier's best lead the fused ranking (see `_fused`)
+HEAD_PER_TIER = 3  # hybrid: each tier's best lead the fused ranking (see `_fuse`)
+HEAD_OF_THREE = 2  # ... each side's, when a vector tier is fused with keywords and meanings
 NAMED_SPEAKER_WEIGHT = 2.0  # keyword: bm25 × this for a named person's own memories
 DATED_WEIGHT = 1.5  # keyword: bm25 × this for episodic memories when the question is about time
 # Words that make a question one about time ("may" and "date" are left out: too often not).
@@ -277,48 +278,85 @@ def _vector_candidates(
 def _fused(
     reader: MemoryReader, search: VectorSearch, index: VectorIndex, flt: MemoryFilter, params: RetrieveParams
 ) -> list[_Candidate]:
-    """Both tiers to the same depth, fused by `_fuse`."""
+    """The vector tier and the keyword tier to the same depth, fused by `_fuse`; where the
+    key's index finds memories by meaning too, the keyword tier is first fused with them
+    (`_matched`, the ranking without a model) and the vector tier with that, each side's
+    best `HEAD_OF_THREE` leading."""
     deep = replace(params, vector_k=max(params.vector_k, KEYWORD_CANDIDATES))
     vector = _vector_candidates(reader, search, index, flt, deep)
     keyword = _keyword(reader, flt, params.query)
-    query_weight = reader.keyword_weight(flt, params.query)
-    return _fuse(vector, keyword, params.vector_weight, query_weight, tier="hybrid-rrf")
+    meaning = _meaning(reader, flt, params.query)
+    weight = params.vector_weight
+    if meaning:
+        matched = _matched(reader, flt, params.query, keyword, meaning, weight)
+        return _fuse(vector, matched, weight, _score, head=HEAD_OF_THREE, tier="hybrid-rrf")
+    share = _keyword_share(keyword, reader.keyword_weight(flt, params.query))
+    return _fuse(vector, keyword, weight, share, tier="hybrid-rrf")
+
+
+def _matched(
+    reader: MemoryReader,
+    flt: MemoryFilter,
+    query: str | None,
+    keyword: Sequence[_Candidate],
+    meaning: Sequence[_Candidate],
+    weight: float,
+) -> list[_Candidate]:
+    """The keyword matches fused with the matches by meaning (`_fuse`)."""
+    share = _keyword_share(keyword, reader.keyword_weight(flt, query))
+    return _fuse(meaning, keyword, weight, share)
+
+
+def _keyword_share(keyword: Sequence[_Candidate], query_weight: float | None) -> Callable[[_Candidate], float]:
+    """A keyword match's share of the query: its bm25 over `query_weight` (the sum of the
+    query's idf in the key: how much of the query it matches), or over the best match's
+    bm25 when the key's statistics are unknown."""
+    scale = query_weight or max((-(c.fts_score or 0.0) for c in keyword), default=0.0)
+    factor = 1.0 / scale if scale > 0.0 else 0.0
+    return lambda c: factor * -(c.fts_score or 0.0)
+
+
+def _score(candidate: _Candidate) -> float:
+    return candidate.score
 
 
 def _fuse(
-    vector: Sequence[_Candidate],
-    keyword: Sequence[_Candidate],
+    first: Sequence[_Candidate],
+    second: Sequence[_Candidate],
     weight: float,
-    query_weight: float | None,
+    second_score: Callable[[_Candidate], float],
     *,
+    head: int = HEAD_PER_TIER,
     tier: str | None = None,
 ) -> list[_Candidate]:
-    """Every candidate of both tiers scored `weight` × its cosine + (1 − `weight`) × its
-    keyword share, the bm25 over `query_weight` (how much of the query's idf it matches;
-    over the best keyword match's bm25 when the key's statistics are unknown), a candidate
-    only one tier found scoring 0 in the other. Best first (equal scores newer first),
-    except that each tier's first `HEAD_PER_TIER` lead: a question that names two things
-    matches each answer with half its words, and a strong match of one tier must not sink
-    below the other tier's near misses. Each is labelled `tier`, or else with the tier
-    that found it (the keyword tier's when both did)."""
+    """Every candidate of both lists scored `weight` × its cosine in `first` + (1 −
+    `weight`) × its `second_score` in `second` (0 in a list that did not find it). Best
+    first (equal scores newer first), except that each list's first `head` lead: a
+    question that names two things matches each answer with half its words, and a strong
+    match of one tier must not sink below the other's near misses. Each is labelled
+    `tier`, or else with the tier that found it (`second`'s when both did); it keeps the
+    cosine of `first` (else of `second`) and the keyword score."""
     merged: dict[str, _Candidate] = {}
-    for c in vector:
-        cosine = c.vec_score or 0.0
-        merged[c.memory.id] = _Candidate(c.memory, weight * cosine, tier or c.tier, vec_score=c.vec_score)
-    scale = query_weight or max((-(c.fts_score or 0.0) for c in keyword), default=0.0)
-    share = (1.0 - weight) / scale if scale > 0.0 else 0.0
-    for c in keyword:
-        part = share * -(c.fts_score or 0.0)
+    for c in first:
+        merged[c.memory.id] = _Candidate(
+            c.memory, weight * (c.vec_score or 0.0), tier or c.tier, vec_score=c.vec_score, fts_score=c.fts_score
+        )
+    rest = 1.0 - weight
+    for c in second:
+        part = rest * second_score(c)
         found = merged.get(c.memory.id)
         if found is None:
-            merged[c.memory.id] = _Candidate(c.memory, part, tier or c.tier, fts_score=c.fts_score)
+            merged[c.memory.id] = _Candidate(
+                c.memory, part, tier or c.tier, vec_score=c.vec_score, fts_score=c.fts_score
+            )
         else:
             found.score += part
-            found.fts_score = c.fts_score
+            if c.fts_score is not None:
+                found.fts_score = c.fts_score
             found.tier = tier or c.tier
-    head = {c.memory.id for c in [*vector[:HEAD_PER_TIER], *keyword[:HEAD_PER_TIER]]}
+    leading = {c.memory.id for c in [*first[:head], *second[:head]]}
     ranked = list(merged.values())
-    ranked.sort(key=lambda c: (c.memory.id in head, c.score, c.memory.updated_at), reverse=True)
+    ranked.sort(key=lambda c: (c.memory.id in leading, c.score, c.memory.updated_at), reverse=True)
     return ranked
 
 
@@ -442,8 +480,7 @@ def _without_vectors(
         meaning = _meaning(reader, flt, params.query)
         matched: Sequence[_Candidate] = keyword
         if meaning:
-            query_weight = reader.keyword_weight(flt, params.query)
-            matched = _fuse(meaning, keyword, params.vector_weight, query_weight)
+            matched = _matched(reader, flt, params.query, keyword, meaning, params.vector_weight)
             if outcome.reason is not None and outcome.reason.endswith(KEYWORDS_ONLY):
                 outcome.reason = outcome.reason[: -len(KEYWORDS_ONLY)] + WITH_MEANINGS
         outcome.ranked = _chain(matched, _recent(reader, flt, without_turns=True))
