@@ -33,6 +33,7 @@ log = logging.getLogger("memroute.memory.retrieval")
 MAX_BUDGET_TOKENS = 16_000
 DEFAULT_LIMIT = 100
 KEYWORD_CANDIDATES = 100
+MEANING_CANDIDATES = 50  # the nearest memories by meaning fused with the keyword matches
 RECENT_FIRST_BATCH = 20
 RECENT_MAX_BATCH = 200
 RECENT_SCAN_CAP = 2_000
@@ -363,7 +364,7 @@ def _fuse(
 def _meaning(reader: MemoryReader, flt: MemoryFilter, query: str | None) -> list[_Candidate]:
     if not query:
         return []
-    rows = reader.meaning_search(flt, query, limit=KEYWORD_CANDIDATES)
+    rows = reader.meaning_search(flt, query, limit=MEANING_CANDIDATES)
     return [_Candidate(memory, cosine, "meaning", vec_score=cosine) for memory, cosine in rows]
 
 
