@@ -175,6 +175,11 @@ def gateway(db: Path, upstream_url: str, workers: int, chat_threads: int | None 
     )
     if chat_threads is not None:
         env["MEMROUTE_CHAT_THREADS"] = str(chat_threads)
+    # For A/B runs: the words asked alone (MEMROUTE_RELATED_WORDS=false), no recall by
+    # meaning (MEMROUTE_MEANINGS=false).
+    for name in ("MEMROUTE_RELATED_WORDS", "MEMROUTE_MEANINGS"):
+        if name in os.environ:
+            env[name] = os.environ[name]
     command = [sys.executable, "-m", "memroute", "--db", str(db), "serve", "--port", str(port)]
     proc = subprocess.Popen(
         [*command, "--workers", str(workers)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL

@@ -122,12 +122,17 @@ class KeyIndex:
     def put(
         self, rowid: int, memory: MemoryRecord, terms: dict[str, int], length: int, spellings: dict[str, str]
     ) -> None:
-        """Hold a memory with its stems' counts, its length and each stem's spelling."""
-        self.drop(rowid)
-        vocabulary = self.vocabulary
-        for stem, spelling in spellings.items():
-            vocabulary.add(stem, spelling)
-        self.meanings.add(rowid, sum(count for stem, count in terms.items() if vocabulary.knows(stem)))
+        """Hold a memory with its stems' counts, its length and each stem's spelling (a
+        memory held before keeps its meaning when its words did not change: recording
+        that it was recalled changes only its counts)."""
+        held = self._docs.get(rowid)
+        same_words = held is not None and held.terms == terms
+        self.drop(rowid, keep_meaning=same_words)
+        if not same_words:
+            vocabulary = self.vocabulary
+            for stem, spelling in spellings.items():
+                vocabulary.add(stem, spelling)
+            self.meanings.add(rowid, sum(count for stem, count in terms.items() if vocabulary.knows(stem)))
         doc = _Doc(memory, terms, length, rowid)
         self._docs[rowid] = doc
         self._rowids[memory.id] = rowid
@@ -153,13 +158,14 @@ class KeyIndex:
         self.meanings = KeyMeanings()
         self.last_question: Question | None = None
 
-    def drop(self, rowid: int) -> None:
+    def drop(self, rowid: int, *, keep_meaning: bool = False) -> None:
         doc = self._docs.pop(rowid, None)
         if doc is None:
             return
         del self._lengths[rowid]
         self._rowids.pop(doc.memory.id, None)
-        self.meanings.drop(rowid)
+        if not keep_meaning:
+            self.meanings.drop(rowid)
         for term in doc.terms:
             posting = self._postings[term]
             del posting[rowid]

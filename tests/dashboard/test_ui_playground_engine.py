@@ -212,6 +212,7 @@ def test_engine_chips_show_the_tiers_and_follow_the_server(page: Any, studio: St
     expect(chip(page, "keyword").locator(".eng-chip-state")).to_have_text("available")
     expect(chip(page, "keyword")).to_contain_text("FTS5")
     expect(chip(page, "keyword")).to_contain_text("related words")
+    expect(chip(page, "keyword")).to_contain_text("meanings")
     reason = engine_status(studio)["embedding"]["reason"]
     expect(chip(page, "embedding").locator(".eng-chip-state")).to_have_text("unavailable")
     expect(chip(page, "embedding").locator(".eng-chip-reason")).to_have_text(reason)
