@@ -85,10 +85,9 @@ Word = tuple[str, ...]  # a query word's stemmed forms: a memory holding any of 
 class Question:
     """A question as searching one key needs it: its `terms` (with their `related` stems),
     the stem of each word worth a vector (`asked`) with those vectors (`rows`: None
-    without word vectors), as of the key's vocabulary of `size` words."""
+    without word vectors)."""
 
     text: str | None
-    size: int
     terms: list[Word]
     related: list[Related]
     asked: list[str]
@@ -156,7 +155,6 @@ class KeyIndex:
         self._newest_facts: list[_Order] = []
         self.vocabulary = KeyVocabulary()
         self.meanings = KeyMeanings()
-        self.last_question: Question | None = None
 
     def drop(self, rowid: int, *, keep_meaning: bool = False) -> None:
         doc = self._docs.pop(rowid, None)
@@ -363,33 +361,42 @@ def _remove(order: list[_Order], item: _Order) -> None:
 
 
 class IndexedReader:
-    """Retrieval's reads of one key, answered from its `KeyIndex` (see memory/retrieval.py)."""
+    """Retrieval's reads of one key, answered from its `KeyIndex` (see memory/retrieval.py).
+    One retrieval asks it for a question's keyword matches, meanings and weight: the
+    question is made once for all three (`KeyIndexes.question`)."""
 
     def __init__(self, indexes: KeyIndexes, index: KeyIndex, repository: MemoryRepository) -> None:
         self._indexes = indexes
         self._index = index
         self._repository = repository
+        self._asked: Question | None = None
+
+    def _question(self, query: str | None) -> Question:
+        asked = self._asked
+        if asked is None or asked.text != query:
+            asked = self._asked = self._indexes.question(self._index, query)
+        return asked
 
     def keyword_search(
         self, flt: MemoryFilter, query: str | None, *, limit: int
     ) -> list[tuple[MemoryRecord, float]]:
-        terms, related = self._indexes.search_terms(self._index, query)
-        if not terms:
+        question = self._question(query)
+        if not question.terms:
             return []
         with self._index.lock:
-            return self._index.search(flt, terms, limit, related)
+            return self._index.search(flt, question.terms, limit, question.related)
 
     def meaning_search(
         self, flt: MemoryFilter, query: str | None, *, limit: int
     ) -> list[tuple[MemoryRecord, float]]:
-        return self._indexes.meaning_search(self._index, flt, query, limit)
+        return self._indexes.meaning_search(self._index, flt, self._question(query), limit)
 
     def keyword_weight(self, flt: MemoryFilter, query: str | None) -> float | None:
-        terms, related = self._indexes.search_terms(self._index, query)
-        if not terms:
+        question = self._question(query)
+        if not question.terms:
             return None
         with self._index.lock:
-            return self._index.query_weight(terms, related)
+            return self._index.query_weight(question.terms, question.related)
 
     def recent(
         self, flt: MemoryFilter, *, limit: int, offset: int = 0, without_turns: bool = False
@@ -478,23 +485,12 @@ class KeyIndexes:
         """`held` for a caller that holds `_lock`."""
         return sum(len(i) for i in self._indexes.values())
 
-    def search_terms(self, index: KeyIndex, text: str | None) -> tuple[list[Word], list[Related]]:
-        """The FTS terms of a query (its searchable words with their forms, see
-        store/fts.py, stemmed; a stem an earlier word has is not counted again) and, with
-        related words on, each term's related stems among the key's words
-        (`store/related_words.py`)."""
-        question = self.question(index, text)
-        return question.terms, question.related
-
     def question(self, index: KeyIndex, text: str | None) -> Question:
-        """What searching `index` for `text` needs (`Question`), made outside `index.lock`
-        (taken here briefly); the last question's is kept (its keyword weight and its
-        meanings are asked right after its search)."""
-        with index.lock:
-            cached = index.last_question
-            if cached is not None and cached.text == text and cached.size == len(index.vocabulary):
-                return cached
-            size = len(index.vocabulary)
+        """What searching `index` for `text` needs (`Question`): its FTS terms (its
+        searchable words with their forms, see store/fts.py, stemmed; a stem an earlier word
+        has is not counted again), with word vectors the vectors of its words and, with
+        related words on, each term's related stems among the key's words
+        (`store/related_words.py`); made outside `index.lock` (taken briefly)."""
         typed = self._typed_terms(text)
         terms = [word for _, word in typed]
         words = [typed_word for typed_word, _ in typed]
@@ -514,21 +510,16 @@ class KeyIndexes:
             except Exception:  # a recall goes on with the words asked: never fails for this
                 log.exception("word vectors failed; searching the words asked alone")
                 rows, related = None, []
-        question = Question(text, size, terms, related, [terms[i][0] for i in asked], rows)
-        with index.lock:
-            index.last_question = question
-        return question
+        return Question(text, terms, related, [terms[i][0] for i in asked], rows)
 
     def meaning_search(
-        self, index: KeyIndex, flt: MemoryFilter, text: str | None, limit: int
+        self, index: KeyIndex, flt: MemoryFilter, question: Question, limit: int
     ) -> list[tuple[MemoryRecord, float]]:
-        """The key's memories nearest to `text` by meaning (`KeyIndex.by_meaning`): none
-        without word vectors, or when they fail (logged: a recall goes on with keywords)."""
+        """The key's memories nearest to `question` by meaning (`KeyIndex.by_meaning`):
+        none without word vectors, or when they fail (logged: a recall goes on with
+        keywords)."""
         vectors = self.word_vectors
-        if not self.meanings or vectors is None:
-            return []
-        question = self.question(index, text)
-        if question.rows is None:
+        if not self.meanings or vectors is None or question.rows is None:
             return []
         try:
             with index.lock:
