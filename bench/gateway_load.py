@@ -24,7 +24,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -275,6 +275,15 @@ def idle_cpu_rate(gw: Gateway, seconds: float = 1.0) -> float:
     return min(rates)
 
 
+def drain(side: Memory, timeout: float = 120.0) -> None:
+    """Wait until the gateway's extraction worker has processed everything queued."""
+    deadline = time.monotonic() + timeout
+    while side.extraction_queue().pending:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the gateway's extraction queue did not drain")
+        time.sleep(0.05)
+
+
 def measure(
     plan: Plan,
     up: Upstream,
@@ -284,14 +293,19 @@ def measure(
     workers: int,
     gw: Gateway | None,
     idle: float = 0.0,
+    settle: Callable[[], None] | None = None,
 ) -> list[Run]:
     """Every streamed/not × concurrency run of one case (sent to `gw`, or straight to the
     upstream without it); the gateway's CPU per request is net of what it spends idle
     (`idle` CPU seconds per second). The upstream's and the load generator's CPU per
-    request, and how busy the machine was, say what the run left the gateway."""
+    request, and how busy the machine was, say what the run left the gateway. `settle`
+    runs before each run (the gateway's extraction queue drained: what earlier runs
+    queued is not charged to this one)."""
     runs = []
     for stream in (False, True):
         for concurrency in plan.concurrency:
+            if settle is not None:
+                settle()
             before = gw.cpu_s() if gw is not None else None
             up_before, client_before, ticks_before = up.cpu_s(), _client_cpu_s(), _machine_ticks()
             started = time.perf_counter()
@@ -346,7 +360,7 @@ def run(plan: Plan, *, seed: int, data_dir: Path | None) -> Report:
                     log(f"{workers} worker(s) idle: {idle_cpu * 1000:.1f} ms of CPU per second")
                     for case in (OFF, ON):
                         side.update_settings(SETTINGS[case])
-                        runs += measure(plan, up, secret, qs, case, workers, gw, idle_cpu)
+                        runs += measure(plan, up, secret, qs, case, workers, gw, idle_cpu, lambda: drain(side))
                     rss[workers] = (idle, [_rss_mib(p) for p in gw.servers()])
         side.close()
     _report(report, plan, runs, rss)
