@@ -201,8 +201,8 @@ class KeyIndex:
 
     def make_meanings(self, vectors: WordVectorsFn, pause: Callable[[], None] | None = None) -> bool:
         """Give every word its vector and every memory its meaning where missing (`pause`
-        runs between chunks of memories); False without word vectors (yet)."""
-        known = self.vocabulary.words(vectors)
+        runs between batches of them); False without word vectors (yet)."""
+        known = self.vocabulary.words(vectors, pause)
         if known is None:
             return False
         docs = self._docs
@@ -647,7 +647,7 @@ class KeyIndexes:
                 if self.meanings and self.word_vectors is not None:
                     index.make_meanings(self.word_vectors, lambda: time.sleep(BACKGROUND_PAUSE_S))
                 elif self.related_words and self.word_vectors is not None:
-                    index.vocabulary.words(self.word_vectors)
+                    index.vocabulary.words(self.word_vectors, lambda: time.sleep(BACKGROUND_PAUSE_S))
             return index
         except apsw.Error as exc:  # closing or busy: a later recall asks again
             log.debug("store.key_index.build_failed error=%s", exc)

@@ -30,8 +30,8 @@ SMOOTHING = 1e-3
 # below, a memory is as near as unrelated text is, and injecting it only costs tokens
 # (docs/benchmarks.md: 0.2 halves what a chat injects at the same recall@10).
 MIN_COSINE = 0.2
-# Memories whose rows are made in one go (the words' rows gathered for them: ~2 MB).
-CHUNK = 256
+# Memories whose rows are made in one go (a background build pauses after each: ~1 ms).
+CHUNK = 128
 
 Terms = Mapping[str, int]  # a memory's stems with their counts
 

@@ -36,6 +36,9 @@ MIN_COMMON = 8
 MAX_COMMON = 100
 # Shorter words ("tv", "ok") and words with digits relate to too much to be worth it.
 MIN_LENGTH = 3
+# Words given their vector in one go (~1 ms; a key index built in the background pauses
+# between two batches, so recalls go on).
+ROWS_AT_ONCE = 128
 
 WordVectorsFn = Callable[[Sequence[str]], "np.ndarray | None"]
 Related = tuple[tuple[str, float], ...]  # a question word's related stems with their weight
@@ -130,25 +133,28 @@ class KeyVocabulary:
         at = self._index.get(stem)
         return at if at is not None and at < self._rows else None
 
-    def words(self, vectors: WordVectorsFn) -> KeyWords | None:
+    def words(self, vectors: WordVectorsFn, pause: Callable[[], None] | None = None) -> KeyWords | None:
         """The key's words with a row each, as they are now (None without any, or without
-        word vectors yet); what is added later does not change what this returns."""
-        if not self._stems or not self._catch_up(vectors):
+        word vectors yet); what is added later does not change what this returns. The
+        rows still missing are made `ROWS_AT_ONCE` at a time, `pause` running after each."""
+        if not self._stems or not self._catch_up(vectors, pause):
             return None
         return KeyWords(self._stems, self._matrix[: self._rows])
 
-    def _catch_up(self, vectors: WordVectorsFn) -> bool:
+    def _catch_up(self, vectors: WordVectorsFn, pause: Callable[[], None] | None) -> bool:
         """Give every stem added since the last question its row; False without vectors."""
-        if self._rows == len(self._stems):
-            return True
-        new = vectors([self._spelling[s] for s in self._stems[self._rows :]])
-        if new is None:
-            return False
-        if self._matrix.shape[1] != new.shape[1] or self._matrix.shape[0] < len(self._stems):
-            grown = np.zeros((max(64, len(self._stems) * 5 // 4), new.shape[1]), dtype=np.float32)
-            if self._rows:
-                grown[: self._rows] = self._matrix[: self._rows]
-            self._matrix = grown
-        self._matrix[self._rows : len(self._stems)] = new
-        self._rows = len(self._stems)
+        while self._rows < len(self._stems):
+            upto = min(len(self._stems), self._rows + ROWS_AT_ONCE)
+            new = vectors([self._spelling[s] for s in self._stems[self._rows : upto]])
+            if new is None:
+                return False
+            if self._matrix.shape[1] != new.shape[1] or self._matrix.shape[0] < upto:
+                grown = np.zeros((max(64, len(self._stems) * 5 // 4), new.shape[1]), dtype=np.float32)
+                if self._rows:
+                    grown[: self._rows] = self._matrix[: self._rows]
+                self._matrix = grown
+            self._matrix[self._rows : upto] = new
+            self._rows = upto
+            if pause is not None and upto < len(self._stems):
+                pause()
         return True
