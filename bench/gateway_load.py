@@ -360,7 +360,9 @@ def run(plan: Plan, *, seed: int, data_dir: Path | None) -> Report:
                     log(f"{workers} worker(s) idle: {idle_cpu * 1000:.1f} ms of CPU per second")
                     for case in (OFF, ON):
                         side.update_settings(SETTINGS[case])
-                        runs += measure(plan, up, secret, qs, case, workers, gw, idle_cpu, lambda: drain(side))
+                        runs += measure(
+                            plan, up, secret, qs, case, workers, gw, idle_cpu, lambda: drain(side)
+                        )
                     rss[workers] = (idle, [_rss_mib(p) for p in gw.servers()])
         side.close()
     _report(report, plan, runs, rss)

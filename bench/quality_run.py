@@ -118,7 +118,9 @@ def meanings_alone(mem: BenchMemory, q: SetQuestion) -> list[RetrievedItem]:
         form = render(memory)
         if lines.repeats(memory.content, form.words):
             continue
-        items.append(RetrievedItem(memory=memory, line=form.line, score=0.0, tokens=form.tokens, tier="meaning"))
+        items.append(
+            RetrievedItem(memory=memory, line=form.line, score=0.0, tokens=form.tokens, tier="meaning")
+        )
         if len(items) == LIMIT:
             break
     return items

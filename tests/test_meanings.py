@@ -129,7 +129,9 @@ def test_a_memory_keeps_its_meaning_when_others_are_dropped_around_it() -> None:
     fresh = made(kept)
     for rowid in kept:
         query = words[int(next(iter(terms[rowid]))[1:])]
-        assert dict(changed.nearest(query, 30)).get(rowid) == pytest.approx(dict(fresh.nearest(query, 30)).get(rowid))
+        assert dict(changed.nearest(query, 30)).get(rowid) == pytest.approx(
+            dict(fresh.nearest(query, 30)).get(rowid)
+        )
 
 
 def test_through_the_gateway_what_answers_in_other_words_is_injected(gateway: Gateway) -> None:

@@ -308,7 +308,9 @@ def _matched(
     return _fuse(meaning, keyword, weight, share)
 
 
-def _keyword_share(keyword: Sequence[_Candidate], query_weight: float | None) -> Callable[[_Candidate], float]:
+def _keyword_share(
+    keyword: Sequence[_Candidate], query_weight: float | None
+) -> Callable[[_Candidate], float]:
     """A keyword match's share of the query: its bm25 over `query_weight` (the sum of the
     query's idf in the key: how much of the query it matches), or over the best match's
     bm25 when the key's statistics are unknown."""
@@ -340,7 +342,11 @@ def _fuse(
     merged: dict[str, _Candidate] = {}
     for c in first:
         merged[c.memory.id] = _Candidate(
-            c.memory, weight * (c.vec_score or 0.0), tier or c.tier, vec_score=c.vec_score, fts_score=c.fts_score
+            c.memory,
+            weight * (c.vec_score or 0.0),
+            tier or c.tier,
+            vec_score=c.vec_score,
+            fts_score=c.fts_score,
         )
     rest = 1.0 - weight
     for c in second:
