@@ -4,6 +4,7 @@ background workers off unless a test needs them."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from memroute import Memory
 from memroute.clock import Clock
@@ -20,3 +21,9 @@ def open_memory(
     """A `Memory` on `path` (or `config`'s database), usable as a context manager. Without
     `workers=True` nothing runs in the background: a test seeds or inspects the file."""
     return Memory.open(path, config=config, clock=clock, start_workers=workers)
+
+
+def open_configured(path: Path, **overrides: Any) -> Memory:
+    """A `Memory` on `path` with the default configuration but for `overrides` (fields of
+    `Config`, e.g. `meanings=False`); nothing runs in the background."""
+    return open_memory(config=Config.for_path(path, {}).with_overrides(**overrides))

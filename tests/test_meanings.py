@@ -11,32 +11,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 from gateways import Gateway
-from memories import open_memory
+from memories import open_configured
+from small_talk import FILLER
 
 from memroute import Memory
-from memroute.config import Config
 from memroute.models.records import RetrievedItem
 from memroute.store.key_meanings import KeyMeanings
 
 HOBBY = "I've gotten really into board games lately"
 QUESTION = "What hobby have I taken up?"
-FILLER = [
-    "the train was late again this morning",
-    "my coffee went cold while I was on a call",
-    "we should do a video call soon",
-    "the weather has been grey all week",
-    "finished the quarterly report at last",
-    "my sister visited us in Porto in spring",
-]
-
-
-def _open(path: Path, *, meanings: bool = True) -> Memory:
-    return open_memory(config=Config.for_path(path, {}).with_overrides(meanings=meanings))
 
 
 @pytest.fixture
 def mem(tmp_path: Path) -> Iterator[Memory]:
-    with _open(tmp_path / "m.db") as memory:
+    with open_configured(tmp_path / "m.db") as memory:
         yield memory
 
 
@@ -60,7 +48,7 @@ def test_a_question_finds_what_answers_it_in_no_word_it_shares(mem: Memory) -> N
 
 
 def test_switched_off_the_question_matches_nothing(tmp_path: Path) -> None:
-    with _open(tmp_path / "m.db", meanings=False) as mem:
+    with open_configured(tmp_path / "m.db", meanings=False) as mem:
         for line in [HOBBY, *FILLER]:
             mem.add("k", line)
         assert _matched(_recall(mem, "k")) == []
@@ -88,7 +76,7 @@ def test_an_edited_memory_is_found_by_its_new_meaning_and_a_deleted_one_never(me
 
 
 def test_what_another_process_adds_is_found_by_meaning_at_once(tmp_path: Path) -> None:
-    with _open(tmp_path / "m.db") as reader, _open(tmp_path / "m.db") as writer:
+    with open_configured(tmp_path / "m.db") as reader, open_configured(tmp_path / "m.db") as writer:
         for line in FILLER:
             reader.add("k", line)
         assert _matched(_recall(reader, "k")) == []
@@ -152,7 +140,7 @@ def test_through_the_gateway_what_answers_in_other_words_is_injected(gateway: Ga
 @pytest.mark.parametrize("meanings", [True, False])
 def test_with_an_embedding_model_hybrid_weighs_meanings_too(tmp_path: Path, meanings: bool) -> None:
     # The hashing source (character trigrams) sees nothing of "hobby" in "board games".
-    with _open(tmp_path / "m.db", meanings=meanings) as mem:
+    with open_configured(tmp_path / "m.db", meanings=meanings) as mem:
         for line in [HOBBY, *FILLER]:
             mem.add("k", line)
         mem.update_settings(enabled=True, embedding_source="hashing")

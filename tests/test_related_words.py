@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 from gateways import Gateway
-from memories import open_memory
+from memories import open_configured
+from small_talk import FILLER
 
 from memroute import Memory
-from memroute.config import Config
 from memroute.store.key_index import ADMIT_AFTER
 
 SAID = {
@@ -21,14 +21,6 @@ SAID = {
     "phone": "my iPhone 12 battery lasts about an hour",
     "bedroom": "yesterday I painted the spare bedroom green",
 }
-FILLER = [
-    "the train was late again this morning",
-    "my coffee went cold while I was on a call",
-    "we should do a video call soon",
-    "the weather has been grey all week",
-    "finished the quarterly report at last",
-    "my sister visited us in Porto in spring",
-]
 QUESTIONS = {
     "Which instrument do I play?": "banjo",
     "What pet do I have?": "dog",
@@ -37,13 +29,9 @@ QUESTIONS = {
 }
 
 
-def _open(path: Path, *, related: bool = True) -> Memory:
-    return open_memory(config=Config.for_path(path, {}).with_overrides(related_words=related))
-
-
 @pytest.fixture
 def mem(tmp_path: Path) -> Iterator[Memory]:
-    with _open(tmp_path / "m.db") as memory:
+    with open_configured(tmp_path / "m.db") as memory:
         yield memory
 
 
@@ -87,13 +75,13 @@ def test_related_words_come_from_the_keys_own_memories_only(mem: Memory) -> None
 
 
 def test_switched_off_only_the_words_asked_match(tmp_path: Path) -> None:
-    with _open(tmp_path / "m.db", related=False) as mem:
+    with open_configured(tmp_path / "m.db", related_words=False) as mem:
         _seed(mem, "k", [*SAID.values(), *FILLER])
         assert _keyword_matches(mem, "k", "Which instrument do I play?") == []
 
 
 def test_what_another_process_adds_is_related_at_once(tmp_path: Path) -> None:
-    with _open(tmp_path / "m.db") as reader, _open(tmp_path / "m.db") as writer:
+    with open_configured(tmp_path / "m.db") as reader, open_configured(tmp_path / "m.db") as writer:
         _seed(reader, "k", FILLER)
         assert _keyword_matches(reader, "k", "Which instrument do I play?") == []
         cello = writer.add("k", "so I bought a second-hand cello")
