@@ -176,11 +176,12 @@ class KeyIndex:
 
     def search(
         self, flt: MemoryFilter, terms: Sequence[Word], limit: int, related: Sequence[Related] = ()
-    ) -> list[tuple[MemoryRecord, float]]:
+    ) -> tuple[list[tuple[MemoryRecord, float]], float]:
         """The key's memories holding any of `terms` (words, each its stemmed forms) or of
         their `related` stems that `flt` admits, by bm25 with this key's statistics (FTS5's
-        formula; lower rank is better), ties newest first."""
-        scores = self._scores(terms, related)
+        formula; lower rank is better), ties newest first; and the query's weight
+        (`query_weight`), found on the way."""
+        scores, weight = self._scores(terms, related)
         docs = self._docs
         admits = flt.admits
         # Best score first; equal scores newest first (both keys descending). The best few
@@ -195,9 +196,9 @@ class KeyIndex:
             ranked = sorted(((scores[r], docs[r].order, r) for r in best), reverse=True)
             found = _admitted(ranked, docs, admits, limit)
             if len(found) >= limit:
-                return found
+                return found, weight
         ranked = sorted(((score, docs[r].order, r) for r, score in scores.items()), reverse=True)
-        return _admitted(ranked, docs, admits, limit)
+        return _admitted(ranked, docs, admits, limit), weight
 
     def make_meanings(self, vectors: WordVectorsFn, pause: Callable[[], None] | None = None) -> bool:
         """Give every word its vector and every memory its meaning where missing (`pause`
@@ -267,26 +268,31 @@ class KeyIndex:
                 merged[rowid] = merged.get(rowid, 0.0) + weight * tf
         return merged
 
-    def _scores(self, terms: Sequence[Word], related: Sequence[Related] = ()) -> dict[int, float]:
-        """bm25 of every memory holding one of `terms` or their `related` stems (higher is better)."""
+    def _scores(
+        self, terms: Sequence[Word], related: Sequence[Related] = ()
+    ) -> tuple[dict[int, float], float]:
+        """bm25 of every memory holding one of `terms` or their `related` stems (higher is
+        better), and the query's weight (`query_weight`)."""
         n = len(self._docs)
         if not n:
-            return {}
+            return {}, 0.0
         lengths = self._lengths
         # norm(doc) = K1 * (1 - B + B * length / average length)
         flat, per_token = K1 * (1.0 - B), K1 * B * n / self._total_length
         scores: dict[int, float] = {}
         get = scores.get
+        total = 0.0
         for i, word in enumerate(terms):
             posting = self._posting(word, related[i] if i < len(related) else ())
-            if not posting:
-                continue
             df = len(posting)
             idf = math.log((n - df + 0.5) / (df + 0.5))
+            total += idf if idf > 0.0 else 1e-6
+            if not posting:
+                continue
             weight = (idf if idf > 0.0 else 1e-6) * (K1 + 1.0)
             for rowid, tf in posting.items():
                 scores[rowid] = get(rowid, 0.0) + weight * tf / (tf + flat + per_token * lengths[rowid])
-        return scores
+        return scores, total
 
     def recent(
         self, flt: MemoryFilter, *, limit: int, offset: int, without_turns: bool
@@ -370,6 +376,7 @@ class IndexedReader:
         self._index = index
         self._repository = repository
         self._asked: Question | None = None
+        self._weight: tuple[Question, float] | None = None
 
     def _question(self, query: str | None) -> Question:
         asked = self._asked
@@ -384,7 +391,9 @@ class IndexedReader:
         if not question.terms:
             return []
         with self._index.lock:
-            return self._index.search(flt, question.terms, limit, question.related)
+            found, weight = self._index.search(flt, question.terms, limit, question.related)
+        self._weight = (question, weight)
+        return found
 
     def meaning_search(
         self, flt: MemoryFilter, query: str | None, *, limit: int
@@ -395,6 +404,8 @@ class IndexedReader:
         question = self._question(query)
         if not question.terms:
             return None
+        if self._weight is not None and self._weight[0] is question:
+            return self._weight[1]  # the keyword search found it just before
         with self._index.lock:
             return self._index.query_weight(question.terms, question.related)
 
