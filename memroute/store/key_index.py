@@ -246,12 +246,10 @@ class KeyIndex:
         their idf in this key (a term no memory holds counts as the rarest), so a memory's
         bm25 over it is the share of the query it matches."""
         n = len(self._docs)
-        total = 0.0
-        for i, word in enumerate(terms):
-            df = len(self._posting(word, related[i] if i < len(related) else ()))
-            idf = math.log((n - df + 0.5) / (df + 0.5))
-            total += idf if idf > 0.0 else 1e-6
-        return total
+        return sum(
+            _idf(n, len(self._posting(word, related[i] if i < len(related) else ())))
+            for i, word in enumerate(terms)
+        )
 
     def frequency(self, stem: str) -> int:
         """How many of the key's memories hold `stem` (one lookup: safe without `lock`)."""
@@ -284,12 +282,11 @@ class KeyIndex:
         total = 0.0
         for i, word in enumerate(terms):
             posting = self._posting(word, related[i] if i < len(related) else ())
-            df = len(posting)
-            idf = math.log((n - df + 0.5) / (df + 0.5))
-            total += idf if idf > 0.0 else 1e-6
+            idf = _idf(n, len(posting))
+            total += idf
             if not posting:
                 continue
-            weight = (idf if idf > 0.0 else 1e-6) * (K1 + 1.0)
+            weight = idf * (K1 + 1.0)
             for rowid, tf in posting.items():
                 scores[rowid] = get(rowid, 0.0) + weight * tf / (tf + flat + per_token * lengths[rowid])
         return scores, total
@@ -328,6 +325,13 @@ class KeyIndex:
         """The memories of `ids` this key holds (a copy of each), by id."""
         docs, rowids = self._docs, self._rowids
         return {i: _copy(docs[rowids[i]].memory) for i in ids if i in rowids}
+
+
+def _idf(documents: int, holding: int) -> float:
+    """bm25's idf of a term `holding` of `documents` memories hold (FTS5's floor: a term
+    more than half of them hold counts next to nothing, never less)."""
+    idf = math.log((documents - holding + 0.5) / (holding + 0.5))
+    return idf if idf > 0.0 else 1e-6
 
 
 def _admitted(

@@ -11,8 +11,9 @@ matches by meaning: "What hobby has Rafael taken up?" finds "I've gotten really 
 board games lately" with no word in common.
 
 Nothing is stored: the vectors are made in the process from the key's index, the first
-time a question needs them (a memory added later gets its own at the next question), and
-made again whole once the key has doubled since (its statistics move as it grows). On our
+time a question needs them (a memory added or changed later gets its own at the next
+question, with the key's statistics of that moment; an index built afresh, e.g. after
+its key was idle, makes them all again). On our
 four quality sets this tier, fused with keyword search, gains 2–11 points of recall@10
 over keywords alone and is below neither at any depth (docs/benchmarks.md).
 """
@@ -50,7 +51,6 @@ class KeyMeanings:
         self._words: dict[int, int] = {}  # rowid → how many of its words have a vector
         self._total = 0  # the words of all memories that have a vector (p's denominator)
         self._unset: dict[int, None] = {}  # rowids whose row is still to be made
-        self._made_at = 0  # memories held when every row was last made
 
     def add(self, rowid: int, words: int) -> None:
         """A memory (new, or changed: `drop` it first) holding `words` words with vectors."""
@@ -89,16 +89,13 @@ class KeyMeanings:
         frequency: Callable[[str], int],
         pause: Callable[[], None] | None = None,
     ) -> None:
-        """Make the rows still unset (all of them once the key has doubled since they were
-        last all made), from each memory's terms (`terms_of(rowid)`), the row of each word in
-        `word_matrix` (`row_of_word`: None for a word without one) and how many of the key's
-        memories hold it (`frequency`), `CHUNK` memories at a time (`pause` runs after each)."""
-        count = len(self._rowid_at)
-        if count >= 2 * self._made_at:
-            self._unset = dict.fromkeys(self._rowid_at)
-            self._made_at = max(count, 1)
+        """Make the rows still unset (memories added or changed since), from each memory's
+        terms (`terms_of(rowid)`), the row of each word in `word_matrix` (`row_of_word`:
+        None for a word without one) and how many of the key's memories hold it
+        (`frequency`), `CHUNK` memories at a time (`pause` runs after each)."""
         if not self._unset:
             return
+        count = len(self._rowid_at)
         dimensions = word_matrix.shape[1]
         if self._matrix.shape[1] != dimensions or self._matrix.shape[0] < count:
             grown = np.zeros((max(64, count * 5 // 4), dimensions), dtype=np.float32)
