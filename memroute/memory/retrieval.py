@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -42,6 +42,7 @@ VECTOR_WEIGHT = 0.5
 HEAD_PER_TIER = 3  # hybrid: each tier's best lead the fused ranking (see `_fuse`)
 HEAD_OF_THREE = 2  # ... each side's, when a vector tier is fused with keywords and meanings
 NAMED_SPEAKER_WEIGHT = 2.0  # keyword: bm25 × this for a named person's own memories
+NAMED_COSINE_WEIGHT = 1.2  # vectors, meanings: cosine × this for a named person's own memories
 DATED_WEIGHT = 1.5  # keyword: bm25 × this for episodic memories when the question is about time
 # Words that make a question one about time ("may" and "date" are left out: too often not).
 _TIME_WORDS = re.compile(
@@ -68,11 +69,16 @@ class MemoryReader(Protocol):
     def get_many(self, ids: Sequence[str]) -> dict[str, MemoryRecord]: ...
 
     def meaning_search(
-        self, flt: MemoryFilter, query: str | None, *, limit: int
+        self, flt: MemoryFilter, query: str | None, *, limit: int, leave_out: Collection[str] = ()
     ) -> list[tuple[MemoryRecord, float]]:
         """The memories nearest to `query` by meaning without an embedding model (the
-        key's word vectors, store/key_meanings.py), with their cosine, nearest first;
-        empty where the reader has none."""
+        key's word vectors, store/key_meanings.py), with their cosine, nearest first, the
+        words of `leave_out` (case-folded) not counted; empty where the reader has none."""
+        ...
+
+    def speakers(self, flt: MemoryFilter) -> Collection[str]:
+        """The first word (case-folded) of each speaker `flt`'s key has memories of
+        (`metadata.speaker`); empty where the reader does not know them."""
         ...
 
     def keyword_weight(self, flt: MemoryFilter, query: str | None) -> float | None:
@@ -95,13 +101,14 @@ Reranker = Callable[[str, Sequence[str]], list[tuple[int, float]]]
 class VectorSearch:
     """The vector indexes to ask for one query, best first, and the query as each expects it.
 
-    `query_vector(index, flt)` gives the query embedded with the source `index` was
-    filled with (the service embeds it once per source), after `index` has taken in the
-    latest writes of `flt`'s key, so a memory added a moment ago is found. It raises when
-    that fails; retrieval then says so and asks the next index."""
+    `query_vector(index, flt, text)` gives `text` (the query as retrieval asks it: see
+    `Asked`) embedded with the source `index` was filled with (the service embeds it once
+    per source), after `index` has taken in the latest writes of `flt`'s key, so a memory
+    added a moment ago is found. It raises when that fails; retrieval then says so and
+    asks the next index."""
 
     indexes: Sequence[VectorIndex]
-    query_vector: Callable[[VectorIndex, MemoryFilter], Vector]
+    query_vector: Callable[[VectorIndex, MemoryFilter, str], Vector]
 
 
 @dataclass(slots=True)
@@ -123,6 +130,34 @@ class _Candidate:
     tier: str
     vec_score: float | None = None
     fts_score: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """A query as the tiers ask it: `names` are its words that name a speaker of the key,
+    `topic` the query without them, what vectors and meanings compare. A name says whose
+    memory answers, not what it says: in "Where is Greta from?" it would pull in the
+    lines that greet Greta, while Greta's own words rarely hold her name."""
+
+    text: str
+    names: frozenset[str]
+    topic: str
+
+    @property
+    def left_out(self) -> frozenset[str]:
+        """The names the topic leaves out (none when the query is nothing but names)."""
+        return self.names if self.topic != self.text else frozenset()
+
+
+def asked_of(reader: MemoryReader, flt: MemoryFilter, query: str) -> Asked:
+    """`query` as the tiers ask it in `flt`'s key (`Asked`)."""
+    tokens = query_tokens(query)
+    speakers = reader.speakers(flt) if tokens else ()
+    names = frozenset(t for t in tokens if t in speakers)
+    if not names or len(names) == len(tokens):
+        return Asked(query, names, query)
+    pattern = r"\b(?:" + "|".join(re.escape(n) for n in sorted(names)) + r")(?:['’]s)?\b"
+    return Asked(query, names, " ".join(re.sub(pattern, " ", query, flags=re.IGNORECASE).split()))
 
 
 def clamp_budget(max_tokens: int) -> int:
@@ -260,33 +295,59 @@ def weigh_for_question(
 
 
 def _vector_candidates(
-    reader: MemoryReader, search: VectorSearch, index: VectorIndex, flt: MemoryFilter, params: RetrieveParams
+    reader: MemoryReader,
+    search: VectorSearch,
+    index: VectorIndex,
+    flt: MemoryFilter,
+    params: RetrieveParams,
+    asked: Asked,
 ) -> list[_Candidate]:
-    hits = index.search(search.query_vector(index, flt), flt, params.vector_k, reader.row_admission(flt))
+    hits = index.search(
+        search.query_vector(index, flt, asked.topic), flt, params.vector_k, reader.row_admission(flt)
+    )
     if params.min_score is not None:
         hits = [h for h in hits if h.score >= params.min_score]
     # The index should filter already; checking again means a stale index entry can never leak
     # another key's or an expired memory.
     found = {i: m for i, m in reader.get_many([h.memory_id for h in hits]).items() if flt.admits(m)}
     label = "qdrant" if index.name == "qdrant" else "vector"
-    return [
+    candidates = [
         _Candidate(found[h.memory_id], h.score, label, vec_score=h.score)
         for h in hits
         if h.memory_id in found
     ]
+    return _weigh_named(candidates, asked)
+
+
+def _weigh_named(candidates: list[_Candidate], asked: Asked) -> list[_Candidate]:
+    """Candidates by cosine, a named person's own memories weighing `NAMED_COSINE_WEIGHT`
+    times theirs (re-sorted; ties keep their order)."""
+    names = asked.names
+    if not names:
+        return candidates
+    for c in candidates:
+        if c.memory.speaker_word() in names:
+            c.score *= NAMED_COSINE_WEIGHT
+    candidates.sort(key=lambda c: c.score, reverse=True)
+    return candidates
 
 
 def _fused(
-    reader: MemoryReader, search: VectorSearch, index: VectorIndex, flt: MemoryFilter, params: RetrieveParams
+    reader: MemoryReader,
+    search: VectorSearch,
+    index: VectorIndex,
+    flt: MemoryFilter,
+    params: RetrieveParams,
+    asked: Asked,
 ) -> list[_Candidate]:
     """The vector tier and the keyword tier to the same depth, fused by `_fuse`; where the
     key's index finds memories by meaning too, the keyword tier is first fused with them
     (`_matched`, the ranking without a model) and the vector tier with that, each side's
     best `HEAD_OF_THREE` leading."""
     deep = replace(params, vector_k=max(params.vector_k, KEYWORD_CANDIDATES))
-    vector = _vector_candidates(reader, search, index, flt, deep)
+    vector = _vector_candidates(reader, search, index, flt, deep, asked)
     keyword = _keyword(reader, flt, params.query)
-    meaning = _meaning(reader, flt, params.query)
+    meaning = _meaning(reader, flt, asked)
     weight = params.vector_weight
     if meaning:
         matched = _matched(reader, flt, params.query, keyword, meaning, weight)
@@ -343,7 +404,7 @@ def _fuse(
     for c in first:
         merged[c.memory.id] = _Candidate(
             c.memory,
-            weight * (c.vec_score or 0.0),
+            weight * c.score,
             tier or c.tier,
             vec_score=c.vec_score,
             fts_score=c.fts_score,
@@ -367,11 +428,12 @@ def _fuse(
     return ranked
 
 
-def _meaning(reader: MemoryReader, flt: MemoryFilter, query: str | None) -> list[_Candidate]:
-    if not query:
+def _meaning(reader: MemoryReader, flt: MemoryFilter, asked: Asked | None) -> list[_Candidate]:
+    if asked is None:
         return []
-    rows = reader.meaning_search(flt, query, limit=MEANING_CANDIDATES)
-    return [_Candidate(memory, cosine, "meaning", vec_score=cosine) for memory, cosine in rows]
+    rows = reader.meaning_search(flt, asked.text, limit=MEANING_CANDIDATES, leave_out=asked.left_out)
+    candidates = [_Candidate(memory, cosine, "meaning", vec_score=cosine) for memory, cosine in rows]
+    return _weigh_named(candidates, asked)
 
 
 @dataclass(slots=True)
@@ -405,12 +467,13 @@ def retrieve(
     vector index's candidates (never the SQL-only paths). `rendered`: see `pack`."""
     indexes = vector_search.indexes if vector_search is not None else ()
     outcome = _Outcome(vector_store=indexes[0].name if indexes else "none")
-    if params.strategy != "exact" and params.query and vector_search is not None and indexes:
-        _ask_indexes(reader, vector_search, flt, params, outcome, reranker)
+    asked = asked_of(reader, flt, params.query) if params.strategy != "exact" and params.query else None
+    if asked is not None and vector_search is not None and indexes:
+        _ask_indexes(reader, vector_search, flt, params, asked, outcome, reranker)
     elif params.strategy != "exact":
         outcome.reason = vector_unavailable_reason if params.query else "no query — newest memories"
     if not outcome.answered:
-        _without_vectors(reader, flt, params, outcome)
+        _without_vectors(reader, flt, params, asked, outcome)
     items = pack(outcome.ranked, clamp_budget(params.max_tokens), params.limit, params.already_said, rendered)
     log.debug(
         "memory.retrieval.complete apiKeyId=%s count=%d strategy=%s",
@@ -434,6 +497,7 @@ def _ask_indexes(
     search: VectorSearch,
     flt: MemoryFilter,
     params: RetrieveParams,
+    asked: Asked,
     outcome: _Outcome,
     reranker: Reranker | None,
 ) -> None:
@@ -445,9 +509,9 @@ def _ask_indexes(
         then = "degraded to FTS5" if last else f"falling back to {indexes[position + 1].name}"
         try:
             if params.strategy == "hybrid" and index.fuse_with_keywords:
-                found = _fused(reader, search, index, flt, params)
+                found = _fused(reader, search, index, flt, params, asked)
             else:
-                found = _vector_candidates(reader, search, index, flt, params)
+                found = _vector_candidates(reader, search, index, flt, params, asked)
         except Exception as exc:  # a vector index must never break retrieval
             log.warning("memory.retrieval.vector.fail tier=%s error=%s", index.name, exc)
             detail = exc.message if isinstance(exc, MemrouteError) else type(exc).__name__
@@ -465,7 +529,7 @@ def _ask_indexes(
 
 
 def _without_vectors(
-    reader: MemoryReader, flt: MemoryFilter, params: RetrieveParams, outcome: _Outcome
+    reader: MemoryReader, flt: MemoryFilter, params: RetrieveParams, asked: Asked | None, outcome: _Outcome
 ) -> None:
     """The SQL-only ranking: the newest (exact), keyword matches else the newest (semantic),
     or keyword matches followed by the newest facts to fill the rest of the budget (hybrid)."""
@@ -484,7 +548,7 @@ def _without_vectors(
         # has word vectors; the newest memories fill what they leave of the budget, but not
         # kept turns: they are the conversation itself, worth injecting only when they match.
         keyword = _keyword(reader, flt, params.query)
-        meaning = _meaning(reader, flt, params.query)
+        meaning = _meaning(reader, flt, asked)
         matched: Sequence[_Candidate] = keyword
         if meaning:
             matched = _matched(reader, flt, params.query, keyword, meaning, params.vector_weight)

@@ -70,21 +70,23 @@ class SearchPlan:
         self.indexes: tuple[VectorIndex, ...] = tuple(c.index for c in candidates)
         self.source = source
         self.reason = reason
-        self._embedded: dict[tuple[str | None, str | None], Vector] = {}
+        self._embedded: dict[tuple[str | None, str | None, str], Vector] = {}
 
     @property
     def vector_search(self) -> VectorSearch | None:
         """What retrieval asks (None when no index can answer)."""
         return VectorSearch(self.indexes, self.query_vector) if self.indexes else None
 
-    def query_vector(self, index: VectorIndex, flt: MemoryFilter) -> Vector:
-        """The query embedded as `index` expects it, after `index` has caught up with the
-        latest writes of `flt`'s key. Raises EmbeddingError (or the index's error)."""
+    def query_vector(self, index: VectorIndex, flt: MemoryFilter, text: str | None = None) -> Vector:
+        """The query (or `text`, what retrieval asks instead) embedded as `index` expects
+        it, after `index` has caught up with the latest writes of `flt`'s key. Raises
+        EmbeddingError (or the index's error)."""
         candidate = self._candidates[id(index)]
-        key = (candidate.source.source, candidate.source.model)
+        asked = self._query if text is None else text
+        key = (candidate.source.source, candidate.source.model, asked)
         vector = self._embedded.get(key)
         if vector is None:
-            vector = self._embedded[key] = self._sources.embed_query(candidate.source, self._query)
+            vector = self._embedded[key] = self._sources.embed_query(candidate.source, asked)
         candidate.catch_up(int(vector.shape[0]), flt.api_key_id)
         return vector
 

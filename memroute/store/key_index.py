@@ -29,8 +29,8 @@ import logging
 import math
 import threading
 import time
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,10 +92,11 @@ class Question:
     related: list[Related]
     asked: list[str]
     rows: np.ndarray | None
+    asked_as_typed: list[str]
 
 
 class _Doc:
-    __slots__ = ("fact", "length", "memory", "order", "terms")
+    __slots__ = ("fact", "length", "memory", "order", "speaker", "terms")
 
     def __init__(self, memory: MemoryRecord, terms: dict[str, int], length: int, rowid: int) -> None:
         self.memory = memory
@@ -103,7 +104,7 @@ class _Doc:
         self.length = length
         self.order: _Order = (memory.updated_at, rowid)
         self.fact = not memory.key.startswith(TURN_KEY_PREFIX)
-        memory.speaker_word()  # read once here; every copy of the record keeps it
+        self.speaker = memory.speaker_word()  # read once here; every copy of the record keeps it
 
 
 class KeyIndex:
@@ -134,6 +135,8 @@ class KeyIndex:
             self.meanings.add(rowid, sum(count for stem, count in terms.items() if vocabulary.knows(stem)))
         doc = _Doc(memory, terms, length, rowid)
         self._docs[rowid] = doc
+        if doc.speaker:
+            self._speakers[doc.speaker] += 1
         self._rowids[memory.id] = rowid
         self._lengths[rowid] = length
         for term, count in terms.items():
@@ -153,6 +156,7 @@ class KeyIndex:
         self._total_length = 0
         self._newest: list[_Order] = []
         self._newest_facts: list[_Order] = []
+        self._speakers: Counter[str] = Counter()
         self.vocabulary = KeyVocabulary()
         self.meanings = KeyMeanings()
 
@@ -162,6 +166,12 @@ class KeyIndex:
             return
         del self._lengths[rowid]
         self._rowids.pop(doc.memory.id, None)
+        if doc.speaker:
+            left = self._speakers[doc.speaker] - 1
+            if left:
+                self._speakers[doc.speaker] = left
+            else:
+                del self._speakers[doc.speaker]
         if not keep_meaning:
             self.meanings.drop(rowid)
         for term in doc.terms:
@@ -250,6 +260,10 @@ class KeyIndex:
             _idf(n, len(self._posting(word, related[i] if i < len(related) else ())))
             for i, word in enumerate(terms)
         )
+
+    def speakers(self) -> frozenset[str]:
+        """The first word (case-folded) of every speaker the key's memories name."""
+        return frozenset(self._speakers)
 
     def frequency(self, stem: str) -> int:
         """How many of the key's memories hold `stem` (one lookup: safe without `lock`)."""
@@ -400,9 +414,13 @@ class IndexedReader:
         return found
 
     def meaning_search(
-        self, flt: MemoryFilter, query: str | None, *, limit: int
+        self, flt: MemoryFilter, query: str | None, *, limit: int, leave_out: Collection[str] = ()
     ) -> list[tuple[MemoryRecord, float]]:
-        return self._indexes.meaning_search(self._index, flt, self._question(query), limit)
+        return self._indexes.meaning_search(self._index, flt, self._question(query), limit, leave_out)
+
+    def speakers(self, flt: MemoryFilter) -> frozenset[str]:
+        with self._index.lock:
+            return self._index.speakers()
 
     def keyword_weight(self, flt: MemoryFilter, query: str | None) -> float | None:
         question = self._question(query)
@@ -525,10 +543,15 @@ class KeyIndexes:
             except Exception:  # a recall goes on with the words asked: never fails for this
                 log.exception("word vectors failed; searching the words asked alone")
                 rows, related = None, []
-        return Question(text, terms, related, [terms[i][0] for i in asked], rows)
+        return Question(text, terms, related, [terms[i][0] for i in asked], rows, [words[i] for i in asked])
 
     def meaning_search(
-        self, index: KeyIndex, flt: MemoryFilter, question: Question, limit: int
+        self,
+        index: KeyIndex,
+        flt: MemoryFilter,
+        question: Question,
+        limit: int,
+        leave_out: Collection[str] = (),
     ) -> list[tuple[MemoryRecord, float]]:
         """The key's memories nearest to `question` by meaning (`KeyIndex.by_meaning`):
         none without word vectors, or when they fail (logged: a recall goes on with
@@ -536,9 +559,15 @@ class KeyIndexes:
         vectors = self.word_vectors
         if not self.meanings or vectors is None or question.rows is None:
             return []
+        rows, stems = question.rows, question.asked
+        if leave_out:
+            kept = [i for i, word in enumerate(question.asked_as_typed) if word not in leave_out]
+            if not kept:
+                return []
+            rows, stems = rows[kept], [stems[i] for i in kept]
         try:
             with index.lock:
-                return index.by_meaning(flt, question.rows, question.asked, vectors, limit)
+                return index.by_meaning(flt, rows, stems, vectors, limit)
         except Exception:
             log.exception("meanings failed; searching by words alone")
             return []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import builtins
 import json
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -552,11 +552,15 @@ class MemoryRepository:
         return None
 
     def meaning_search(
-        self, flt: MemoryFilter, query: str | None, *, limit: int
+        self, flt: MemoryFilter, query: str | None, *, limit: int, leave_out: Collection[str] = ()
     ) -> builtins.list[tuple[MemoryRecord, float]]:
         """Nothing: memories are found by meaning only in a key's in-process index
         (store/key_meanings.py); read from SQL, a key is searched by its words."""
         return []
+
+    def speakers(self, flt: MemoryFilter) -> frozenset[str]:
+        """Nothing: a key's speakers are known only to its in-process index."""
+        return frozenset()
 
     def history(self, memory_id: str) -> builtins.list[HistoryEntry]:
         rows = self.db.read().execute(
