@@ -24,6 +24,7 @@ from memroute.models.records import MemoryFilter, RetrievedItem
 from memroute.store.fts import BM25, match_expression
 from memroute.store.key_index import (
     ADMIT_AFTER,
+    BUSY_S,
     CHANGES_KEPT_S,
     INLINE_BUILD_MAX,
     MEMORIES_PER_RECALL,
@@ -322,8 +323,9 @@ def test_the_indexes_hold_at_most_the_configured_number_of_memories(tmp_path: Pa
 
 
 def test_a_big_key_is_indexed_off_the_request_path_and_read_from_sql_meanwhile(tmp_path: Path) -> None:
-    # Big enough to be built in the background, and to need more recalls than a small key.
-    size = max(INLINE_BUILD_MAX + 1, MEMORIES_PER_RECALL * (ADMIT_AFTER + 2))
+    # Too big to build on a recall; it fits in the room left, so its first recall asks for
+    # it (a user who chats once a minute gets the key's own index too).
+    size = INLINE_BUILD_MAX * 2
     with _open(tmp_path / "m.db") as mem:
         for n in range(size):
             mem.add("big", f"note {n} about {'gardening' if n % 10 == 0 else 'cooking'}")
@@ -331,12 +333,7 @@ def test_a_big_key_is_indexed_off_the_request_path_and_read_from_sql_meanwhile(t
             indexes = KeyIndexes(store.db, store.memories, max_memories=50_000)
             flt = MemoryFilter("big", "2026-12-03T00:00:00.000Z")
             try:
-                for _ in range(ADMIT_AFTER):
-                    assert indexes.reader(flt) is store.memories
-                time.sleep(0.3)
-                assert indexes.held() == 0  # a build costs more than a few recalls from SQL
-                for _ in range(size // MEMORIES_PER_RECALL - ADMIT_AFTER):
-                    first = indexes.reader(flt)
+                first = indexes.reader(flt)
                 assert first is store.memories  # not built on the request path
                 from_sql = [m.id for m, _ in first.keyword_search(flt, "gardening", limit=300)]
                 wait_until(lambda: indexes.held() == size)
@@ -346,6 +343,34 @@ def test_a_big_key_is_indexed_off_the_request_path_and_read_from_sql_meanwhile(t
                     from_sql
                 )
                 assert len(from_sql) == len(range(0, size, 10))  # every tenth is about gardening
+            finally:
+                indexes.close()
+
+
+def test_a_big_key_that_does_not_fit_the_room_left_is_indexed_only_once_busy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another key holds part of the room, idle: a big key displaces it only when recalled
+    # once per `MEMORIES_PER_RECALL` of its memories within `BUSY_S`.
+    size = max(INLINE_BUILD_MAX + 1, MEMORIES_PER_RECALL * (ADMIT_AFTER + 2))
+    with _open(tmp_path / "m.db") as mem:
+        for n in range(size):
+            mem.add("big", f"note {n} about gardening")
+        for n in range(10):
+            mem.add("small", f"note {n} about cooking")
+        with database(mem) as store:
+            indexes = KeyIndexes(store.db, store.memories, max_memories=size)
+            big, small = (MemoryFilter(k, "2026-12-03T00:00:00.000Z") for k in ("big", "small"))
+            try:
+                assert indexes.reader(small) is not store.memories  # takes 10 of the room
+                monkeypatch.setattr(time, "monotonic", lambda real=time.monotonic: real() + 2 * BUSY_S)
+                for _ in range(size // MEMORIES_PER_RECALL - 1):
+                    assert indexes.reader(big) is store.memories
+                time.sleep(0.3)
+                assert indexes.held() == 10  # not busy enough to displace the idle key
+                indexes.reader(big)  # busy now
+                wait_until(lambda: indexes.held() == size)
+                assert indexes.reader(small) is store.memories  # displaced
             finally:
                 indexes.close()
 

@@ -60,17 +60,23 @@ INLINE_BUILD_MAX = 200
 # request path for the time it takes them to ask, a background build for
 # `BACKGROUND_PAUSE_S` (while it holds the interpreter, a recall waits up to 5 ms at each
 # of its SQL statements).
-YIELD_EVERY = 50
+YIELD_EVERY = 10
 BACKGROUND_PAUSE_S = 0.001
+# After each background build the builder rests this many times as long as the build
+# took, so builds take at most a fifth of a core (with 1,000 keys recalled at random,
+# building each key that fits at its first recall without rest tripled recall's p99).
+BUILD_REST = 4.0
 # A key recalled this recently keeps its index even when another key needs the room.
 BUSY_S = 30.0
 # Recalls of a key within `BUSY_S` before it is indexed (the earlier ones read SQL).
 ADMIT_AFTER = 3
-# A key indexed in the background must be recalled within `BUSY_S` once per this many of
-# its memories (1,000 memories: 15 recalls): its build costs ~16–25 ms of CPU per 1,000
-# memories and slows every recall of the process meanwhile, while a recall from SQL costs
-# only ~1.5 ms more than from the index, so a build pays only for a busy key (with 1,000
-# keys recalled at random, admitting at the third recall tripled recall's p99).
+# A key too big to index on a recall is indexed in the background at its first recall
+# while it fits in the room left; to displace idle keys' indexes it must be recalled within
+# `BUSY_S` once per this many of its memories (1,000 memories: 15 recalls): its build costs
+# ~16–25 ms of CPU per 1,000 memories and slows every recall of the process meanwhile,
+# while a recall from SQL costs only ~1.5 ms more than from the index, so displacing pays
+# only for a busy key (with 1,000 keys recalled at random, admitting at the third recall
+# tripled recall's p99).
 MEMORIES_PER_RECALL = 64
 # Keys whose recent recalls are counted towards `ADMIT_AFTER`, at most.
 COUNTED_KEYS = 10_000
@@ -484,7 +490,7 @@ class KeyIndexes:
         self._lock = threading.Lock()
         self._indexes: OrderedDict[str, KeyIndex] = OrderedDict()
         # Keys too big to index on the request path, waiting for the builder thread.
-        self._pending: dict[str, None] = {}
+        self._pending: dict[str, bool] = {}  # owner → whether it may displace idle keys
         # Recalls of keys not indexed yet, within `BUSY_S`.
         self._recalls = RecentCounts(BUSY_S, COUNTED_KEYS)
         self._wanted = threading.Event()
@@ -602,15 +608,15 @@ class KeyIndexes:
             if index is not None:
                 self._indexes.move_to_end(owner)
         if index is None:
+            if owner in self._pending:
+                return None  # being built: read from SQL meanwhile
             recalls = self._recalls.count(owner)  # without an index yet
             busy = recalls >= ADMIT_AFTER
             if not busy and not self._room_left():
                 return None
             count = self._count(owner) if busy else self._count(owner, upto=INLINE_BUILD_MAX + 1)
             if count > INLINE_BUILD_MAX:
-                if busy and recalls >= count // MEMORIES_PER_RECALL:
-                    self._recalls.forget(owner)  # counted afresh should it not be kept
-                    self._build_later(owner)
+                self._admit_big(owner, count, recalls)
                 return None
             if busy:
                 self._recalls.forget(owner)
@@ -618,7 +624,7 @@ class KeyIndexes:
                 index = self._indexes.get(owner)  # another thread may have added it meanwhile
                 if index is None:
                     # A small key takes free room at once; only a busy one displaces idle keys.
-                    if not (self._make_room(count) if busy else self._fits(count)):
+                    if not self._room_for(count, busy):
                         return None
                     index = self._indexes[owner] = KeyIndex(owner)
             if not busy:
@@ -627,6 +633,19 @@ class KeyIndexes:
             self._ready(index)
             index.used = time.monotonic()
         return index
+
+    def _admit_big(self, owner: str, count: int, recalls: int) -> None:
+        """Have the builder index a key too big to index on a recall (`count`: its memories,
+        counted in full once it is busy) when it fits in the room left, or when it is busy
+        enough to displace idle keys (`MEMORIES_PER_RECALL`)."""
+        free = self.max_memories - self.held()
+        busy = recalls >= ADMIT_AFTER
+        if not busy and free >= count:
+            count = self._count(owner, upto=free + 1)
+        displace = busy and recalls >= count // MEMORIES_PER_RECALL
+        if displace or count <= free:
+            self._recalls.forget(owner)  # counted afresh should it not be kept
+            self._build_later(owner, displace=displace)
 
     def _count(self, owner: str, *, upto: int | None = None) -> int:
         """The key's memories, counted up to `upto` when given (a cheaper count)."""
@@ -645,11 +664,11 @@ class KeyIndexes:
         """Whether `count` memories fit in the room left, no index dropped. Call with `_lock` held."""
         return self._held() + count <= self.max_memories
 
-    def _build_later(self, owner: str) -> None:
+    def _build_later(self, owner: str, *, displace: bool) -> None:
         with self._lock:
-            if self._closed or owner in self._pending:
+            if self._closed or (owner in self._pending and self._pending[owner] >= displace):
                 return
-            self._pending[owner] = None
+            self._pending[owner] = displace
             if self._builder is None:
                 self._builder = threading.Thread(
                     target=self._build_pending, name="memroute-key-index", daemon=True
@@ -669,20 +688,28 @@ class KeyIndexes:
                         return
                     if not self._pending:
                         break
-                    owner = next(iter(self._pending))
-                index = self._built(owner)
+                    owner, displace = next(iter(self._pending.items()))
+                started = time.monotonic()
+                index = self._built(owner, displace=displace)
                 with self._lock:
-                    if index is not None and owner not in self._indexes and self._make_room(len(index)):
+                    if (
+                        index is not None
+                        and owner not in self._indexes
+                        and self._room_for(len(index), displace)
+                    ):
                         index.used = time.monotonic()
                         self._indexes[owner] = index
                     del self._pending[owner]
+                if index is not None:  # builds take at most 1 / (1 + BUILD_REST) of the time
+                    time.sleep(BUILD_REST * (time.monotonic() - started))
 
-    def _built(self, owner: str) -> KeyIndex | None:
-        """A new index of `owner`, or None when it would not fit or the database failed."""
+    def _built(self, owner: str, *, displace: bool) -> KeyIndex | None:
+        """A new index of `owner`, or None when it would not fit (idle keys' indexes dropped
+        to make room only if it may `displace` them) or the database failed."""
         try:
             count = self._count(owner)
             with self._lock:
-                if owner in self._indexes or not self._make_room(count):
+                if owner in self._indexes or not self._room_for(count, displace):
                     return None
             index = KeyIndex(owner)
             with index.lock:
@@ -712,6 +739,11 @@ class KeyIndexes:
             gc.freeze()
         took_ms = (time.perf_counter() - started) * 1e3
         log.debug("store.key_index.built memories=%d ms=%.1f", len(index), took_ms)
+
+    def _room_for(self, count: int, displace: bool) -> bool:
+        """Whether `count` more memories fit, idle keys' indexes dropped to make room only
+        when the new one may `displace` them. Call with `_lock` held."""
+        return self._make_room(count) if displace else self._fits(count)
 
     def _make_room(self, count: int) -> bool:
         """Evict the least recently used indexes not used for `BUSY_S` until `count` more

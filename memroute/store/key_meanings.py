@@ -32,7 +32,7 @@ SMOOTHING = 1e-3
 # (docs/benchmarks.md: 0.2 halves what a chat injects at the same recall@10).
 MIN_COSINE = 0.2
 # Memories whose rows are made in one go (a background build pauses after each: ~1 ms).
-CHUNK = 128
+CHUNK = 32
 
 Terms = Mapping[str, int]  # a memory's stems with their counts
 

@@ -38,7 +38,7 @@ MAX_COMMON = 100
 MIN_LENGTH = 3
 # Words given their vector in one go (~1 ms; a key index built in the background pauses
 # between two batches, so recalls go on).
-ROWS_AT_ONCE = 128
+ROWS_AT_ONCE = 32
 
 WordVectorsFn = Callable[[Sequence[str]], "np.ndarray | None"]
 Related = tuple[tuple[str, float], ...]  # a question word's related stems with their weight
