@@ -4,6 +4,7 @@ reach past the facade; a benchmark measuring the inside does, through here only.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from memroute import Memory
@@ -22,6 +23,15 @@ class BenchMemory(Memory):
     def source(self) -> SourceChoice:
         """The memory embedding source the stored settings select."""
         return self.parts.semantic.source(self.settings())
+
+    def settle(self, timeout_s: float = 180.0) -> float:
+        """Wait until no key waits for its in-process index (as a server a second or two
+        after a big key's first recall: it is indexed in the background meanwhile); the
+        seconds it took. Gives up after `timeout_s`."""
+        started = time.perf_counter()
+        while self.parts.key_indexes.building() and time.perf_counter() - started < timeout_s:
+            time.sleep(0.05)
+        return time.perf_counter() - started
 
     def by_meaning(self, api_key_id: str, query: str, limit: int) -> list[MemoryRecord]:
         """The key's memories nearest to `query` by meaning alone (store/key_meanings.py:

@@ -575,6 +575,7 @@ def bench_retrieval(
                 owner
             ) in owners:  # the in-memory copies of large keys, as the server's background thread builds
                 mem.parts.index.key_cache.refresh(owner)
+            mem.settle()  # ... and their in-process indexes (a big key's is built in the background)
             for strategy, cached in CASES:
                 name = f"{db.label}/{strategy}" + (" cached" if cached else "")
                 returned: list[int] = []

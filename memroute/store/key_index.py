@@ -515,6 +515,11 @@ class KeyIndexes:
         index = self._index(owner)
         return IndexedReader(self, index, self.repository) if index is not None else self.repository
 
+    def building(self) -> int:
+        """Keys waiting for the builder thread (their recalls read SQL meanwhile)."""
+        with self._lock:
+            return len(self._pending)
+
     def held(self) -> int:
         """Memories held in all indexes."""
         with self._lock:
