@@ -641,14 +641,17 @@ class KeyIndexes:
 
     def _admit_big(self, owner: str, count: int, recalls: int) -> None:
         """Have the builder index a key too big to index on a recall (`count`: its memories,
-        counted in full once it is busy) when it fits in the room left, or when it is busy
-        enough to displace idle keys (`MEMORIES_PER_RECALL`)."""
+        counted in full once it is busy) when it fits in the room left, asked at its first
+        recall within `BUSY_S` (counting it at every recall would cost each recall of a key
+        that does not fit a second count), or when it is busy enough to displace idle keys
+        (`MEMORIES_PER_RECALL`)."""
         free = self.max_memories - self.held()
         busy = recalls >= ADMIT_AFTER
-        if not busy and free >= count:
+        if recalls == 1 and free >= count:
             count = self._count(owner, upto=free + 1)
+        fits = (busy or recalls == 1) and count <= free
         displace = busy and recalls >= count // MEMORIES_PER_RECALL
-        if displace or count <= free:
+        if displace or fits:
             self._recalls.forget(owner)  # counted afresh should it not be kept
             self._build_later(owner, displace=displace)
 
