@@ -494,6 +494,7 @@ class KeyIndexes:
         # Recalls of keys not indexed yet, within `BUSY_S`.
         self._recalls = RecentCounts(BUSY_S, COUNTED_KEYS)
         self._wanted = threading.Event()
+        self._closing = threading.Event()  # ends the builder's rest at once
         self._builder: threading.Thread | None = None
         self._closed = False
 
@@ -502,6 +503,7 @@ class KeyIndexes:
         with self._lock:
             self._closed = True
             builder = self._builder
+        self._closing.set()
         self._wanted.set()
         if builder is not None:
             builder.join(30)
@@ -674,7 +676,7 @@ class KeyIndexes:
 
     def _build_later(self, owner: str, *, displace: bool) -> None:
         with self._lock:
-            if self._closed or (owner in self._pending and self._pending[owner] >= displace):
+            if self._closed or owner in self._pending:
                 return
             self._pending[owner] = displace
             if self._builder is None:
@@ -709,7 +711,7 @@ class KeyIndexes:
                         self._indexes[owner] = index
                     del self._pending[owner]
                 if index is not None:  # builds take at most 1 / (1 + BUILD_REST) of the time
-                    time.sleep(BUILD_REST * (time.monotonic() - started))
+                    self._closing.wait(BUILD_REST * (time.monotonic() - started))
 
     def _built(self, owner: str, *, displace: bool) -> KeyIndex | None:
         """A new index of `owner`, or None when it would not fit (idle keys' indexes dropped
