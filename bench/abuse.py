@@ -4,7 +4,8 @@ For each attack a fresh `memroute serve` (its own process, a copy of one prepare
 memory and extraction on) runs against the scripted upstream of bench/abuse_upstream.py (its
 own process; the model name picks its behaviour). A second key chats steadily from a client
 process of its own (bench/abuse_client.py: one non-streamed chat every 50 ms, 5 s timeout)
-through a short baseline, the attack and the recovery after it.
+through a short baseline, the attack and the recovery after it (after one first chat, untimed:
+a fresh server loads what a key's first recall needs then).
 
 Reported per attack: the well-behaved key's success rate and p50/p99 during the attack (every
 attempt; a timeout counts as its 5 s), the time from the attack's end until its chats were
@@ -193,6 +194,17 @@ def _healthy(url: str) -> str:
         return type(exc).__name__
 
 
+def _first_chat(url: str, secret: str) -> None:
+    """One chat of the well-behaved key before its baseline: a fresh server loads what its
+    first recall needs (the word model among them) then, which a busy machine can stretch
+    past the steady client's 5 s timeout; the baseline is the key's normal chats."""
+    body = {"model": "echo-1", "messages": [{"role": "user", "content": "hello"}]}
+    with contextlib.suppress(httpx.HTTPError):
+        httpx.post(
+            url + "/v1/chat/completions", json=body, headers={"Authorization": f"Bearer {secret}"}, timeout=60
+        )
+
+
 def _wait_recovery(client: SteadyClient, end: float, window: float) -> None:
     """Watch the well-behaved key until it is normal again, at most `window` seconds."""
     deadline = end + window
@@ -243,6 +255,7 @@ def run_one(attack: Attack, sizes: Sizes, base: Path, keys: Keys, directory: Pat
         target = Target(server.url, up, keys.attacker, keys.attacker_id, sizes, directory, {"db": str(db)})
         if attack.name == "big-body":
             target.state["body"] = attacks.tiny_messages_body(sizes.body_messages)
+        _first_chat(server.url, keys.good)
         times = Timeline()
         with (
             SteadyClient(server.url, keys.good, directory / "chats.jsonl") as client,
