@@ -333,19 +333,12 @@ def _weigh_named(candidates: list[_Candidate], asked: Asked) -> list[_Candidate]
 
 
 def _fused(
-    reader: MemoryReader,
-    search: VectorSearch,
-    index: VectorIndex,
-    flt: MemoryFilter,
-    params: RetrieveParams,
-    asked: Asked,
+    reader: MemoryReader, flt: MemoryFilter, params: RetrieveParams, asked: Asked, vector: list[_Candidate]
 ) -> list[_Candidate]:
-    """The vector tier and the keyword tier to the same depth, fused by `_fuse`; where the
-    key's index finds memories by meaning too, the keyword tier is first fused with them
-    (`_matched`, the ranking without a model) and the vector tier with that, each side's
-    best `HEAD_OF_THREE` leading."""
-    deep = replace(params, vector_k=max(params.vector_k, KEYWORD_CANDIDATES))
-    vector = _vector_candidates(reader, search, index, flt, deep, asked)
+    """The vector tier's candidates fused with the keyword tier (asked to the same depth) by
+    `_fuse`; where the key's index finds memories by meaning too, the keyword tier is first
+    fused with them (`_matched`, the ranking without a model) and the vector tier with
+    that, each side's best `HEAD_OF_THREE` leading."""
     keyword = _keyword(reader, flt, params.query)
     meaning = _meaning(reader, flt, asked)
     weight = params.vector_weight
@@ -507,11 +500,12 @@ def _ask_indexes(
         outcome.vector_store = index.name
         last = position == len(indexes) - 1
         then = "degraded to FTS5" if last else f"falling back to {indexes[position + 1].name}"
+        hybrid = params.strategy == "hybrid" and index.fuse_with_keywords
+        # Hybrid asks the vector tier as deep as the keyword tier.
+        depth = max(params.vector_k, KEYWORD_CANDIDATES) if hybrid else params.vector_k
         try:
-            if params.strategy == "hybrid" and index.fuse_with_keywords:
-                found = _fused(reader, search, index, flt, params, asked)
-            else:
-                found = _vector_candidates(reader, search, index, flt, params, asked)
+            vector = _vector_candidates(reader, search, index, flt, replace(params, vector_k=depth), asked)
+            found = _fused(reader, flt, params, asked, vector) if hybrid else vector
         except Exception as exc:  # a vector index must never break retrieval
             log.warning("memory.retrieval.vector.fail tier=%s error=%s", index.name, exc)
             detail = exc.message if isinstance(exc, MemrouteError) else type(exc).__name__
