@@ -94,10 +94,10 @@ def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
     return value
 
 
-def _share(env: Mapping[str, str], name: str, default: float) -> float:
-    """A number from 0 to 1."""
-    value = _float(env, name, default)
-    if value is None or not 0.0 <= value <= 1.0:
+def _share(env: Mapping[str, str], name: str) -> float | None:
+    """A number from 0 to 1, or None when unset."""
+    value = _float(env, name, None)
+    if value is not None and not 0.0 <= value <= 1.0:
         raise InvalidInput(f"must be a number from 0 to 1, got {value}", name)
     return value
 
@@ -180,7 +180,8 @@ class Config:
     related_words: bool = True  # keyword search matches a question's related words too (related_words.py)
     meanings: bool = True  # hybrid recall finds memories near in meaning with word vectors (key_meanings.py)
     vec_cache_mb: int = 256
-    hybrid_vector_weight: float = 0.5  # hybrid retrieval: the cosine's share of a memory's score
+    # hybrid retrieval: the embedding model's share of a memory's score (None: the source's own)
+    hybrid_vector_weight: float | None = None
     vec_quantization: str = "none"
     disable_vec: bool = False
     min_score: float | None = None
@@ -270,7 +271,7 @@ class Config:
             related_words=_bool(env, "MEMROUTE_RELATED_WORDS", True),
             meanings=_bool(env, "MEMROUTE_MEANINGS", True),
             vec_cache_mb=_int(env, "MEMORY_VEC_CACHE_MB", 256, minimum=0),
-            hybrid_vector_weight=_share(env, "MEMORY_HYBRID_VECTOR_WEIGHT", 0.5),
+            hybrid_vector_weight=_share(env, "MEMORY_HYBRID_VECTOR_WEIGHT"),
             vec_quantization="int8" if quant == "int8" else "none",
             disable_vec=_bool(env, "VECTOR_STORE_DISABLE_VEC", False),
             min_score=_float(env, "MEMORY_MIN_SCORE", None),

@@ -143,7 +143,7 @@ def test_config_reads_environment(tmp_path: Path) -> None:
 def test_config_defaults_to_home_data_dir() -> None:
     config = Config.from_env({})
     assert config.db_path == Path.home() / ".memroute" / "memroute.db"
-    assert config.decay_enabled is False and config.hybrid_vector_weight == 0.5
+    assert config.decay_enabled is False and config.hybrid_vector_weight is None  # the source's own
     assert config.workers == 1 and Config.from_env({"MEMROUTE_WORKERS": "4"}).workers == 4
     assert config.chat_threads == 32 > config.key_max_concurrent  # one key cannot hold them all
 

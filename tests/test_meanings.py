@@ -148,3 +148,16 @@ def test_with_an_embedding_model_hybrid_weighs_meanings_too(tmp_path: Path, mean
         items = _recall(mem, "k", limit=3)
         assert {i.tier for i in items} == {"hybrid-rrf"}
         assert (items[0].memory.content == HOBBY) is meanings
+
+
+def test_a_configured_vector_weight_holds_for_every_source(tmp_path: Path) -> None:
+    # The hashing source's cosine counts 0.1 of hybrid's score unless told otherwise
+    # (MEMORY_HYBRID_VECTOR_WEIGHT): weighed 0.9, its favourite leads, not the meaning.
+    with open_configured(tmp_path / "m.db", hybrid_vector_weight=0.9) as mem:
+        for line in [HOBBY, *FILLER]:
+            mem.add("k", line)
+        mem.update_settings(enabled=True, embedding_source="hashing")
+        assert mem.reindex(force=True, wait=True).errors == 0
+        items = _recall(mem, "k", limit=3)
+        assert items[0].memory.content != HOBBY
+        assert items[0].vec_score == max(i.vec_score or 0.0 for i in items)

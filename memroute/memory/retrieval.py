@@ -38,9 +38,10 @@ RECENT_FIRST_BATCH = 20
 RECENT_MAX_BATCH = 200
 RECENT_SCAN_CAP = 2_000
 MAX_MISFITS = 50
-VECTOR_WEIGHT = 0.5
-HEAD_PER_TIER = 3  # hybrid: each tier's best lead the fused ranking (see `_fuse`)
-HEAD_OF_THREE = 2  # ... each side's, when a vector tier is fused with keywords and meanings
+VECTOR_WEIGHT = 0.65  # hybrid: a sentence model's share of a memory's score (see `_fused`)
+WEAK_SOURCE_WEIGHTS = {"static": 0.25, "hashing": 0.1}  # ... of a source that ranks like keywords or worse
+MEANING_WEIGHT = 0.5  # the meanings' share, fused with the keyword matches (see `_matched`)
+HEAD_PER_TIER = 3  # keywords and meanings: each one's best lead their fused ranking (see `_fuse`)
 NAMED_SPEAKER_WEIGHT = 2.0  # keyword: bm25 × this for a named person's own memories
 NAMED_COSINE_WEIGHT = 1.2  # vectors, meanings: cosine × this for a named person's own memories
 DATED_WEIGHT = 1.5  # keyword: bm25 × this for episodic memories when the question is about time
@@ -118,7 +119,7 @@ class RetrieveParams:
     max_tokens: int = 2000
     limit: int = DEFAULT_LIMIT
     min_score: float | None = None
-    vector_weight: float = VECTOR_WEIGHT  # hybrid: the cosine's share of the fused score
+    vector_weight: float = VECTOR_WEIGHT  # hybrid: the embedding model's share of the fused score
     vector_k: int = KEYWORD_CANDIDATES  # nearest neighbours asked of the vector tier
     already_said: str = ""  # the request's own messages, normalised: never injected again
 
@@ -158,6 +159,13 @@ def asked_of(reader: MemoryReader, flt: MemoryFilter, query: str) -> Asked:
         return Asked(query, names, query)
     pattern = r"\b(?:" + "|".join(re.escape(n) for n in sorted(names)) + r")(?:['’]s)?\b"
     return Asked(query, names, " ".join(re.sub(pattern, " ", query, flags=re.IGNORECASE).split()))
+
+
+def vector_weight_of(source: str | None) -> float:
+    """Hybrid's share for the cosine of an embedding source: `VECTOR_WEIGHT` for a sentence
+    model (the bundled MiniLM, a provider's), less for the static and hashing sources,
+    whose nearest memories are worth less than the keyword matches on conversations."""
+    return WEAK_SOURCE_WEIGHTS.get(source or "", VECTOR_WEIGHT)
 
 
 def clamp_budget(max_tokens: int) -> int:
@@ -335,18 +343,39 @@ def _weigh_named(candidates: list[_Candidate], asked: Asked) -> list[_Candidate]
 def _fused(
     reader: MemoryReader, flt: MemoryFilter, params: RetrieveParams, asked: Asked, vector: list[_Candidate]
 ) -> list[_Candidate]:
-    """The vector tier's candidates fused with the keyword tier (asked to the same depth) by
-    `_fuse`; where the key's index finds memories by meaning too, the keyword tier is first
-    fused with them (`_matched`, the ranking without a model) and the vector tier with
-    that, each side's best `HEAD_OF_THREE` leading."""
+    """The vector tier's candidates fused with the ranking without a model (keyword matches,
+    fused with the matches by meaning where the key's index has them: `_matched`), by score
+    alone: `params.vector_weight` × the cosine spread over the candidates (`_spread`) + the
+    rest × the other ranking's score."""
     keyword = _keyword(reader, flt, params.query)
     meaning = _meaning(reader, flt, asked)
-    weight = params.vector_weight
     if meaning:
-        matched = _matched(reader, flt, params.query, keyword, meaning, weight)
-        return _fuse(vector, matched, weight, _score, head=HEAD_OF_THREE, tier="hybrid-rrf")
+        matched = _matched(reader, flt, params.query, keyword, meaning)
+        return _fuse(_spread(vector), matched, params.vector_weight, _score, head=0, tier="hybrid-rrf")
     share = _keyword_share(keyword, reader.keyword_weight(flt, params.query))
-    return _fuse(vector, keyword, weight, share, tier="hybrid-rrf")
+    return _fuse(_spread(vector), keyword, params.vector_weight, share, head=0, tier="hybrid-rrf")
+
+
+def _spread(candidates: Sequence[_Candidate]) -> list[_Candidate]:
+    """The candidates with their scores mapped onto [0, 1], the farthest 0 and the nearest 1
+    (all 1 when they are equal). A model's cosines crowd together (most of a key's lines
+    are 0.1–0.4 from any question), so the raw cosine says little beside a keyword share;
+    how much nearer a memory is than the rest of the key's candidates says more. Each keeps
+    its cosine in `vec_score`."""
+    if not candidates:
+        return []
+    low = min(c.score for c in candidates)
+    span = max(c.score for c in candidates) - low
+    return [
+        _Candidate(
+            c.memory,
+            (c.score - low) / span if span > 0.0 else 1.0,
+            c.tier,
+            vec_score=c.vec_score,
+            fts_score=c.fts_score,
+        )
+        for c in candidates
+    ]
 
 
 def _matched(
@@ -355,11 +384,10 @@ def _matched(
     query: str | None,
     keyword: Sequence[_Candidate],
     meaning: Sequence[_Candidate],
-    weight: float,
 ) -> list[_Candidate]:
-    """The keyword matches fused with the matches by meaning (`_fuse`)."""
+    """The keyword matches fused with the matches by meaning (`_fuse`, `MEANING_WEIGHT`)."""
     share = _keyword_share(keyword, reader.keyword_weight(flt, query))
-    return _fuse(meaning, keyword, weight, share)
+    return _fuse(meaning, keyword, MEANING_WEIGHT, share)
 
 
 def _keyword_share(
@@ -386,7 +414,7 @@ def _fuse(
     head: int = HEAD_PER_TIER,
     tier: str | None = None,
 ) -> list[_Candidate]:
-    """Every candidate of both lists scored `weight` × its cosine in `first` + (1 −
+    """Every candidate of both lists scored `weight` × its score in `first` + (1 −
     `weight`) × its `second_score` in `second` (0 in a list that did not find it). Best
     first (equal scores newer first), except that each list's first `head` lead: a
     question that names two things matches each answer with half its words, and a strong
@@ -545,7 +573,7 @@ def _without_vectors(
         meaning = _meaning(reader, flt, asked)
         matched: Sequence[_Candidate] = keyword
         if meaning:
-            matched = _matched(reader, flt, params.query, keyword, meaning, params.vector_weight)
+            matched = _matched(reader, flt, params.query, keyword, meaning)
             if outcome.reason is not None and outcome.reason.endswith(KEYWORDS_ONLY):
                 outcome.reason = outcome.reason[: -len(KEYWORDS_ONLY)] + WITH_MEANINGS
         outcome.ranked = _chain(matched, _recent(reader, flt, without_turns=True))

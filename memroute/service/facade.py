@@ -23,7 +23,13 @@ from memroute.errors import InvalidInput, NotFound
 from memroute.memory import injection, maintenance, validate
 from memroute.memory.extraction import extract_facts_from_text
 from memroute.memory.portability import import_records
-from memroute.memory.retrieval import NO_VECTOR_REASON, RetrieveParams, join_reasons, retrieve
+from memroute.memory.retrieval import (
+    NO_VECTOR_REASON,
+    RetrieveParams,
+    join_reasons,
+    retrieve,
+    vector_weight_of,
+)
 from memroute.memory.settings import MemorySettings, validate_update
 from memroute.memory.verify import verify_pipeline
 from memroute.models.owners import is_user_owner, owner_for_logs
@@ -451,7 +457,6 @@ class Memory:
             max_tokens=max_tokens,
             limit=limit,
             min_score=self.config.min_score,
-            vector_weight=self.config.hybrid_vector_weight,
             vector_k=max(limit, self.config.vec_top_k),
             already_said=already_said,
         )
@@ -460,6 +465,8 @@ class Memory:
             return retrieve(reader, flt, params, rendered=self._rendered)
         settings = settings or self.settings()
         plan = self._semantic.plan(settings, params.query)
+        weight = self.config.hybrid_vector_weight
+        params.vector_weight = vector_weight_of(plan.source.source) if weight is None else weight
         reranker = self._semantic.reranker(settings)[0] if plan.indexes else None
         result = retrieve(
             reader,
