@@ -13,6 +13,7 @@ goes on.
     python -m bench.quality_run --sources transformers --sets conversations
     python -m bench.quality_run --sources static --json quality.json
     python -m bench.quality_run --sources ""                     # exact, fts and default only
+    python -m bench.quality_run --no-speakers                    # no memory says who said it
 
 Each mode's ms/query includes embedding the query: the query-embedding cache is cleared after the
 warm-up query. Without the Hugging Face Hub the static source distils a model from the local
@@ -29,6 +30,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -271,8 +273,21 @@ def _per_key_range(qset: QualitySet) -> tuple[int, int]:
     return min(sizes.values()), max(sizes.values())
 
 
-def run(sources: Sequence[str], sets: Sequence[str] = tuple(SETS)) -> dict[str, Any]:
-    return {name: run_set(SETS[name](), sources) for name in sets}
+def run(
+    sources: Sequence[str], sets: Sequence[str] = tuple(SETS), *, speakers: bool = True
+) -> dict[str, Any]:
+    return {
+        name: run_set(SETS[name]() if speakers else without_speakers(SETS[name]()), sources) for name in sets
+    }
+
+
+def without_speakers(qset: QualitySet) -> QualitySet:
+    """`qset` as a client that names no one keeps it: no memory says who said it."""
+    memories = [
+        replace(m, metadata={k: v for k, v in (m.metadata or {}).items() if k != "speaker"})
+        for m in qset.memories
+    ]
+    return replace(qset, description=qset.description + " (no speaker metadata)", memories=memories)
 
 
 def _fmt(value: float | None) -> str:
@@ -342,13 +357,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--sets", default=",".join(SETS), help=f'comma-separated quality sets (default "{",".join(SETS)}")'
     )
     ap.add_argument("--json", type=Path, default=None, help="also write the figures as JSON to this file")
+    ap.add_argument(
+        "--no-speakers",
+        action="store_true",
+        help="store the memories without metadata.speaker (a client that sends no names)",
+    )
     args = ap.parse_args(argv)
     sources = [s.strip() for s in args.sources.split(",") if s.strip()]
     sets = [s.strip() for s in args.sets.split(",") if s.strip()]
     unknown = [s for s in sets if s not in SETS]
     if unknown:
         ap.error(f"unknown set(s) {', '.join(unknown)}: choose from {', '.join(SETS)}")
-    figures = run(sources, sets)
+    figures = run(sources, sets, speakers=not args.no_speakers)
     print(machine_markdown())
     for name, per_set in figures.items():
         print()

@@ -157,6 +157,18 @@ def test_the_quality_run_reports_every_set_by_mode_and_by_kind(tmp_path: Path) -
     assert many["modes"]["fts"]["by_kind"]["who"]["recall_at_10"] >= 0.9
 
 
+def test_the_quality_sets_can_be_stored_as_a_client_that_names_no_one() -> None:
+    from bench.quality_run import without_speakers
+    from bench.quality_sets import conversation_set
+
+    kept = conversation_set()
+    bare = without_speakers(kept)
+    assert any("speaker" in (m.metadata or {}) for m in kept.memories)
+    assert not any("speaker" in (m.metadata or {}) for m in bare.memories)
+    assert [m.content for m in bare.memories] == [m.content for m in kept.memories]
+    assert bare.questions == kept.questions
+
+
 @pytest.mark.slow(seconds=15)
 def test_the_recall_cost_benchmark_reports_every_case_it_switched(tmp_path: Path) -> None:
     out = tmp_path / "recall.json"

@@ -40,6 +40,8 @@ RECENT_SCAN_CAP = 2_000
 MAX_MISFITS = 50
 VECTOR_WEIGHT = 0.65  # hybrid: a sentence model's share of a memory's score (see `_fused`)
 WEAK_SOURCE_WEIGHTS = {"static": 0.25, "hashing": 0.1}  # ... of a source that ranks like keywords or worse
+STRANGE_NAME_WEIGHT = 0.5  # ... at most, of the raw cosine, for a question naming a stranger (`_fused`)
+STRANGE_NAME_HEAD = 2  # ... when each side's best two lead
 MEANING_WEIGHT = 0.5  # the meanings' share, fused with the keyword matches (see `_matched`)
 HEAD_PER_TIER = 3  # keywords and meanings: each one's best lead their fused ranking (see `_fuse`)
 NAMED_SPEAKER_WEIGHT = 2.0  # keyword: bm25 × this for a named person's own memories
@@ -143,6 +145,7 @@ class Asked:
     text: str
     names: frozenset[str]
     topic: str
+    strange_name: bool = False  # it holds a name that is not a speaker's (`_holds_strange_name`)
 
     @property
     def left_out(self) -> frozenset[str]:
@@ -155,10 +158,31 @@ def asked_of(reader: MemoryReader, flt: MemoryFilter, query: str) -> Asked:
     tokens = query_tokens(query)
     speakers = reader.speakers(flt) if tokens else ()
     names = frozenset(t for t in tokens if t in speakers)
+    strange = _holds_strange_name(query, names)
     if not names or len(names) == len(tokens):
-        return Asked(query, names, query)
+        return Asked(query, names, query, strange)
     pattern = r"\b(?:" + "|".join(re.escape(n) for n in sorted(names)) + r")(?:['’]s)?\b"
-    return Asked(query, names, " ".join(re.sub(pattern, " ", query, flags=re.IGNORECASE).split()))
+    return Asked(query, names, " ".join(re.sub(pattern, " ", query, flags=re.IGNORECASE).split()), strange)
+
+
+_WORD = re.compile(r"[^\W\d_][\w'’-]*")
+_SENTENCE_START = frozenset('.!?:;"“(')
+
+
+def _holds_strange_name(query: str, names: frozenset[str]) -> bool:
+    """Whether `query` holds a capitalised word that starts no sentence, is neither "I" nor
+    an acronym, and is not the name of one of the key's speakers (`names`): a person or a
+    place the key does not know as a speaker, which the sentence vector embeds with it."""
+    for match in _WORD.finditer(query):
+        word = match.group()
+        if not word[0].isupper() or word.isupper() or word[:2] in ("I'", "I’"):
+            continue
+        before = query[: match.start()].rstrip()
+        if not before or before[-1] in _SENTENCE_START:
+            continue
+        if re.sub(r"['’]s$", "", word).casefold() not in names:
+            return True
+    return False
 
 
 def vector_weight_of(source: str | None) -> float:
@@ -344,16 +368,23 @@ def _fused(
     reader: MemoryReader, flt: MemoryFilter, params: RetrieveParams, asked: Asked, vector: list[_Candidate]
 ) -> list[_Candidate]:
     """The vector tier's candidates fused with the ranking without a model (keyword matches,
-    fused with the matches by meaning where the key's index has them: `_matched`), by score
-    alone: `params.vector_weight` × the cosine spread over the candidates (`_spread`) + the
-    rest × the other ranking's score."""
+    fused with the matches by meaning where the key's index has them: `_matched`):
+    `params.vector_weight` × the cosine spread over the candidates (`_spread`) + the rest ×
+    the other ranking's score, by score alone. A question that names a stranger (`Asked`)
+    is embedded with the name, which can outweigh the rest of a short question: there the
+    cosine counts as it is, at most `STRANGE_NAME_WEIGHT`, and each side's best
+    `STRANGE_NAME_HEAD` lead, so the keyword matches of the name keep their say."""
     keyword = _keyword(reader, flt, params.query)
     meaning = _meaning(reader, flt, asked)
+    if asked.strange_name:
+        cosines, weight, head = vector, min(params.vector_weight, STRANGE_NAME_WEIGHT), STRANGE_NAME_HEAD
+    else:
+        cosines, weight, head = _spread(vector), params.vector_weight, 0
     if meaning:
         matched = _matched(reader, flt, params.query, keyword, meaning)
-        return _fuse(_spread(vector), matched, params.vector_weight, _score, head=0, tier="hybrid-rrf")
+        return _fuse(cosines, matched, weight, _score, head=head, tier="hybrid-rrf")
     share = _keyword_share(keyword, reader.keyword_weight(flt, params.query))
-    return _fuse(_spread(vector), keyword, params.vector_weight, share, head=0, tier="hybrid-rrf")
+    return _fuse(cosines, keyword, weight, share, head=head, tier="hybrid-rrf")
 
 
 def _spread(candidates: Sequence[_Candidate]) -> list[_Candidate]:

@@ -747,6 +747,19 @@ def test_the_model_s_clear_favourite_beats_a_match_on_a_common_word(mem: Memory,
     assert by_id[answer.id].vec_score == pytest.approx(0.33)  # the cosine shown is the model's own
 
 
+def test_a_question_naming_a_stranger_keeps_the_keyword_match_of_the_name_ahead(
+    mem: Memory, clock: Any
+) -> None:
+    """Embedded with the name, a short question is near every line that greets Mei; no
+    speaker of the key is called Mei, so the name stays in the question's vector. The
+    cosine then counts as it is, and the memory that matches the whole question leads."""
+    answer = _add(mem, clock, "k", "Mei's favourite town is Tampere")
+    greetings = [_add(mem, clock, "k", f"hi Mei, how was day {n}?") for n in range(8)]
+    tier = FakeIndex([(m.id, 0.40 - 0.01 * n) for n, m in enumerate(greetings)] + [(answer.id, 0.30)])
+    named = _retrieve(mem, _flt(clock), _params("What is Mei's favourite town?"), tier)
+    assert _ids(named.items)[0] == answer.id
+
+
 def test_the_vector_weight_comes_from_params(mem: Memory, clock: Any) -> None:
     ts = _add(mem, clock, "k", "prefers TypeScript")
     dogs = _add(mem, clock, "k", "likes dogs")
