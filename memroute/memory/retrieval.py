@@ -177,8 +177,10 @@ def _holds_strange_name(query: str, names: frozenset[str]) -> bool:
         word = match.group()
         if not word[0].isupper() or word.isupper() or word[:2] in ("I'", "I’"):
             continue
-        before = query[: match.start()].rstrip()
-        if not before or before[-1] in _SENTENCE_START:
+        before = match.start() - 1
+        while before >= 0 and query[before].isspace():
+            before -= 1
+        if before < 0 or query[before] in _SENTENCE_START:
             continue
         if re.sub(r"['’]s$", "", word).casefold() not in names:
             return True
