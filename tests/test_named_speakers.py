@@ -81,3 +81,21 @@ def test_a_question_that_is_only_a_name_still_finds_the_lines_that_hold_it(vmem:
     _chat(vmem)
     found = {i.memory.content for i in vmem.retrieve("k", "Greta?", strategy="semantic")[:4]}
     assert found == set(GREETINGS)
+
+
+def test_a_question_naming_someone_does_not_match_every_fact_of_theirs_by_the_name(mem: Memory) -> None:
+    # Extraction keys a speaker's facts under their name ("priya/…"): that says whose fact
+    # it is, not what it says, so it matches no question by itself.
+    diet = mem.add("k", "is gluten-free", key="priya/profile:diet", metadata={"speaker": "Priya"})
+    origin = mem.add("k", "grew up in Split", key="priya/profile:origin", metadata={"speaker": "Priya"})
+    editor = mem.add("k", "moved my whole setup over to the Zed editor", metadata={"speaker": "Priya"})
+    for line in MEI_SAYS:
+        mem.add("k", line, metadata={"speaker": "Mei"})
+    mem.retrieve("k", "warm-up", strategy="hybrid")  # the key's first recall builds its index
+    items = mem.retrieve("k", "Which editor does Priya use?", strategy="hybrid", record_access=False)
+    matched = [i.memory.id for i in items if i.tier != "recent"]
+    assert matched[0] == editor.id
+    assert diet.id not in matched and origin.id not in matched
+    # Asked what they are, the facts are found by their own words.
+    found = mem.retrieve("k", "Where did Priya grow up?", strategy="hybrid", record_access=False)
+    assert found[0].memory.id == origin.id

@@ -840,19 +840,34 @@ class KeyIndexes:
         terms: dict[str, int] = {}
         spellings: dict[str, str] = {}
         length = 1  # the owner column's token, which FTS counts in a row's length
+        whose = _speaker_slug_bytes(memory)
         for text in (memory.content, memory.key):
             if not text:
                 continue
             data = text.encode("utf-8")
             for start, end, term, *_ in tokenize(data, apsw.FTS5_TOKENIZE_DOCUMENT, None):
+                length += 1
+                if text is memory.key and end <= whose:
+                    continue  # whose fact it is (the memory's speaker), not a word of it
                 terms[term] = terms.get(term, 0) + 1
                 if term not in spellings:
                     spellings[term] = data[start:end].decode("utf-8", "replace").casefold()
-                length += 1
         index.put(rowid, memory, terms, length, spellings)
 
     def _tokenizer(self) -> Any:
         return self.db.read().fts5_tokenizer(TOKENIZER, TOKENIZER_ARGS)
+
+
+def _speaker_slug_bytes(memory: MemoryRecord) -> int:
+    """How many bytes at the start of a fact's key name the person who said it (`priya/` of
+    `priya/profile:diet`, as extraction keys a speaker's facts), 0 when none do. That part
+    says whose fact it is, as `metadata.speaker` does, so a question naming Priya would
+    otherwise match every fact of hers by the name alone."""
+    speaker = memory.speaker_word()
+    head, slash, _rest = memory.key.partition("/")
+    if not speaker or not slash or head.split("_", 1)[0] != speaker:
+        return 0
+    return len(head.encode("utf-8"))
 
 
 def prune_changes(db: Database, *, now: float | None = None) -> int:
