@@ -145,7 +145,6 @@ class Asked:
     text: str
     names: frozenset[str]
     topic: str
-    strange_name: bool = False  # it holds a name that is not a speaker's (`_holds_strange_name`)
 
     @property
     def left_out(self) -> frozenset[str]:
@@ -158,11 +157,10 @@ def asked_of(reader: MemoryReader, flt: MemoryFilter, query: str) -> Asked:
     tokens = query_tokens(query)
     speakers = reader.speakers(flt) if tokens else ()
     names = frozenset(t for t in tokens if t in speakers)
-    strange = _holds_strange_name(query, names)
     if not names or len(names) == len(tokens):
-        return Asked(query, names, query, strange)
+        return Asked(query, names, query)
     pattern = r"\b(?:" + "|".join(re.escape(n) for n in sorted(names)) + r")(?:['’]s)?\b"
-    return Asked(query, names, " ".join(re.sub(pattern, " ", query, flags=re.IGNORECASE).split()), strange)
+    return Asked(query, names, " ".join(re.sub(pattern, " ", query, flags=re.IGNORECASE).split()))
 
 
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
@@ -372,43 +370,35 @@ def _fused(
     """The vector tier's candidates fused with the ranking without a model (keyword matches,
     fused with the matches by meaning where the key's index has them: `_matched`):
     `params.vector_weight` × the cosine spread over the candidates (`_spread`) + the rest ×
-    the other ranking's score, by score alone. A question that names a stranger (`Asked`)
+    the other ranking's score, by score alone. A question that names a stranger (`_holds_strange_name`)
     is embedded with the name, which can outweigh the rest of a short question: there the
     cosine counts as it is, at most `STRANGE_NAME_WEIGHT`, and each side's best
     `STRANGE_NAME_HEAD` lead, so the keyword matches of the name keep their say."""
     keyword = _keyword(reader, flt, params.query)
     meaning = _meaning(reader, flt, asked)
-    if asked.strange_name:
-        cosines, weight, head = vector, min(params.vector_weight, STRANGE_NAME_WEIGHT), STRANGE_NAME_HEAD
+    cosine: Callable[[_Candidate], float]
+    if _holds_strange_name(asked.text, asked.names):
+        cosine, weight, head = _score, min(params.vector_weight, STRANGE_NAME_WEIGHT), STRANGE_NAME_HEAD
     else:
-        cosines, weight, head = _spread(vector), params.vector_weight, 0
+        cosine, weight, head = _spread(vector), params.vector_weight, 0
     if meaning:
         matched = _matched(reader, flt, params.query, keyword, meaning)
-        return _fuse(cosines, matched, weight, _score, head=head, tier="hybrid-rrf")
+        return _fuse(vector, matched, weight, _score, head=head, tier="hybrid-rrf", first_score=cosine)
     share = _keyword_share(keyword, reader.keyword_weight(flt, params.query))
-    return _fuse(cosines, keyword, weight, share, head=head, tier="hybrid-rrf")
+    return _fuse(vector, keyword, weight, share, head=head, tier="hybrid-rrf", first_score=cosine)
 
 
-def _spread(candidates: Sequence[_Candidate]) -> list[_Candidate]:
-    """The candidates with their scores mapped onto [0, 1], the farthest 0 and the nearest 1
-    (all 1 when they are equal). A model's cosines crowd together (most of a key's lines
-    are 0.1–0.4 from any question), so the raw cosine says little beside a keyword share;
-    how much nearer a memory is than the rest of the key's candidates says more. Each keeps
-    its cosine in `vec_score`."""
-    if not candidates:
-        return []
-    low = min(c.score for c in candidates)
-    span = max(c.score for c in candidates) - low
-    return [
-        _Candidate(
-            c.memory,
-            (c.score - low) / span if span > 0.0 else 1.0,
-            c.tier,
-            vec_score=c.vec_score,
-            fts_score=c.fts_score,
-        )
-        for c in candidates
-    ]
+def _spread(candidates: Sequence[_Candidate]) -> Callable[[_Candidate], float]:
+    """A candidate's score mapped onto [0, 1] over `candidates`, the farthest 0 and the
+    nearest 1 (1 when they are all equal). A model's cosines crowd together (most of a
+    key's lines are 0.1–0.4 from any question), so the raw cosine says little beside a
+    keyword share; how much nearer a memory is than the rest of the key's candidates says
+    more."""
+    low = min((c.score for c in candidates), default=0.0)
+    span = max((c.score for c in candidates), default=0.0) - low
+    if span <= 0.0:
+        return lambda _c: 1.0
+    return lambda c: (c.score - low) / span
 
 
 def _matched(
@@ -446,8 +436,9 @@ def _fuse(
     *,
     head: int = HEAD_PER_TIER,
     tier: str | None = None,
+    first_score: Callable[[_Candidate], float] = _score,
 ) -> list[_Candidate]:
-    """Every candidate of both lists scored `weight` × its score in `first` + (1 −
+    """Every candidate of both lists scored `weight` × its `first_score` in `first` + (1 −
     `weight`) × its `second_score` in `second` (0 in a list that did not find it). Best
     first (equal scores newer first), except that each list's first `head` lead: a
     question that names two things matches each answer with half its words, and a strong
@@ -458,7 +449,7 @@ def _fuse(
     for c in first:
         merged[c.memory.id] = _Candidate(
             c.memory,
-            weight * c.score,
+            weight * first_score(c),
             tier or c.tier,
             vec_score=c.vec_score,
             fts_score=c.fts_score,
