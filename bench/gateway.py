@@ -54,6 +54,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,7 @@ from bench.corpus import _STATEMENTS, MemoryGenerator, Picker, _fill, queries
 from bench.insert import add_generated
 from memroute import Memory
 from memroute.config import Config
+from memroute.web.serve import bound_socket
 
 HOST = "127.0.0.1"
 MODEL = "echo-1"
@@ -152,26 +154,26 @@ def _app(kind: str, db: str | None, upstream_url: str | None) -> Any:
     return create_app(gateway_config(Path(db), upstream_url))
 
 
-def _serve(kind: str, port: int, db: str | None, upstream_url: str | None) -> None:
-    """Entry point of a server process."""
+def _serve(kind: str, report: Connection, db: str | None, upstream_url: str | None) -> None:
+    """Entry point of a server process: it holds a free port first and sends its number
+    through `report` (so no other process can take it meanwhile), then serves there."""
+    listener = bound_socket(HOST)
+    port = int(listener.getsockname()[1])
+    report.send(port)
+    report.close()
     app = _app(kind, db, upstream_url)
     if kind == "echo":
         import uvicorn
 
-        uvicorn.run(app, host=HOST, port=port, log_level="warning")
+        uvicorn.Server(uvicorn.Config(app, host=HOST, port=port, log_level="warning")).run(sockets=[listener])
         return
     # The gateway runs as `memroute serve` runs it: its guarded protocol, limits and loop.
     from memroute.web.server import build_server
     from memroute.web.server_limits import ServerLimits, open_files_limit
 
     limits = ServerLimits.of_app(app)
-    build_server(app, limits, host=HOST, port=port, open_files=open_files_limit(), freeze_heap=True).run()
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        return int(sock.getsockname()[1])
+    server = build_server(app, limits, host=HOST, port=port, open_files=open_files_limit(), freeze_heap=True)
+    server.run(sockets=[listener])
 
 
 @dataclass
@@ -196,13 +198,22 @@ def launch(
         with serving(_app(kind, db_text, upstream_url), host=HOST) as url:
             yield Server(url, None)
         return
-    port = _free_port()
-    proc = multiprocessing.get_context("spawn").Process(
-        target=_serve, args=(kind, port, db_text, upstream_url), name=f"bench-{kind}", daemon=True
+    spawn = multiprocessing.get_context("spawn")
+    told, report = spawn.Pipe(duplex=False)
+    proc = spawn.Process(
+        target=_serve, args=(kind, report, db_text, upstream_url), name=f"bench-{kind}", daemon=True
     )
     proc.start()
+    report.close()
+    try:
+        if not told.poll(60):
+            raise EOFError
+        port = int(told.recv())
+    except EOFError:
+        proc.kill()
+        raise RuntimeError(f"the {kind} server did not start") from None
     deadline = time.monotonic() + 60
-    while True:  # uvicorn binds the port after the lifespan startup, so a connection means ready
+    while True:  # uvicorn listens after the lifespan startup, so a connection means ready
         try:
             socket.create_connection((HOST, port), timeout=1).close()
             break

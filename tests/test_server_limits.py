@@ -24,6 +24,7 @@ from servers import ADMIN, TLS, app_server
 
 from memroute.config import Config
 from memroute.errors import InvalidInput
+from memroute.web.serve import bound_socket, serving
 
 HEAD = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n"
 ON_LINUX = pytest.mark.skipif(not Path("/proc/self/limits").exists(), reason="reads /proc/<pid>/limits")
@@ -286,3 +287,31 @@ def test_serve_refuses_an_fd_that_is_not_a_listening_socket(tmp_path: Path) -> N
         )
     assert done.returncode != 0
     assert "not an open socket" in done.stderr or "not a listening socket" in done.stderr
+
+
+def test_a_free_port_is_held_from_the_moment_it_is_chosen_until_the_server_listens() -> None:
+    """Choosing a free port and binding it later let another process take it in between
+    (a bench's gateway once started on a port something else answered on, then refused)."""
+    held = bound_socket()
+    try:
+        port = held.getsockname()[1]
+        with socket.socket() as other, pytest.raises(OSError):
+            other.bind(("127.0.0.1", port))
+        with pytest.raises(ConnectionRefusedError):  # not serving yet: nothing is queued
+            socket.create_connection(("127.0.0.1", port), timeout=5).close()
+        assert held.proto == socket.IPPROTO_TCP  # asyncio turns Nagle's delay off only then
+    finally:
+        held.close()
+
+
+def test_a_server_in_a_thread_answers_on_the_port_it_held() -> None:
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"here"})
+
+    with serving(app) as url:
+        assert httpx.get(url, timeout=5).text == "here"
+        with socket.socket() as other, pytest.raises(OSError):
+            other.bind(("127.0.0.1", int(url.rsplit(":", 1)[1])))

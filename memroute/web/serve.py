@@ -26,6 +26,21 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(sock.getsockname()[1])
 
 
+def bound_socket(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
+    """A socket bound to `host`:`port` (0: a free port) and not yet listening: the port is
+    held from now on (nobody else can take it between choosing and serving), while a
+    connection is still refused until a server listens on it. Its protocol is named (TCP),
+    as asyncio needs to switch Nagle's delay off on the connections it accepts."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
 def inherited_socket(fd: int) -> socket.socket:
     """The listening socket open as file descriptor `fd` (handed over by a supervisor, e.g.
     fd 3 under systemd socket activation). InvalidInput when it is not one."""
@@ -68,14 +83,20 @@ def run_foreground(
 @contextmanager
 def serving(app: Any, host: str = "127.0.0.1", port: int | None = None) -> Iterator[str]:
     """Serve `app` in a background thread (with the limits of its Config, if it is
-    memroute's app); yields its base URL; stops (and runs the app's shutdown) on exit."""
-    port = port or free_port(host)
+    memroute's app) on `port`, else on a free port held from the start; yields its base
+    URL; stops (and runs the app's shutdown) on exit."""
+    listener = bound_socket(host, port or 0)
+    port = int(listener.getsockname()[1])
     server = build_server(app, ServerLimits.of_app(app), host=host, port=port, open_files=open_files_limit())
-    thread = threading.Thread(target=server.run, name="memroute-server", daemon=True)
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [listener]}, name="memroute-server", daemon=True
+    )
     thread.start()
     deadline = time.monotonic() + 30
     while not server.started:
         if not thread.is_alive() or time.monotonic() > deadline:
+            server.should_exit = True
+            listener.close()
             raise RuntimeError(f"the server on {host}:{port} did not start")
         time.sleep(0.02)
     try:
@@ -83,3 +104,4 @@ def serving(app: Any, host: str = "127.0.0.1", port: int | None = None) -> Itera
     finally:
         server.should_exit = True
         thread.join(30)
+        listener.close()
