@@ -56,7 +56,8 @@ from typing import Any
 import httpx
 
 from bench.common import Latency, Report, emit, log, ms, parser, remove_database, table, work_dir
-from bench.gateway import CpuMeter, Load, Server, _free_port, launch
+from bench.gateway import CpuMeter, Load, Server, launch
+from memroute.web.serve import free_port
 
 HOST = "127.0.0.1"
 MODEL = "echo-1"
@@ -446,7 +447,7 @@ def run(plan: Plan, *, data_dir: Path | None) -> Report:
             before = setup.stats(key.id).total
         server_log = directory / "server.log"
         with launch("echo", in_process=False) as upstream, server_log.open("wb") as log_file:
-            port = _free_port()
+            port = free_port()
             env = {
                 **os.environ,
                 "MEMROUTE_ADMIN_TOKEN": ADMIN_TOKEN,
