@@ -42,7 +42,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.common import Latency, Report, emit, log, ms, parser, remove_database, table, work_dir
+from bench.common import (
+    KEYWORDS_ONLY,
+    Latency,
+    Report,
+    emit,
+    log,
+    ms,
+    parser,
+    remove_database,
+    table,
+    work_dir,
+)
 from bench.corpus import queries
 from bench.gateway import store_memories
 from memroute import Memory
@@ -128,7 +139,7 @@ def run(plan: Plan, *, seed: int, data_dir: Path | None) -> Report:
             key, secret = memory.keys.create("admission")
             memory.update_settings(enabled=False)
             store_memories(memory, key.id, plan.memories, seed)
-            memory.update_settings(enabled=True, extraction_enabled=True)
+            memory.update_settings(enabled=True, extraction_enabled=True, **KEYWORDS_ONLY)
             if plan.static:
                 memory.update_settings(embedding_source="static", static_enabled=True)
                 memory.reindex(wait=True)

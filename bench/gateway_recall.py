@@ -7,8 +7,10 @@ database (the server sees a change at once), in blocks of `--block` chats, the o
 rotated every round, so the drift of a shared VM hits every case alike:
 
 - off: `enabled=false` (authentication, routing, forwarding);
-- keywords: the install defaults (keyword recall, turn capture, extraction);
+- keywords: keyword recall (the bundled model off), turn capture, extraction;
 - keywords without extraction: the same without extraction and capture (what learning costs);
+- minilm: the install defaults (hybrid recall with the bundled MiniLM, capture, extraction);
+- minilm without extraction: the same without extraction (no new memories to embed);
 - static: static embeddings switched on (hybrid: vectors and keywords fused), as the
   install defaults otherwise;
 - static without extraction: the same without extraction (no new memories to embed).
@@ -16,7 +18,8 @@ rotated every round, so the drift of a shared VM hits every case alike:
 Per case: p50 / mean latency of the whole chat and the gateway's CPU per chat (from
 `/proc`, the blocks' sum, so background work a chat causes counts). The static model is
 distilled from the bundled MiniLM on first use, in the gateway (~20 s, untimed); with
-`--data-dir` it is kept for the next run.
+`--data-dir` it is kept for the next run. Each case's untimed first chats load what it
+needs, and the memories are embedded (for the minilm and static cases) before timing.
 
     python -m bench.gateway_recall                 # 150 chats per block, 6 rounds
     python -m bench.gateway_recall --block 100 --rounds 4 --cases off,keywords
@@ -37,18 +40,34 @@ from bench.gateway import client, launch, messages, store_memories
 from memroute import Memory
 
 CASES: dict[str, dict[str, Any]] = {
-    "off": {"enabled": False},
+    "off": {"enabled": False, "transformers_enabled": False, "static_enabled": False},
     "keywords": {
         "enabled": True,
         "extraction_enabled": True,
         "embedding_source": "auto",
         "static_enabled": False,
+        "transformers_enabled": False,
     },
     "keywords without extraction": {
         "enabled": True,
         "extraction_enabled": False,
         "embedding_source": "auto",
         "static_enabled": False,
+        "transformers_enabled": False,
+    },
+    "minilm": {  # the install defaults
+        "enabled": True,
+        "extraction_enabled": True,
+        "embedding_source": "auto",
+        "static_enabled": False,
+        "transformers_enabled": True,
+    },
+    "minilm without extraction": {
+        "enabled": True,
+        "extraction_enabled": False,
+        "embedding_source": "auto",
+        "static_enabled": False,
+        "transformers_enabled": True,
     },
     "static": {
         "enabled": True,
@@ -65,6 +84,16 @@ CASES: dict[str, dict[str, Any]] = {
 }
 
 
+def embedded(side: Memory, settings: dict[str, Any], timeout_s: float = 300.0) -> None:
+    """With an embedding source in `settings`, wait until no memory waits for a vector (the
+    gateway embeds them in the background); without one they wait for good."""
+    if not (settings.get("transformers_enabled") or settings.get("static_enabled")):
+        return
+    deadline = time.monotonic() + timeout_s
+    while side.engine_status().vector_store.needs_reindex and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
 def run(
     cases: Sequence[str], *, block: int, rounds: int, memories: int, seed: int, data_dir: Path | None
 ) -> Report:
@@ -74,7 +103,7 @@ def run(
         side = Memory.open(db, start_workers=False)
         try:
             key, secret = side.keys.create("bench")
-            side.update_settings(enabled=False)
+            side.update_settings(**CASES["off"])  # no model loaded at start
             store_memories(side, key.id, memories, seed)
             texts = queries(seed + 8, block * rounds * len(cases) + 50)
             latency: dict[str, list[float]] = {case: [] for case in cases}
@@ -88,11 +117,14 @@ def run(
                     side.update_settings(**CASES[case])
                     for text in texts[:10]:
                         chat.chat.completions.create(model="echo-1", messages=messages(text))
+                    embedded(side, CASES[case])
                 used = 50
                 for r in range(rounds):
                     order = [*cases[r % len(cases) :], *cases[: r % len(cases)]]
                     for case in order:
                         side.update_settings(**CASES[case])
+                        chat.chat.completions.create(model="echo-1", messages=messages(texts[0]))
+                        embedded(side, CASES[case])  # a change of source re-embeds every memory
                         time.sleep(0.15)  # the previous block's background work ends
                         before = gateway.cpu_s() or 0.0
                         for text in texts[used : used + block]:

@@ -4,10 +4,11 @@ kept turn by turn, one key each; `many-keys`, 40 chats of different lengths, one
 `threads`, eight long chats where names and rare words carry the answers).
 
 Modes: `exact` (newest first, a baseline), `fts` (semantic strategy with no vector source: FTS5
-keywords only), `default` (the install's settings: hybrid without an embedding source, so
-keyword matches then the newest facts), then `vector:S` and `hybrid:S` for each embedding
-source S. A mode whose source fails to load or to index is reported as unavailable and the run
-goes on.
+keywords only), `no-model` (the install's settings with the bundled model off: keyword matches
+fused with the key's meanings, then the newest facts; "default" before the tenth session of
+2026-12-05), then `vector:S` and `hybrid:S` for each embedding source S. The install's
+settings are `hybrid:transformers` (the bundled MiniLM). A mode whose source fails to load or
+to index is reported as unavailable and the run goes on.
 
     python -m bench.quality_run                                  # sources hashing,static,transformers
     python -m bench.quality_run --sources transformers --sets conversations
@@ -34,7 +35,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bench.common import log, machine, machine_markdown, table
+from bench.common import KEYWORDS_ONLY, log, machine, machine_markdown, table
 from bench.opened import BenchMemory, open_bench
 from bench.quality_sets import ID_FIELD, SETS, QualitySet, SetQuestion, recall_at, reciprocal_rank
 from memroute import Memory
@@ -57,8 +58,10 @@ def _mean(values: Sequence[float]) -> float | None:
 
 
 def open_filled(directory: Path, qset: QualitySet) -> BenchMemory:
-    """A fresh database holding every memory of the set under its owner key."""
+    """A fresh database holding every memory of the set under its owner key, no model on
+    (a group that needs one switches it on and embeds everything at once)."""
     mem = open_bench(directory / "q.db", start_workers=True)
+    mem.update_settings(**KEYWORDS_ONLY)
     for m in qset.memories:
         metadata = {**(m.metadata or {}), ID_FIELD: m.id}
         mem.add(m.owner, m.content, type=m.type, session_id=m.session_id, metadata=metadata)
@@ -235,9 +238,9 @@ BASELINE_MODES: list[tuple[str, str, dict[str, Any]]] = [
             "transformers_enabled": False,
         },
     ),
-    (MEANINGS, MEANINGS, {"enabled": True, "strategy": "hybrid"}),  # the default's other part
-    (  # the install's settings
-        "default",
+    (MEANINGS, MEANINGS, {"enabled": True, "strategy": "hybrid"}),  # no-model's other part
+    (  # the install's settings with the bundled model off
+        "no-model",
         "hybrid",
         {"enabled": True, "strategy": "hybrid", "embedding_source": "auto", "transformers_enabled": False},
     ),

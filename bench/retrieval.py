@@ -33,6 +33,7 @@ from typing import Any
 import apsw
 
 from bench.common import (
+    KEYWORDS_ONLY,
     Latency,
     Report,
     emit,
@@ -140,6 +141,8 @@ def run_size(
     work = [(rng.choice(built.owners), q) for q in qs]
     cases: list[Case] = []
     mem = _with_static_vectors(directory, built) if static else open_bench(built.path, start_workers=False)
+    if not static:
+        mem.update_settings(**KEYWORDS_ONLY)  # the keyword tiers are timed
     gc.collect()
     gc.freeze()  # as `memroute serve` does once started (key indexes built later are frozen too)
     try:

@@ -55,7 +55,18 @@ from typing import Any
 
 import httpx
 
-from bench.common import Latency, Report, emit, log, ms, parser, remove_database, table, work_dir
+from bench.common import (
+    KEYWORDS_ONLY,
+    Latency,
+    Report,
+    emit,
+    log,
+    ms,
+    parser,
+    remove_database,
+    table,
+    work_dir,
+)
 from bench.gateway import CpuMeter, Load, Server, launch
 from memroute.web.serve import free_port
 
@@ -440,7 +451,7 @@ def run(plan: Plan, *, data_dir: Path | None) -> Report:
             for old in directory.glob("snapshot-*.tracemalloc"):
                 old.unlink()
         with Memory.open(db, start_workers=False) as setup:
-            setup.update_settings(enabled=True, extraction_enabled=True)
+            setup.update_settings(enabled=True, extraction_enabled=True, **KEYWORDS_ONLY)
             key, secret = setup.keys.create("soak")
             for i in range(plan.memories):
                 setup.add(key.id, f"prefers option{i} for project {i % 13}")

@@ -10,6 +10,10 @@ from memroute import Memory
 from memroute.clock import Clock
 from memroute.config import Config
 
+#: The settings that switch the bundled model off (it is on by default): recall is then the
+#: key's keywords and meanings alone, what the tests of those tiers check.
+NO_MODEL: dict[str, Any] = {"transformers_enabled": False}
+
 
 def open_memory(
     path: Path | None = None,
@@ -17,13 +21,18 @@ def open_memory(
     config: Config | None = None,
     clock: Clock | None = None,
     workers: bool = False,
+    model: bool = True,
 ) -> Memory:
     """A `Memory` on `path` (or `config`'s database), usable as a context manager. Without
-    `workers=True` nothing runs in the background: a test seeds or inspects the file."""
-    return Memory.open(path, config=config, clock=clock, start_workers=workers)
+    `workers=True` nothing runs in the background: a test seeds or inspects the file. With
+    `model=False` its settings switch the bundled model off before anything is stored."""
+    memory = Memory.open(path, config=config, clock=clock, start_workers=workers)
+    if not model:
+        memory.update_settings(**NO_MODEL)
+    return memory
 
 
-def open_configured(path: Path, **overrides: Any) -> Memory:
+def open_configured(path: Path, *, model: bool = True, **overrides: Any) -> Memory:
     """A `Memory` on `path` with the default configuration but for `overrides` (fields of
     `Config`, e.g. `meanings=False`); nothing runs in the background."""
-    return open_memory(config=Config.for_path(path, {}).with_overrides(**overrides))
+    return open_memory(config=Config.for_path(path, {}).with_overrides(**overrides), model=model)

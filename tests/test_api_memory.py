@@ -40,7 +40,7 @@ SETTINGS_DEFAULTS = {
     "skillsEnabled": True,
     "embeddingSource": "auto",
     "embeddingProviderModel": None,
-    "transformersEnabled": False,
+    "transformersEnabled": True,
     "staticEnabled": False,
     "rerankEnabled": False,
     "rerankProviderModel": None,
@@ -472,7 +472,7 @@ def test_preview_ranks_within_budget_and_writes_nothing(api: httpx.Client) -> No
         "ftsScore",
         "truncated",
     }
-    assert items[0]["tier"] == "fts5"
+    assert items[0]["tier"] == "vector"  # the bundled model is on by default: "semantic" is its tier
     for item in items:
         assert api.get(f"/api/memory/{item['id']}").json()["memory"]["accessCount"] == 0
     recent = api.post("/api/memory/retrieve-preview", json={"query": "x", "strategy": "recent"})
@@ -512,12 +512,23 @@ def test_engine_status_is_honest_about_each_tier(api: httpx.Client) -> None:
     # Related words and meanings share the word model: it loads with the first key index that asks.
     keyword = {"available": True, "backend": "FTS5", "relatedWords": "idle", "meanings": "idle"}
     assert body["keyword"] == keyword
-    assert body["embedding"]["available"] is False and body["embedding"]["source"] is None
-    assert "no embedding source" in body["embedding"]["reason"]
-    assert body["embedding"]["cacheStats"] == {"hits": 0, "misses": 0, "size": 0}
+    embedding = body["embedding"]
+    assert (embedding["source"], embedding["available"]) == ("transformers", True)  # the bundled MiniLM
+    assert embedding["model"] == "sentence-transformers/all-MiniLM-L6-v2 (int8 ONNX)"
+    assert embedding["cacheStats"] == {"hits": 0, "misses": 0, "size": 0}
     assert body["vectorStore"]["backend"] == "sqlite-vec" and body["vectorStore"]["available"] is True
     assert body["vectorStore"]["needsReindex"] == 0 and body["vectorStore"]["rowCount"] == 0
     api.post("/api/memory", json={"content": "prefers vim", "key": "preference:vim", "apiKeyId": "k1"})
+    deadline = time.monotonic() + 30
+    while api.get("/api/memory/engine-status").json()["vectorStore"]["rowCount"] < 1:
+        assert time.monotonic() < deadline, "the memory never got its vector"
+        time.sleep(0.05)
+    assert api.get("/api/memory/engine-status").json()["vectorStore"]["needsReindex"] == 0
+    api.put("/api/settings/memory", json={"transformersEnabled": False})
+    off = api.get("/api/memory/engine-status").json()
+    assert off["embedding"]["available"] is False and off["embedding"]["source"] is None
+    assert "no embedding source" in off["embedding"]["reason"]
+    api.post("/api/memory", json={"content": "uses tmux", "key": "preference:tmux", "apiKeyId": "k1"})
     after = api.get("/api/memory/engine-status").json()
     assert after["vectorStore"]["needsReindex"] == 1  # no source: the memory waits for a vector
     for _ in range(3):
@@ -549,7 +560,8 @@ def test_engine_status_is_honest_about_each_tier(api: httpx.Client) -> None:
 
 
 def test_switching_on_an_embedding_source_at_runtime_gives_vector_retrieval(api: httpx.Client) -> None:
-    # The offline default: the bundled MiniLM, switched on through the API, no restart.
+    # The bundled MiniLM, switched off and on again through the API, no restart.
+    api.put("/api/settings/memory", json={"transformersEnabled": False})
     add(api, "has a dog named Biscuit who loves the beach", "fact:dog", apiKeyId="k1")
     add(api, "is allergic to peanuts", "fact:allergy", apiKeyId="k1")
     nothing = api.post("/api/memory/reindex", json={}).json()

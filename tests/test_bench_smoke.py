@@ -145,9 +145,9 @@ def test_the_quality_run_reports_every_set_by_mode_and_by_kind(tmp_path: Path) -
     assert paraphrase["fts"]["by_kind"]["lexical"]["recall_at_10"] >= 0.9
     assert conversations["fts"]["recall_at_10"] > 5 * conversations["exact"]["recall_at_10"]
     # Each question is asked as its own conversation's key: "who said …" is answered there.
-    assert conversations["default"]["by_kind"]["who"]["recall_at_10"] >= 0.9
+    assert conversations["no-model"]["by_kind"]["who"]["recall_at_10"] >= 0.9
     assert sets["conversations"]["dataset"]["keys"] == 10
-    for mode in ("exact", "fts", "default"):
+    for mode in ("exact", "fts", "no-model"):
         figures = conversations[mode]
         assert figures["recall_at_5"] <= figures["recall_at_10"] <= figures["recall_at_20"]
     # Keys of very different sizes, each question asked as its own chat's key.

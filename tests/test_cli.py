@@ -71,7 +71,7 @@ def test_remember_then_search_and_list(run) -> None:
 
     found = json.loads(run("memory", "search", "-k", "k1", "what about python?").output)
     assert found[0]["content"] == "does not like Python"
-    assert found[0]["tier"] == "fts5"
+    assert found[0]["tier"] == "hybrid-rrf"  # by its words and by the bundled model's meaning
 
     listing = run("memory", "list", "-k", "k1")
     assert "2 memories" in listing.output
@@ -326,6 +326,7 @@ def test_doctor_reports_the_database_in_use(run) -> None:
 def test_reindex_embeds_waiting_memories_and_doctor_reports_the_source(run) -> None:
     run("memory", "add", "-k", "k1", "-c", "has a dog named Biscuit")
     run("memory", "add", "-k", "k1", "-c", "prefers TypeScript")
+    assert run("settings", "set", "transformersEnabled=false").exit_code == 0  # the bundled model off
     nothing = run("reindex")
     assert nothing.exit_code == 1
     assert json.loads(nothing.output)["reason"] == "auto: no embedding source available"

@@ -9,8 +9,8 @@ from pathlib import Path
 import openai
 import pytest
 from gateways import Gateway, gateway_config
-from memories import open_memory
-from servers import LiveServer, ScriptedUpstream, free_port
+from memories import NO_MODEL, open_memory
+from servers import LiveServer, ScriptedUpstream, free_port, wait_until
 from storage import scalar
 
 from memroute.memory.injection import FRAMING, MEMORY_PREFIX
@@ -296,7 +296,7 @@ def test_the_budget_limits_what_is_injected(gateway: Gateway) -> None:
     )
     time.sleep(0.01)
     gateway.memory.add(gateway.key_id, "Newest preference should fit first.")
-    gateway.memory.update_settings(maxTokens=20)
+    gateway.memory.update_settings(maxTokens=20, **NO_MODEL)  # "Hello" matches nothing: newest first
     raw = gateway.client().chat.completions.with_raw_response.create(
         model="echo-1", messages=[{"role": "user", "content": "Hello"}]
     )
@@ -304,6 +304,34 @@ def test_the_budget_limits_what_is_injected(gateway: Gateway) -> None:
         "Newest preference should fit first."
     )
     assert int(raw.headers["x-memroute-memory-tokens"]) <= 20
+
+
+def test_a_chat_never_waits_for_the_model_to_load_and_recall_uses_it_once_loaded(
+    tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
+    """The bundled model (on by default) is loaded at the first recall that needs it, a
+    second or more on a small machine: the chat that starts the load is answered at once
+    with keyword recall, and the chats after it are recalled by meaning as well."""
+    db = tmp_path / "memroute.db"
+    with open_memory(db) as side:
+        key, secret = side.keys.create("test")
+        side.update_settings(enabled=True)
+        # Polled only every ten minutes: the server's own re-index never loads the model first.
+        config = gateway_config(db, upstream.url, MEMORY_REINDEX_POLL_S="600")
+        with LiveServer(create_app(config)) as server:  # type: ignore[attr-defined]
+            side.add(key.id, "has a dog named Biscuit who loves the beach", key="fact:dog")
+            chat = Gateway(server.url, side, upstream, secret, key.id).client(**{"x-memroute-debug": "true"})
+
+            def tiers() -> set[str]:
+                raw = chat.chat.completions.with_raw_response.create(
+                    model="echo-1", messages=[{"role": "user", "content": "Tell me about my dog"}]
+                )
+                assert raw.parse().choices[0].message.content == "Tell me about my dog"  # the echo
+                details = raw.headers["x-memroute-memory-details"].split(",")
+                return {part.split(";")[1] for part in details}
+
+            assert tiers() == {"tier=fts5"}  # answered without the model, which starts loading
+            wait_until(lambda: tiers() == {"tier=hybrid-rrf"}, timeout=60, interval=0.1)
 
 
 def framed(*memories: str) -> str:

@@ -41,7 +41,7 @@ def _open(
     path: Path, clock: ManualClock | None = None, *, held: int = 50_000, related: bool = True
 ) -> Memory:
     config = Config.for_path(path, {}).with_overrides(recall_index_memories=held, related_words=related)
-    return open_memory(config=config, clock=clock)
+    return open_memory(config=config, clock=clock, model=False)  # the key's index is what is checked
 
 
 @pytest.fixture

@@ -108,7 +108,10 @@ async def _drive(base: str, secret: str, owner: str, server_pid: int) -> dict[st
 @pytest.mark.slow(seconds=50)
 def test_a_hundred_streaming_clients_and_rest_writers(tmp_path: Path) -> None:
     db = tmp_path / "load.db"
-    with open_memory(db) as setup:
+    # The bundled model off: its vectors of every memory learned under load (and the key's
+    # copy of them) grow the server by ~1.5 KB a memory, data and no leak, which the bound
+    # below was not made for.
+    with open_memory(db, model=False) as setup:
         setup.update_settings(enabled=True)
         key, secret = setup.keys.create("load")
         for i in range(300):

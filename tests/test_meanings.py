@@ -24,7 +24,7 @@ QUESTION = "What hobby have I taken up?"
 
 @pytest.fixture
 def mem(tmp_path: Path) -> Iterator[Memory]:
-    with open_configured(tmp_path / "m.db") as memory:
+    with open_configured(tmp_path / "m.db", model=False) as memory:  # the keyword tiers are checked
         yield memory
 
 
@@ -48,7 +48,7 @@ def test_a_question_finds_what_answers_it_in_no_word_it_shares(mem: Memory) -> N
 
 
 def test_switched_off_the_question_matches_nothing(tmp_path: Path) -> None:
-    with open_configured(tmp_path / "m.db", meanings=False) as mem:
+    with open_configured(tmp_path / "m.db", meanings=False, model=False) as mem:
         for line in [HOBBY, *FILLER]:
             mem.add("k", line)
         assert _matched(_recall(mem, "k")) == []
@@ -76,7 +76,10 @@ def test_an_edited_memory_is_found_by_its_new_meaning_and_a_deleted_one_never(me
 
 
 def test_what_another_process_adds_is_found_by_meaning_at_once(tmp_path: Path) -> None:
-    with open_configured(tmp_path / "m.db") as reader, open_configured(tmp_path / "m.db") as writer:
+    with (
+        open_configured(tmp_path / "m.db", model=False) as reader,
+        open_configured(tmp_path / "m.db") as writer,
+    ):
         for line in FILLER:
             reader.add("k", line)
         assert _matched(_recall(reader, "k")) == []
@@ -140,7 +143,7 @@ def test_through_the_gateway_what_answers_in_other_words_is_injected(gateway: Ga
 @pytest.mark.parametrize("meanings", [True, False])
 def test_with_an_embedding_model_hybrid_weighs_meanings_too(tmp_path: Path, meanings: bool) -> None:
     # The hashing source (character trigrams) sees nothing of "hobby" in "board games".
-    with open_configured(tmp_path / "m.db", meanings=meanings) as mem:
+    with open_configured(tmp_path / "m.db", meanings=meanings, model=False) as mem:
         for line in [HOBBY, *FILLER]:
             mem.add("k", line)
         mem.update_settings(enabled=True, embedding_source="hashing")

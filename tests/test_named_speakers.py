@@ -29,7 +29,8 @@ def _chat(mem: Memory, *own: str) -> list[str]:
 
 @pytest.fixture
 def mem(tmp_path: Path) -> Iterator[Memory]:
-    with open_configured(tmp_path / "m.db") as memory:
+    """The bundled model off: keywords and meanings, or the source a test names."""
+    with open_configured(tmp_path / "m.db", model=False) as memory:
         yield memory
 
 

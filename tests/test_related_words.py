@@ -31,7 +31,7 @@ QUESTIONS = {
 
 @pytest.fixture
 def mem(tmp_path: Path) -> Iterator[Memory]:
-    with open_configured(tmp_path / "m.db") as memory:
+    with open_configured(tmp_path / "m.db", model=False) as memory:  # the keyword tiers are checked
         yield memory
 
 
@@ -75,13 +75,16 @@ def test_related_words_come_from_the_keys_own_memories_only(mem: Memory) -> None
 
 
 def test_switched_off_only_the_words_asked_match(tmp_path: Path) -> None:
-    with open_configured(tmp_path / "m.db", related_words=False) as mem:
+    with open_configured(tmp_path / "m.db", related_words=False, model=False) as mem:
         _seed(mem, "k", [*SAID.values(), *FILLER])
         assert _keyword_matches(mem, "k", "Which instrument do I play?") == []
 
 
 def test_what_another_process_adds_is_related_at_once(tmp_path: Path) -> None:
-    with open_configured(tmp_path / "m.db") as reader, open_configured(tmp_path / "m.db") as writer:
+    with (
+        open_configured(tmp_path / "m.db", model=False) as reader,
+        open_configured(tmp_path / "m.db") as writer,
+    ):
         _seed(reader, "k", FILLER)
         assert _keyword_matches(reader, "k", "Which instrument do I play?") == []
         cello = writer.add("k", "so I bought a second-hand cello")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from memories import open_memory
+from memories import NO_MODEL, open_memory
 from servers import wait_until
 from storage import open_parts, rows, scalar
 
@@ -268,7 +268,7 @@ def test_without_the_extension_retrieval_degrades_to_fts_and_says_why(db_path: P
 
 
 def test_no_embedding_source_means_keyword_search_with_the_reason(vmem: Memory) -> None:
-    vmem.update_settings(embedding_source="auto")  # nothing enabled, no remote provider
+    vmem.update_settings(embedding_source="auto", **NO_MODEL)  # nothing enabled, no remote provider
     m = vmem.add("alice", "plays chess online every evening")
     preview = vmem.retrieve_preview("alice", "chess", strategy="hybrid")
     assert preview.items[0].memory.id == m.id and preview.items[0].tier == "fts5"
@@ -589,7 +589,8 @@ def test_a_failing_remote_embedding_provider_degrades_to_keyword_search(
 def test_switching_an_embedding_source_on_starts_the_re_index_at_once(db_path: Path, clock: Any) -> None:
     # The worker also polls for settings changed by another process, here only every ten
     # minutes: what embeds the memories is the settings change waking it.
-    mem = open_memory(config=Config.for_path(db_path, environ={"MEMORY_REINDEX_POLL_S": "600"}), workers=True)
+    environ = {"MEMORY_REINDEX_POLL_S": "600"}
+    mem = open_memory(config=Config.for_path(db_path, environ=environ), workers=True, model=False)
     try:
         stored = [mem.add("alice", f"plays chess online every evening, game {n}") for n in range(20)]
         time.sleep(0.3)  # the worker has looked once and found no source to embed with

@@ -8,6 +8,7 @@ import json
 import os
 import threading
 import time
+from collections.abc import Iterator
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,14 @@ def _counts(db_path: Path) -> tuple[int, int, int]:
         _scalar(db_path, "SELECT COUNT(*) FROM memory_fts_docsize"),
         _scalar(db_path, "SELECT COUNT(*) FROM memory_history"),
     )
+
+
+@pytest.fixture
+def mem(db_path: Path, clock: ManualClock) -> Iterator[Memory]:
+    """A memory with the bundled model off: what keyword search finds is checked here (the
+    vectors' side of adding, editing and deleting is checked in test_semantic.py)."""
+    with open_memory(db_path, clock=clock, workers=True, model=False) as memory:
+        yield memory
 
 
 def _fts_ids(mem: Memory, owner: str, query: str) -> set[str]:

@@ -12,6 +12,7 @@ import sys
 import textwrap
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +88,14 @@ def _columns(db_path: Path, table: str) -> set[str]:
     return {row[1] for row in _query(db_path, f"PRAGMA table_info({table})")}
 
 
+@pytest.fixture
+def mem(db_path: Path, clock: ManualClock) -> Iterator[Memory]:
+    """A memory with the bundled model off: what keyword search finds is checked here (the
+    vectors' side of adding, editing and deleting is checked in test_semantic.py)."""
+    with open_memory(db_path, clock=clock, workers=True, model=False) as memory:
+        yield memory
+
+
 def _fts_ids(mem: Memory, owner: str, query: str) -> set[str]:
     """Ids a keyword (FTS5) search finds; the newest-memories fallback is not a match."""
     items = mem.retrieve(owner, query=query, strategy="semantic")
@@ -157,12 +166,12 @@ def test_schema_enforces_type_and_unique_owner_key(mem: Memory, db_path: Path) -
 
 
 def test_reopen_is_a_noop(db_path: Path, clock: ManualClock) -> None:
-    with open_memory(db_path, clock=clock, workers=True) as first:
+    with open_memory(db_path, clock=clock, workers=True, model=False) as first:
         kept = first.add("k1", "the deploy target is Fly.io", key="fact:deploy")
     migrations_before = _query(db_path, "SELECT version, name, applied_at FROM schema_migrations")
     schema_before = _query(db_path, "SELECT type, name, sql FROM sqlite_master ORDER BY name")
 
-    with open_memory(db_path, clock=clock, workers=True) as second:
+    with open_memory(db_path, clock=clock, workers=True, model=False) as second:
         with database(second) as stored:
             assert migrate(stored.db) == []  # nothing left to apply
         got = second.get(kept.id)
@@ -174,7 +183,7 @@ def test_reopen_is_a_noop(db_path: Path, clock: ManualClock) -> None:
 
 
 def test_newer_schema_version_is_refused(db_path: Path, clock: ManualClock) -> None:
-    with open_memory(db_path, clock=clock, workers=True) as first:
+    with open_memory(db_path, clock=clock, workers=True, model=False) as first:
         first.add("k1", "something to keep")
     con = _raw(db_path)
     con.execute(
@@ -184,7 +193,7 @@ def test_newer_schema_version_is_refused(db_path: Path, clock: ManualClock) -> N
     con.close()
 
     with pytest.raises(StoreError, match="9999"):
-        open_memory(db_path, clock=clock, workers=True)
+        open_memory(db_path, clock=clock, workers=True, model=False)
 
     # The refusal changed nothing and left no lock behind.
     assert _scalar(db_path, "SELECT COUNT(*) FROM memories") == 1
@@ -479,7 +488,7 @@ def test_concurrent_writers_and_readers_on_one_memory(mem: Memory, db_path: Path
 def test_two_memory_objects_on_one_file_write_concurrently(
     mem: Memory, db_path: Path, clock: ManualClock
 ) -> None:
-    other = open_memory(db_path, clock=clock, workers=True)
+    other = open_memory(db_path, clock=clock, workers=True, model=False)
     try:
 
         def writer(target: Memory, owner: str) -> Any:
@@ -506,9 +515,9 @@ def test_two_memory_objects_on_one_file_write_concurrently(
 
 
 def test_acknowledged_memories_survive_close_and_reopen(db_path: Path, clock: ManualClock) -> None:
-    with open_memory(db_path, clock=clock, workers=True) as first:
+    with open_memory(db_path, clock=clock, workers=True, model=False) as first:
         ids = {first.add("k1", f"durable fact number {i} about otters").id: i for i in range(20)}
-    with open_memory(db_path, clock=clock, workers=True) as second:
+    with open_memory(db_path, clock=clock, workers=True, model=False) as second:
         for memory_id, i in ids.items():
             got = second.get(memory_id)
             assert got is not None and got.content == f"durable fact number {i} about otters"
@@ -540,7 +549,7 @@ _CHILD = textwrap.dedent(
 
 def _check_after_crash(db_path: Path, acknowledged: list[str], clock: ManualClock) -> None:
     assert _scalar(db_path, "PRAGMA integrity_check") == "ok"
-    with open_memory(db_path, clock=clock, workers=True) as reopened:
+    with open_memory(db_path, clock=clock, workers=True, model=False) as reopened:
         for memory_id in acknowledged:
             got = reopened.get(memory_id)
             assert got is not None, f"acknowledged memory {memory_id} was lost"
@@ -552,7 +561,8 @@ def _check_after_crash(db_path: Path, acknowledged: list[str], clock: ManualCloc
 def test_sigkill_after_acknowledgement_loses_nothing(
     db_path: Path, tmp_path: Path, clock: ManualClock
 ) -> None:
-    open_memory(db_path, clock=clock, workers=True).close()  # migrated up front, like a running server
+    # Migrated up front, like a running server.
+    open_memory(db_path, clock=clock, workers=True, model=False).close()
     done = subprocess.run(
         [sys.executable, "-c", _CHILD, str(db_path)],
         capture_output=True, text=True, timeout=60, cwd=tmp_path,

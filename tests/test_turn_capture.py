@@ -202,7 +202,8 @@ def test_episode_lines_carry_date_and_speaker_and_the_request_never_gets_its_own
     raw = _say(gateway, "Who is getting married in June?", **{"x-memroute-debug": "true"})
     details = raw.headers["x-memroute-memory-details"].split(",")
     assert [d.split(";")[0] for d in details] == raw.headers["x-memroute-memory-ids"].split(",")
-    assert any(d.startswith(f"{episode.id};tier=fts5;score=") for d in details)
+    # Found by its words and by the bundled model's meaning (on by default): both tiers.
+    assert any(d.startswith(f"{episode.id};tier=hybrid-rrf;score=") for d in details)
     system = gateway.upstream.last["body"]["messages"][0]["content"]
     date = episode.metadata["learnedAt"][:10]
     assert f"[{date}] Dana: My brother Tom is getting married in Lisbon in June." in system

@@ -9,6 +9,7 @@ Remote failures are not remembered: they are per request and cheap to retry.
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -41,6 +42,8 @@ from memroute.upstream.tls import tls_context
 
 if TYPE_CHECKING:
     from memroute.upstream.route import Route
+
+log = logging.getLogger("memroute.embeddings")
 
 FAILURE_MEMORY_S = 30.0
 _LOCAL = ("transformers", "static")
@@ -79,6 +82,7 @@ class EmbeddingSources:
         self._embedders: dict[tuple[str, str], Embedder] = {}
         self._failures: dict[tuple[str, str], tuple[float, EmbeddingError]] = {}
         self._load_locks: dict[tuple[str, str], threading.Lock] = {}
+        self._loading: set[tuple[str, str]] = set()
         self._client: httpx.Client | None = None
         self._closed = False
 
@@ -120,6 +124,40 @@ class EmbeddingSources:
                 self._embedders[key] = made
                 self._failures.pop(key, None)
             return made
+
+    def loaded(self, choice: SourceChoice) -> Embedder | None:
+        """The embedder for `choice` if it is loaded already, else None (nothing is loaded)."""
+        with self._lock:
+            return self._embedders.get((choice.source or "", choice.model or ""))
+
+    def ready(self, choice: SourceChoice) -> bool:
+        """Whether embedding with `choice` costs no model load now: its local model is
+        loaded (or failed to load lately, which `embedder` reports at once), or it loads
+        nothing (hashing, a remote provider)."""
+        if choice.source not in _LOCAL:
+            return True
+        key = (choice.source or "", choice.model or "")
+        with self._lock:
+            return key in self._embedders or key in self._failures
+
+    def load_in_background(self, choice: SourceChoice) -> None:
+        """Start loading `choice`'s model in a thread of its own (once, however often asked)."""
+        key = (choice.source or "", choice.model or "")
+        with self._lock:
+            if key in self._embedders or key in self._loading or self._closed:
+                return
+            self._loading.add(key)
+
+        def load() -> None:
+            try:
+                self.embedder(choice)
+            except EmbeddingError as exc:
+                log.warning("embedding.load.failed source=%s reason=%s", choice.source, exc.reason)
+            finally:
+                with self._lock:
+                    self._loading.discard(key)
+
+        threading.Thread(target=load, name="memroute-model-load", daemon=True).start()
 
     def _raise_remembered(self, key: tuple[str, str]) -> None:
         failed = self._failures.get(key)

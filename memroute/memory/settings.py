@@ -23,7 +23,7 @@ class MemorySettings:
     skills_enabled: bool = True  # stored for compatibility; memroute has no skills
     embedding_source: str = "auto"
     embedding_provider_model: str | None = None
-    transformers_enabled: bool = False
+    transformers_enabled: bool = True  # the bundled MiniLM: `auto` embeds with it
     static_enabled: bool = False
     rerank_enabled: bool = False
     rerank_provider_model: str | None = None

@@ -365,13 +365,16 @@ class Memory:
         settings: MemorySettings | None = None,
         memory_type: str | None = None,
         already_said: str = "",
+        wait_for_model: bool = True,
     ) -> builtins.list[RetrievedItem]:
         """The memories to inject for `query`, best first, within `max_tokens`.
 
         Unset strategy, budget and retention come from the settings (pass them if already
         read), as does the embedding source. A memory whose text `already_said` holds (a
         request's own messages, see `memroute.memory.turns.said_in`) is left out. Every
-        memory returned has its access count bumped (unless `record_access=False`)."""
+        memory returned has its access count bumped (unless `record_access=False`). With
+        `wait_for_model=False` (a chat), a local model not loaded yet starts loading in
+        the background and this retrieval goes without vectors."""
         settings = settings or self.settings()
         if not strategy or max_tokens is None or retention_days is None:
             strategy = strategy or settings.retrieval_strategy
@@ -392,6 +395,7 @@ class Memory:
             settings=settings,
             memory_type=memory_type,
             already_said=already_said,
+            wait_for_model=wait_for_model,
         )
         if record_access and result.items:
             self.record_access(i.memory.id for i in result.items)
@@ -447,6 +451,7 @@ class Memory:
         settings: MemorySettings | None = None,
         memory_type: str | None = None,
         already_said: str = "",
+        wait_for_model: bool = True,
     ) -> Retrieval:
         if query is not None and not isinstance(query, str):
             raise InvalidInput("must be a string", "query")
@@ -464,7 +469,7 @@ class Memory:
         if strategy == "exact" or params.query is None:
             return retrieve(reader, flt, params, rendered=self._rendered)
         settings = settings or self.settings()
-        plan = self._semantic.plan(settings, params.query)
+        plan = self._semantic.plan(settings, params.query, wait_for_model=wait_for_model)
         weight = self.config.hybrid_vector_weight
         params.vector_weight = vector_weight_of(plan.source.source) if weight is None else weight
         reranker = self._semantic.reranker(settings)[0] if plan.indexes else None
@@ -499,7 +504,8 @@ class Memory:
     ) -> builtins.list[RetrievedItem]:
         """What the gateway injects: retrieval as the settings say (pass them if already
         read), leaving out what the request already holds (`already_said`), or nothing when
-        memory or injection is off."""
+        memory or injection is off. A chat never waits for a model to load: until it is,
+        recall goes without vectors."""
         settings = settings or self.settings()
         if not settings.injects:
             return []
@@ -514,6 +520,7 @@ class Memory:
             record_access=record_access,
             settings=settings,
             already_said=already_said,
+            wait_for_model=False,
         )
 
     def inject(

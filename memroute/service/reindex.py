@@ -41,6 +41,8 @@ class Reindexer:
         if choice.source is None or not self._index.available:
             return 0, 0
         try:
+            if not self._index.needs_work(choice):
+                return 0, 0
             with self._batch_lock:  # else both would embed the same pending memories
                 self._index.sync(choice)
                 result = self._index.embed_pending(choice, None, limit)

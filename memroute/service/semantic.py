@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 from memroute.embeddings import EmbeddingSources, SourceChoice
 from memroute.embeddings.word_vectors import WordVectors
+from memroute.errors import EmbeddingError
 from memroute.memory.retrieval import KEYWORDS_ONLY, Reranker, VectorSearch, join_reasons
 from memroute.memory.settings import MemorySettings
 from memroute.models.records import MemoryFilter
@@ -63,8 +64,10 @@ class SearchPlan:
         candidates: tuple[_Candidate, ...],
         source: SourceChoice,
         reason: str | None,
+        wait_for_model: bool = True,
     ) -> None:
         self._sources = sources
+        self._wait_for_model = wait_for_model
         self._query = query
         self._candidates = {id(c.index): c for c in candidates}
         self.indexes: tuple[VectorIndex, ...] = tuple(c.index for c in candidates)
@@ -80,8 +83,16 @@ class SearchPlan:
     def query_vector(self, index: VectorIndex, flt: MemoryFilter, text: str | None = None) -> Vector:
         """The query (or `text`, what retrieval asks instead) embedded as `index` expects
         it, after `index` has caught up with the latest writes of `flt`'s key. Raises
-        EmbeddingError (or the index's error)."""
+        EmbeddingError (or the index's error); without `wait_for_model`, also while the
+        model is not loaded yet (it starts loading in the background)."""
         candidate = self._candidates[id(index)]
+        if not self._wait_for_model and not self._sources.ready(candidate.source):
+            self._sources.load_in_background(candidate.source)
+            raise EmbeddingError(
+                f"the {candidate.source.source} model is loading",
+                reason="loading",
+                source=candidate.source.source,
+            )
         asked = self._query if text is None else text
         key = (candidate.source.source, candidate.source.model, asked)
         vector = self._embedded.get(key)
@@ -136,9 +147,10 @@ class SemanticEngine:
         """The memory embedding source these settings select."""
         return self._source(settings)
 
-    def plan(self, settings: MemorySettings, query: str) -> SearchPlan:
+    def plan(self, settings: MemorySettings, query: str, *, wait_for_model: bool = True) -> SearchPlan:
         """The vector indexes retrieval should try for `query` with these settings: Qdrant
-        when it is the vector store and ready, then sqlite-vec."""
+        when it is the vector store and ready, then sqlite-vec. Without `wait_for_model`
+        a model not loaded yet is not waited for (see `SearchPlan.query_vector`)."""
         choice = self.source(settings)
         qdrant, qdrant_note = self.qdrant.index(settings)
         first: tuple[_Candidate, ...] = ()
@@ -148,15 +160,15 @@ class SemanticEngine:
             )
         if choice.source is None:
             reason = join_reasons(qdrant_note, choice.reason + KEYWORDS_ONLY)
-            return SearchPlan(self._sources, query, first, choice, reason)
+            return SearchPlan(self._sources, query, first, choice, reason, wait_for_model)
         if not self._index.available:
             vec_error = self._store.db.vec_error or "not loaded"
             reason = join_reasons(qdrant_note, f"sqlite-vec not available ({vec_error}) — degraded to FTS5")
-            return SearchPlan(self._sources, query, first, choice, reason)
+            return SearchPlan(self._sources, query, first, choice, reason, wait_for_model)
         index = self._index
         local = _Candidate(index, choice, lambda dim, key: index.catch_up(choice, dim, key))
         note = f"{qdrant_note} — using sqlite-vec" if qdrant_note else None
-        return SearchPlan(self._sources, query, (*first, local), choice, note)
+        return SearchPlan(self._sources, query, (*first, local), choice, note, wait_for_model)
 
     def reranker(self, settings: MemorySettings) -> tuple[Reranker | None, RerankStatus]:
         """The reranker the settings ask for, if its provider is configured, and its status

@@ -112,6 +112,21 @@ class VectorRepository:
         )
         return row is not None
 
+    def reset_unless_current(self, signature: str, dim: int, *, int8: bool, now: str) -> int | None:
+        """`reset` unless the table already holds `signature`: checked and done in one write
+        transaction, so threads that race here reset once (and take no other lock, which a
+        caller already inside a transaction would wait on). None when it was current."""
+        with self.db.write() as con:
+            row = con.execute(
+                "SELECT embedding_signature, vec_ready FROM memory_vec_meta WHERE id = 1"
+            ).fetchone()
+            table = con.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vec_memories'"
+            ).fetchone()
+            if row is not None and row[0] == signature and row[1] and table is not None:
+                return None
+            return self.reset(signature, dim, int8=int8, now=now)
+
     def reset(self, signature: str, dim: int, *, int8: bool, now: str) -> int:
         """(Re)create `vec_memories` for `signature` and mark every memory for re-embedding.
         Returns how many memories now wait for a vector."""
@@ -305,6 +320,10 @@ class VectorRepository:
             params,
         )
         return [PendingMemory(int(r[0]), str(r[1]), str(r[2]), str(r[3])) for r in rows]
+
+    def holds_memories(self) -> bool:
+        """Whether the database holds any memory at all (of any key)."""
+        return self.db.read().execute("SELECT 1 FROM memories LIMIT 1").fetchone() is not None
 
     def count(self) -> int:
         if not self.available or not self.table_exists():

@@ -13,7 +13,6 @@ takes a query vector the caller embedded.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -68,7 +67,6 @@ class SqliteVecIndex:
         self.int8 = int8
         self._now = now
         self.backfill_batch = backfill_batch
-        self._reset_lock = threading.Lock()
         self.key_cache = KeyMatrixCache(self._load_key, self._wants_copy, max_bytes=cache_bytes)
 
     def _wants_copy(self, key: str) -> bool:
@@ -101,6 +99,29 @@ class SqliteVecIndex:
         model = self.sources.embedder(choice).model
         return f"{choice.source}:{model}:{dim}" + (":int8" if self.int8 else "")
 
+    def needs_work(self, choice: SourceChoice) -> bool:
+        """Whether a re-index pass has anything to do for `choice`: memories wait for a
+        vector, or memories exist and the table was made for another source. No model is
+        loaded to find out when the choice names its model and width up front (the bundled
+        MiniLM, hashing) or the model is loaded already: an idle server keeps it unloaded."""
+        if self.vectors.pending(None, 1):
+            return True
+        if not self.vectors.holds_memories():
+            return False
+        wanted = self._known_signature(choice)
+        meta = self.vectors.meta()
+        return wanted is None or not (meta.ready and meta.signature == wanted)
+
+    def _known_signature(self, choice: SourceChoice) -> str | None:
+        loaded = self.sources.loaded(choice)
+        if loaded is not None and loaded.dimensions:
+            model, dim = loaded.model, loaded.dimensions
+        elif choice.source in ("transformers", "hashing") and choice.model and choice.dimensions:
+            model, dim = choice.model, choice.dimensions
+        else:
+            return None
+        return f"{choice.source}:{model}:{dim}" + (":int8" if self.int8 else "")
+
     def sync(self, choice: SourceChoice) -> VecMeta:
         """Make the table match `choice` now (a changed source resets it and marks every
         memory for re-embedding), even when no memory is waiting. Loads the model."""
@@ -116,15 +137,10 @@ class SqliteVecIndex:
         meta = self.vectors.meta()
         if meta.ready and meta.signature == wanted:
             return meta
-        with self._reset_lock:
-            meta = self.vectors.meta()
-            if not (meta.ready and meta.signature == wanted):
-                pending = self.vectors.reset(wanted, dim, int8=self.int8, now=self._now())
-                log.info(
-                    "memory.vec.reset signature=%s previous=%s pending=%d", wanted, meta.signature, pending
-                )
-                meta = self.vectors.meta()
-        return meta
+        pending = self.vectors.reset_unless_current(wanted, dim, int8=self.int8, now=self._now())
+        if pending is not None:
+            log.info("memory.vec.reset signature=%s previous=%s pending=%d", wanted, meta.signature, pending)
+        return self.vectors.meta()
 
     # -- writing vectors -------------------------------------------------------------
 

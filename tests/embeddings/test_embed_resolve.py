@@ -45,7 +45,7 @@ ROWS = [
         "static (potion-base-8M) explicitly selected",
     ),
     (
-        {"embedding_source": "transformers"},
+        {"embedding_source": "transformers", "transformers_enabled": False},
         None, None, None, "null:null:null", "transformers disabled in settings",
     ),
     (
@@ -72,14 +72,24 @@ ROWS = [
         "auto: transformers (all-MiniLM-L6-v2, ONNX) available",
     ),
     (
-        {"embedding_source": "auto", "embedding_provider_model": "/text-embedding-3-small"},
+        {"embedding_source": "auto", "embedding_provider_model": "/text-embedding-3-small",
+         "transformers_enabled": False},
         None, None, None, "null:null:null", "auto: no embedding source available",
     ),
     (
-        {"embedding_source": "auto", "embedding_provider_model": "openai/"},
+        {"embedding_source": "auto", "embedding_provider_model": "openai/", "transformers_enabled": False},
         None, None, None, "null:null:null", "auto: no embedding source available",
     ),
-    ({"embedding_source": "auto"}, None, None, None, "null:null:null", "auto: no embedding source available"),
+    (
+        {"embedding_source": "auto", "transformers_enabled": False},
+        None, None, None, "null:null:null", "auto: no embedding source available",
+    ),
+    (
+        # the install's settings: the bundled MiniLM
+        {},
+        "transformers", DEFAULT_TRANSFORMERS_MODEL, 384, f"transformers:{DEFAULT_TRANSFORMERS_MODEL}:384",
+        "auto: transformers (all-MiniLM-L6-v2, ONNX) available",
+    ),
     (
         {"embedding_source": "hashing"},
         "hashing", "hashing-256", 256, "hashing:hashing-256:256", "hashing explicitly selected",

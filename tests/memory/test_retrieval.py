@@ -61,15 +61,36 @@ REF_QUERIES = {
 }
 
 
-@pytest.fixture(scope="module")
-def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Memory, dict[str, str]]]:
-    """One Memory for the whole module's read-mostly tests (hypothesis runs many examples)."""
-    memory = open_memory(tmp_path_factory.mktemp("retrieval") / "memroute.db", workers=True)
+@pytest.fixture
+def mem(db_path: Path, clock: Any) -> Iterator[Memory]:
+    """The install's memory with the bundled model off: these tests check what the keyword
+    tiers (FTS5, the key's index, its meanings) find and in which order."""
+    with open_memory(db_path, clock=clock, workers=True, model=False) as memory:
+        yield memory
+
+
+def _shared(
+    tmp_path_factory: pytest.TempPathFactory, *, model: bool
+) -> Iterator[tuple[Memory, dict[str, str]]]:
+    memory = open_memory(tmp_path_factory.mktemp("retrieval") / "memroute.db", workers=True, model=model)
     ids = {query: memory.add("owner-a", content).id for query, content in REF_QUERIES.items()}
     memory.add("owner-a", "prefers TypeScript for backend services")
     memory.add("owner-b", "secret of owner b: likes Kotlin")
     yield memory, ids
     memory.close()
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Memory, dict[str, str]]]:
+    """One Memory with the install's settings (the bundled model on) for the whole module's
+    read-mostly tests (hypothesis runs many examples through every path)."""
+    yield from _shared(tmp_path_factory, model=True)
+
+
+@pytest.fixture(scope="module")
+def shared_keywords(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Memory, dict[str, str]]]:
+    """The same memories with the bundled model off: what the keyword tiers find."""
+    yield from _shared(tmp_path_factory, model=False)
 
 
 SYNTAX_PIECES = [
@@ -144,17 +165,17 @@ def test_fts_syntax_soup_never_raises(shared: tuple[Memory, dict[str, str]], que
 @pytest.mark.parametrize("strategy", ["semantic", "hybrid"])
 @pytest.mark.parametrize("query", list(REF_QUERIES))
 def test_ref_queries_find_the_memory_with_those_words(
-    shared: tuple[Memory, dict[str, str]], query: str, strategy: str
+    shared_keywords: tuple[Memory, dict[str, str]], query: str, strategy: str
 ) -> None:
-    memory, ids = shared
+    memory, ids = shared_keywords
     items = memory.retrieve("owner-a", query, strategy=strategy, max_tokens=2000, record_access=False)
     assert items, f"{query!r} found nothing"
     assert items[0].memory.id == ids[query]
     assert items[0].tier == "fts5"
 
 
-def test_very_long_query_is_bounded_and_still_matches(shared: tuple[Memory, dict[str, str]]) -> None:
-    memory, _ = shared
+def test_very_long_query_is_bounded_and_still_matches(shared_keywords: tuple[Memory, dict[str, str]]) -> None:
+    memory, _ = shared_keywords
     query = "blah " * 50_000 + "which TypeScript setup"
     items = memory.retrieve("owner-a", query, strategy="semantic", record_access=False)
     # First: the memory with the words asked (related words may match others after it).

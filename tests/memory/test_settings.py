@@ -14,7 +14,7 @@ from typing import Any
 
 import apsw
 import pytest
-from memories import open_memory
+from memories import NO_MODEL, open_memory
 
 from memroute import InvalidInput, Memory
 from memroute.models.wire import to_wire
@@ -27,7 +27,7 @@ REF_FIELDS = {
     "skillsEnabled": True,
     "embeddingSource": "auto",
     "embeddingProviderModel": None,
-    "transformersEnabled": False,
+    "transformersEnabled": True,  # the reference: false; memroute embeds with the bundled MiniLM
     "staticEnabled": False,
     "rerankEnabled": False,
     "rerankProviderModel": None,
@@ -290,7 +290,7 @@ def test_recall_is_empty_while_memory_is_disabled(mem: Memory, clock: Any) -> No
 
 def test_recall_uses_the_settings_strategy_budget_and_scope(mem: Memory, clock: Any) -> None:
     _seed(mem, clock)
-    mem.update_settings(enabled=True)
+    mem.update_settings(enabled=True, **NO_MODEL)  # what keyword recall finds per strategy
     hybrid = mem.recall("k", "TypeScript")
     assert [i.memory.content for i in hybrid] == [
         "prefers TypeScript for the backend",

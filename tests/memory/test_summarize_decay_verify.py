@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from memories import open_memory
+from memories import NO_MODEL, open_memory
 from storage import scalar
 
 from memroute import InvalidInput, Memory
@@ -255,6 +255,7 @@ def test_old_episodic_decays_fresh_and_factual_stay(decaying: Memory, clock: Any
 
 
 def test_used_memories_are_immune(decaying: Memory, clock: Any) -> None:
+    decaying.update_settings(**NO_MODEL)  # a keyword search recalls (uses) only what it matches
     used = _add(decaying, clock, "k", "went with Postgres for storage", type="episodic")
     unused = _add(decaying, clock, "k", "picked Redis for caching", type="episodic")
     for _ in range(3):
@@ -358,3 +359,24 @@ def test_the_server_sweeps_decayed_memories_on_its_own(tmp_path: Path) -> None:
         assert mem.get(old.id) is None
         assert mem.get(kept.id) is not None
         assert [h.actor for h in mem.history(old.id)][-1] == "decay"
+
+
+def test_the_health_probe_and_a_re_index_after_a_source_change_never_wait_on_each_other(
+    mem: Memory, clock: Any
+) -> None:
+    """The probe searches inside its own write transaction while the re-index worker resets
+    the vector table for a new source: once they each held what the other waited for, and
+    the probe (and every write after it) hung for good."""
+    import threading
+
+    for i in range(40):
+        _add(mem, clock, "k", f"note {i}: the build runs on runner {i}")
+    for source in ["hashing", "transformers"] * 4:
+        mem.update_settings(enabled=True, embedding_source=source)
+        results: list[Any] = []
+        probe = threading.Thread(target=lambda found=results: found.append(mem.verify()), daemon=True)
+        probe.start()
+        probe.join(60)
+        assert not probe.is_alive(), "the health probe hung"
+        assert results[0].working is True, results[0]
+    assert mem.stats().total == 40
