@@ -602,3 +602,28 @@ def test_switching_an_embedding_source_on_starts_the_re_index_at_once(db_path: P
         assert _vec_rows(mem) == len(stored), "the re-index waited for its next poll"
     finally:
         mem.close()
+
+
+def _model_loaded(mem: Memory) -> bool:
+    """Whether this memory's bundled model is loaded (what the embedding providers list says)."""
+    (minilm,) = [p for p in mem.embedding_providers() if p.id == "transformers"]
+    return minilm.reason.startswith("loaded: ")
+
+
+def test_an_idle_server_loads_no_model_until_a_memory_needs_a_vector(db_path: Path, clock: Any) -> None:
+    # The bundled model (on by default) takes ~170 MB: a server with nothing to embed and no
+    # recall yet has not loaded it, and neither has one whose memories all have their vector.
+    environ = {"MEMORY_REINDEX_POLL_S": "0.05"}
+    with open_memory(config=Config.for_path(db_path, environ=environ), workers=True) as mem:
+        time.sleep(0.5)  # ten passes of the re-index worker over an empty database
+        assert not _model_loaded(mem)
+        mem.add("alice", "plays chess online every evening")
+        deadline = time.monotonic() + 60
+        while _vec_rows(mem) < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _vec_rows(mem) == 1 and _model_loaded(mem)
+    with open_memory(config=Config.for_path(db_path, environ=environ), workers=True) as again:
+        time.sleep(0.5)
+        assert not _model_loaded(again)  # every memory has its vector: nothing to load it for
+        found = again.retrieve("alice", "which board game do I play?", strategy="semantic")
+        assert found[0].tier == "vector" and _model_loaded(again)

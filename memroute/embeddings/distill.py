@@ -51,7 +51,7 @@ def _kept_vocabulary(vocab: dict[str, int], specials: set[str], limit: int | Non
 
 
 def _teacher_vectors(teacher_ids: list[int], cls_id: int, sep_id: int) -> NDArray[np.float32]:
-    session = make_session(verified_default_model(), spin=False)
+    session = make_session(verified_default_model(), spin=False, threads=2)  # one big batch job
     inputs = {i.name for i in session.get_inputs()}
     out = np.zeros((len(teacher_ids), 0), dtype=np.float32)
     chunks: list[NDArray[np.float32]] = []

@@ -98,8 +98,12 @@ def verified_default_model() -> Path:
     return path
 
 
-def make_session(model_path: Path, *, spin: bool = False) -> Any:
-    """An onnxruntime CPU session with at most two intra-op threads (stack-notes §3a).
+def make_session(model_path: Path, *, spin: bool = False, threads: int = 1) -> Any:
+    """An onnxruntime CPU session running each call on `threads` threads (at most the
+    machine's cores). One by default: a question of a chat embeds as fast on one as on
+    two, for ~1.2–1.7 ms less CPU (a chat with memory on: ~2.5 ms less of the gateway's CPU,
+    bench/gateway_recall.py), and concurrent chats run side by side anyway; re-indexing on
+    one is ~25 % slower (400–430 memories/s through the server against 530–590 on 2 cores).
     Idle worker threads do not busy-wait (`spin=False`): alone, a query embeds a little
     faster with spinning, but next to numpy's and SQLite's work in the same retrieval the
     spinning threads took the CPU from them (hybrid retrieval at 10k memories: p50 16.8 →
@@ -111,7 +115,7 @@ def make_session(model_path: Path, *, spin: bool = False) -> Any:
     options = ort.SessionOptions()
     if not spin:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    options.intra_op_num_threads = min(2, os.cpu_count() or 1)
+    options.intra_op_num_threads = max(1, min(threads, os.cpu_count() or 1))
     options.inter_op_num_threads = 1
     options.enable_mem_pattern = False
     options.log_severity_level = 3  # errors only
