@@ -329,12 +329,15 @@ def test_an_export_over_4_mib_imports_back_through_rest(tmp_path: Path) -> None:
     words = "the deploy checklist covers staging, canary and rollback steps " * 900  # ~57 KB
     records = [{"content": f"note {n}: {words}", "key": f"note:{n}", "apiKeyId": "big"} for n in range(80)]
     lines = "".join(json.dumps(r) + "\n" for r in records).encode()
+    off = {"transformersEnabled": False}  # no 57 KB memories embedded in the background meanwhile
     with management_api(tmp_path / "a" / "memroute.db", MEMROUTE_REDACT="false") as first:
+        assert first.put("/api/settings/memory", json=off).status_code == 200
         report = first.post("/api/memory/import", headers=JSON_LINES, content=lines)
         assert report.json() == {"imported": 80, "skipped": 0, "errors": []}, report.text[:500]
         export = first.get("/api/memory/export")
     assert export.status_code == 200 and len(export.content) > 4 * MIB
     with management_api(tmp_path / "b" / "memroute.db", MEMROUTE_REDACT="false") as second:
+        assert second.put("/api/settings/memory", json=off).status_code == 200
         report = second.post("/api/memory/import", headers=JSON_LINES, content=export.content)
         assert report.json() == {"imported": 80, "skipped": 0, "errors": []}, report.text[:500]
         again = second.post(

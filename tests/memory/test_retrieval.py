@@ -463,7 +463,9 @@ def test_preview_without_key_covers_all_keys(mem: Memory, clock: Any) -> None:
 
 @pytest.fixture(scope="module")
 def budget_mem(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
-    memory = open_memory(tmp_path_factory.mktemp("budget") / "memroute.db", workers=True)
+    # The bundled model off: packing is the same whatever ranks, and 60 examples embedding
+    # each new memory cost seconds.
+    memory = open_memory(tmp_path_factory.mktemp("budget") / "memroute.db", workers=True, model=False)
     yield memory
     memory.close()
 
