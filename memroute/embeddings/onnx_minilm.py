@@ -267,7 +267,7 @@ def load_transformers(spec: str, cache_dir: Path) -> OnnxEmbedder:
 
 def bundled_embedder() -> OnnxEmbedder:
     """The bundled MiniLM, loaded once per process and shared by every memory opened in it
-    (a load costs ~90 MB and a fraction of a second; the session and tokenizer are never
+    (a load costs ~200 MB and a fraction of a second; the session and tokenizer are never
     reconfigured, so sharing them is safe)."""
     global _bundled
     with _bundled_lock:

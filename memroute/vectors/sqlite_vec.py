@@ -96,8 +96,10 @@ class SqliteVecIndex:
     def signature(self, choice: SourceChoice, dim: int) -> str:
         """`source:model:dim[:int8]` with the model really loaded (offline, the default static
         model is a stand-in distilled locally: its vectors must not pass for potion's)."""
-        model = self.sources.embedder(choice).model
-        return f"{choice.source}:{model}:{dim}" + (":int8" if self.int8 else "")
+        return self._signature_of(choice.source, self.sources.embedder(choice).model, dim)
+
+    def _signature_of(self, source: str | None, model: str, dim: int) -> str:
+        return f"{source}:{model}:{dim}" + (":int8" if self.int8 else "")
 
     def needs_work(self, choice: SourceChoice) -> bool:
         """Whether a re-index pass has anything to do for `choice`: memories wait for a
@@ -120,7 +122,7 @@ class SqliteVecIndex:
             model, dim = choice.model, choice.dimensions
         else:
             return None
-        return f"{choice.source}:{model}:{dim}" + (":int8" if self.int8 else "")
+        return self._signature_of(choice.source, model, dim)
 
     def sync(self, choice: SourceChoice) -> VecMeta:
         """Make the table match `choice` now (a changed source resets it and marks every
