@@ -132,13 +132,15 @@ class EmbeddingSources:
 
     def ready(self, choice: SourceChoice) -> bool:
         """Whether embedding with `choice` costs no model load now: its local model is
-        loaded (or failed to load lately, which `embedder` reports at once), or it loads
-        nothing (hashing, a remote provider)."""
+        loaded (or failed to load within FAILURE_MEMORY_S, which `embedder` reports at
+        once), or it loads nothing (hashing, a remote provider)."""
         if choice.source not in _LOCAL:
             return True
         key = (choice.source or "", choice.model or "")
         with self._lock:
-            return key in self._embedders or key in self._failures
+            failed = self._failures.get(key)
+            recent = failed is not None and self._timer() - failed[0] < FAILURE_MEMORY_S
+            return key in self._embedders or recent
 
     def load_in_background(self, choice: SourceChoice) -> None:
         """Start loading `choice`'s model in a thread of its own (once, however often asked)."""

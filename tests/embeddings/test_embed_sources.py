@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -136,6 +137,29 @@ def test_failed_load_is_remembered_for_a_while(
     assert sources.embedder(chosen).dimensions == 256
     status = {s.source: s for s in sources.local_sources()}["static"]
     assert status.available and status.reason.startswith("loaded")
+
+
+def test_a_model_is_ready_once_loaded_or_while_its_failure_is_remembered(
+    tmp_path: Path, timer: FakeTimer, small_static_model: Path
+) -> None:
+    # What a chat asks before embedding: never ready means "load it in the background and
+    # recall without vectors this time"; a remembered failure is reported at once instead,
+    # and once forgotten the next load is a background one again, not one the chat waits for.
+    folder = tmp_path / "static-later"
+    sources = make(tmp_path, timer, static_model=str(folder))
+    chosen = SourceChoice("static", str(folder), None, "test")
+    assert sources.ready(HASH) and not sources.ready(chosen)
+    with pytest.raises(EmbeddingError):
+        sources.embedder(chosen)
+    assert sources.ready(chosen)  # the failure answers at once
+    timer.advance(FAILURE_MEMORY_S)
+    assert not sources.ready(chosen)
+    shutil.copytree(small_static_model, folder)
+    sources.load_in_background(chosen)
+    deadline = time.monotonic() + 30
+    while not sources.ready(chosen) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert sources.loaded(chosen) is not None and sources.loaded(chosen).dimensions == 256  # type: ignore[union-attr]
 
 
 def test_local_sources_without_loading(tmp_path: Path, timer: FakeTimer) -> None:
