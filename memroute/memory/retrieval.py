@@ -340,8 +340,12 @@ def _vector_candidates(
     if params.min_score is not None:
         hits = [h for h in hits if h.score >= params.min_score]
     # The index should filter already; checking again means a stale index entry can never leak
-    # another key's or an expired memory.
-    found = {i: m for i, m in reader.get_many([h.memory_id for h in hits]).items() if flt.admits(m)}
+    # another key's or an expired memory. Hits the index read whole are not read again.
+    read = {h.memory_id: h.memory for h in hits if h.memory is not None}
+    unread = [h.memory_id for h in hits if h.memory is None]
+    if unread:
+        read.update(reader.get_many(unread))
+    found = {i: m for i, m in read.items() if flt.admits(m)}
     label = "qdrant" if index.name == "qdrant" else "vector"
     candidates = [
         _Candidate(found[h.memory_id], h.score, label, vec_score=h.score)

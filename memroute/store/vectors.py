@@ -23,9 +23,9 @@ import apsw
 import numpy as np
 from numpy.typing import NDArray
 
-from memroute.models.records import MemoryFilter
+from memroute.models.records import MemoryFilter, MemoryRecord
 from memroute.store.db import Database
-from memroute.store.memories import filter_sql
+from memroute.store.memories import COLUMNS, filter_sql, row_to_memory
 
 VEC_CHUNK_FLOAT = 16
 VEC_CHUNK_INT8 = 32
@@ -66,10 +66,14 @@ class KeyWrite:
 
 @dataclass(frozen=True, slots=True)
 class Neighbour:
-    memory_id: str
+    memory: MemoryRecord
     rowid: int
     distance: float
     vector: bytes | None = None
+
+    @property
+    def memory_id(self) -> str:
+        return self.memory.id
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,6 +314,19 @@ class VectorRepository:
         )
         return {int(r[0]): str(r[1]) for r in rows}
 
+    def admitted_memories(self, rowids: Sequence[int], flt: MemoryFilter) -> dict[int, MemoryRecord]:
+        """The memories among `rowids` that `flt` admits, read whole: rowid → memory (what
+        a search returns, so its caller reads no row twice)."""
+        if not rowids:
+            return {}
+        where, params = filter_sql(flt)
+        marks = ",".join("?" * len(rowids))
+        rows = self.db.read().execute(  # NOT INDEXED: as in `admitted`
+            f"SELECT rowid, {COLUMNS} FROM memories NOT INDEXED WHERE rowid IN ({marks}) AND {where}",
+            (*rowids, *params),
+        )
+        return {int(r[0]): row_to_memory(r[1:]) for r in rows}
+
     def pending(self, api_key_id: str | None, limit: int) -> list[PendingMemory]:
         """Memories still waiting for a vector (one key's, or any), oldest first."""
         owner_sql = "" if api_key_id is None else " AND api_key_id = ?"
@@ -354,15 +371,15 @@ class VectorRepository:
                 f" {owner_sql} ORDER BY distance",
                 (query, fetch, *owner_params),
             ).fetchall()
-            admitted = self.admitted([int(r[0]) for r in near], flt)  # type: ignore[arg-type]
+            admitted = self.admitted_memories([int(r[0]) for r in near], flt)  # type: ignore[arg-type]
             hits = [_neighbour(admitted[int(r[0])], r) for r in near if r[0] in admitted]
             if len(hits) >= k or len(near) < fetch or fetch >= MAX_FETCH:
                 return hits[:k]
             fetch = min(fetch * 4, MAX_FETCH)
 
 
-def _neighbour(memory_id: Any, row: Any) -> Neighbour:
-    return Neighbour(str(memory_id), int(row[0]), float(row[1]), None if row[2] is None else bytes(row[2]))
+def _neighbour(memory: MemoryRecord, row: Any) -> Neighbour:
+    return Neighbour(memory, int(row[0]), float(row[1]), None if row[2] is None else bytes(row[2]))
 
 
 def _bump(con: apsw.Connection, api_key_id: str) -> None:

@@ -18,7 +18,7 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from memroute.models.records import MemoryFilter
+from memroute.models.records import MemoryFilter, MemoryRecord
 
 #: A query or document embedding: one float32 row.
 Vector = NDArray[np.float32]
@@ -31,6 +31,9 @@ RowAdmission = Callable[[Sequence[int]], dict[int, str]]
 class VectorHit:
     memory_id: str
     score: float
+    #: The memory as the index read it while checking the hit against the filter (the
+    #: sqlite-vec table does), so the caller need not read it again; None when not read.
+    memory: MemoryRecord | None = None
 
 
 class VectorIndex(Protocol):

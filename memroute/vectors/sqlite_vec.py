@@ -227,7 +227,7 @@ class SqliteVecIndex:
                 return self._search_copy(copy, vector, flt, k, admitted)
         if not self.int8:
             hits = self.vectors.knn(np.asarray(vector, dtype=np.float32).tobytes(), flt, k)
-            return [VectorHit(h.memory_id, max(0.0, 1.0 - h.distance)) for h in hits]
+            return [VectorHit(h.memory_id, max(0.0, 1.0 - h.distance), h.memory) for h in hits]
         if meta.int8_scale is None:  # nothing stored yet
             return []
         return self._search_int8(vector, meta.int8_scale, flt, k)
@@ -246,7 +246,8 @@ class SqliteVecIndex:
             assert hit.vector is not None
             approx = dequantize(hit.vector, scale)
             norm = float(np.linalg.norm(approx)) or 1.0
-            rescored.append(VectorHit(hit.memory_id, max(0.0, float(np.dot(vector, approx)) / norm)))
+            score = max(0.0, float(np.dot(vector, approx)) / norm)
+            rescored.append(VectorHit(hit.memory_id, score, hit.memory))
         rescored.sort(key=lambda h: h.score, reverse=True)
         return rescored[:k]
 
