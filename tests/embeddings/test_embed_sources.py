@@ -115,12 +115,20 @@ def test_one_embedder_per_source_and_model_under_concurrency(
     assert sources.embedder(HASH) is not sources.embedder(HASH64)
 
 
+def _static_later(tmp_path: Path, timer: FakeTimer) -> tuple[Path, EmbeddingSources, SourceChoice]:
+    """Sources whose static model is a folder that does not exist yet (its load fails)."""
+    folder = tmp_path / "static-later"
+    return (
+        folder,
+        make(tmp_path, timer, static_model=str(folder)),
+        SourceChoice("static", str(folder), None, "test"),
+    )
+
+
 def test_failed_load_is_remembered_for_a_while(
     tmp_path: Path, timer: FakeTimer, small_static_model: Path
 ) -> None:
-    folder = tmp_path / "static-later"
-    sources = make(tmp_path, timer, static_model=str(folder))
-    chosen = SourceChoice("static", str(folder), None, "test")
+    folder, sources, chosen = _static_later(tmp_path, timer)
     with pytest.raises(EmbeddingError) as first:
         sources.embedder(chosen)
     assert first.value.reason == "model_load_failed"
@@ -145,9 +153,7 @@ def test_a_model_is_ready_once_loaded_or_while_its_failure_is_remembered(
     # What a chat asks before embedding: never ready means "load it in the background and
     # recall without vectors this time"; a remembered failure is reported at once instead,
     # and once forgotten the next load is a background one again, not one the chat waits for.
-    folder = tmp_path / "static-later"
-    sources = make(tmp_path, timer, static_model=str(folder))
-    chosen = SourceChoice("static", str(folder), None, "test")
+    folder, sources, chosen = _static_later(tmp_path, timer)
     assert sources.ready(HASH) and not sources.ready(chosen)
     with pytest.raises(EmbeddingError):
         sources.embedder(chosen)
