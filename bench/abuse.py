@@ -42,7 +42,7 @@ from bench.abuse_attacks import Run, Sizes, Target
 from bench.abuse_client import SteadyClient, between, figures, recovery_s
 from bench.abuse_disk import can_mount, disk_full, small_disk, verify_disk_full
 from bench.abuse_servers import Sampler, raise_own_fd_limit, servers, upstream_stats
-from bench.common import KEYWORDS_ONLY, Report, emit, log, parser, remove_database, table, verdict, work_dir
+from bench.common import NO_MODEL, Report, emit, log, parser, remove_database, table, verdict, work_dir
 from memroute import Memory
 
 TARGET_P99_MS = 1000.0
@@ -139,7 +139,7 @@ def _refusals(url: str) -> dict[str, float]:
 def prepare(db: Path) -> Keys:
     """Memory and extraction on; the well-behaved key with 50 memories, the attacker with none."""
     with Memory.open(db, start_workers=False) as setup:
-        setup.update_settings(enabled=True, extraction_enabled=True, **KEYWORDS_ONLY)
+        setup.update_settings(enabled=True, extraction_enabled=True, **NO_MODEL)
         good, good_secret = setup.keys.create("well-behaved")
         # Its steady chat every 50 ms (whether or not the earlier ones have answered) is 1,200 a
         # minute, over the default 600, and 16 at once (the default) after a 0.8 s stall: it

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import (
-    KEYWORDS_ONLY,
+    NO_MODEL,
     Latency,
     Report,
     emit,
@@ -139,7 +139,7 @@ def run(plan: Plan, *, seed: int, data_dir: Path | None) -> Report:
             key, secret = memory.keys.create("admission")
             memory.update_settings(enabled=False)
             store_memories(memory, key.id, plan.memories, seed)
-            memory.update_settings(enabled=True, extraction_enabled=True, **KEYWORDS_ONLY)
+            memory.update_settings(enabled=True, extraction_enabled=True, **NO_MODEL)
             if plan.static:
                 memory.update_settings(embedding_source="static", static_enabled=True)
                 memory.reindex(wait=True)

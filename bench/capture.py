@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from bench.common import KEYWORDS_ONLY, Report, emit, human_bytes, log, parser, table, verdict, work_dir
+from bench.common import NO_MODEL, Report, emit, human_bytes, log, parser, table, verdict, work_dir
 from bench.corpus import Picker, chat_message
 from bench.dataset import group_breakdown, measure_size
 from memroute import Memory
@@ -53,7 +53,7 @@ def run(folder: Path, turns: int, seed: int) -> dict[str, float]:
     db = folder / "capture.db"
     mem = Memory.open(db, start_workers=False)
     try:
-        settings = mem.update_settings(enabled=True, **KEYWORDS_ONLY)
+        settings = mem.update_settings(enabled=True, **NO_MODEL)
         p = Picker(seed)
         started = time.perf_counter()
         for n in range(turns):

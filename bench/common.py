@@ -25,7 +25,7 @@ import memroute
 #: Memory settings with the bundled model off (it is on by default since the tenth session
 #: of 2026-12-05): keyword search and the key's meanings, what earlier figures call the
 #: install defaults. Benchmarks whose targets were set for keyword search apply it.
-KEYWORDS_ONLY: dict[str, bool] = {"transformers_enabled": False}
+NO_MODEL: dict[str, bool] = {"transformers_enabled": False}
 
 
 def cpu_model() -> str:

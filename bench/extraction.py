@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import (
-    KEYWORDS_ONLY,
+    NO_MODEL,
     Latency,
     Report,
     emit,
@@ -79,7 +79,7 @@ def bench_function(seed: int, n_texts: int, repeats: int) -> list[tuple[str, Lat
 def _queue_run(path: Path, texts: list[str], owners: list[str], *, live: bool) -> dict[str, Any]:
     """Enqueue every text, then wait until the worker has stored every fact."""
     mem = Memory.open(path, start_workers=live)
-    mem.update_settings(**KEYWORDS_ONLY)  # no vectors embedded beside the extraction
+    mem.update_settings(**NO_MODEL)  # no vectors embedded beside the extraction
     try:
         clock = time.perf_counter_ns
         enqueue = []
@@ -139,7 +139,7 @@ def bench_stall(seed: int, rounds: int) -> list[tuple[str, Latency]]:
     out = []
     with work_dir(None) as tmp:
         mem = Memory.open(tmp / "stall.db", start_workers=True)
-        mem.update_settings(**KEYWORDS_ONLY)
+        mem.update_settings(**NO_MODEL)
         try:
             for label, text in texts.items():
                 log(f"writer stall: {label}")

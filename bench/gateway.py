@@ -62,7 +62,7 @@ import anthropic
 import openai
 
 from bench.common import (
-    KEYWORDS_ONLY,
+    NO_MODEL,
     Latency,
     Report,
     emit,
@@ -103,10 +103,10 @@ MAX_TOKENS = 256
 SETTINGS: dict[str, dict[str, bool] | None] = {
     DIRECT: None,
     OFF: {"enabled": False, "extraction_enabled": True},
-    ON: {"enabled": True, "extraction_enabled": True, **KEYWORDS_ONLY},  # memory on: keyword search
-    ON_NO_EXTRACTION: {"enabled": True, "extraction_enabled": False, **KEYWORDS_ONLY},
+    ON: {"enabled": True, "extraction_enabled": True, **NO_MODEL},  # memory on: keyword search
+    ON_NO_EXTRACTION: {"enabled": True, "extraction_enabled": False, **NO_MODEL},
     BUSY_OFF: {"enabled": False, "extraction_enabled": True},
-    BUSY_ON: {"enabled": True, "extraction_enabled": True, **KEYWORDS_ONLY},
+    BUSY_ON: {"enabled": True, "extraction_enabled": True, **NO_MODEL},
 }
 
 
@@ -657,7 +657,7 @@ def run(
         side = Memory.open(db, start_workers=False)  # setup and settings; the gateway has its own
         try:
             key, secret = side.keys.create("bench")
-            side.update_settings(enabled=False, **KEYWORDS_ONLY)  # no model loaded at start
+            side.update_settings(enabled=False, **NO_MODEL)  # no model loaded at start
             started = time.perf_counter()
             store_memories(side, key.id, plan.memories, seed)
             stored = side.stats(key.id).total

@@ -32,7 +32,7 @@ from typing import Any
 import httpx
 
 from bench.common import (
-    KEYWORDS_ONLY,
+    NO_MODEL,
     Latency,
     Report,
     emit,
@@ -345,7 +345,7 @@ def run(plan: Plan, *, seed: int, data_dir: Path | None) -> Report:
         remove_database(db)
         side = Memory.open(db, start_workers=False)
         key, secret = side.keys.create("load")
-        side.update_settings(enabled=False, **KEYWORDS_ONLY)  # no model loaded at start
+        side.update_settings(enabled=False, **NO_MODEL)  # no model loaded at start
         store_memories(side, key.id, plan.memories, seed)
         qs = queries(seed + 1, plan.questions)
         runs: list[Run] = []

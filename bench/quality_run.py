@@ -35,7 +35,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bench.common import KEYWORDS_ONLY, log, machine, machine_markdown, table
+from bench.common import NO_MODEL, log, machine, machine_markdown, table
 from bench.opened import BenchMemory, open_bench
 from bench.quality_sets import ID_FIELD, SETS, QualitySet, SetQuestion, recall_at, reciprocal_rank
 from memroute import Memory
@@ -61,7 +61,7 @@ def open_filled(directory: Path, qset: QualitySet) -> BenchMemory:
     """A fresh database holding every memory of the set under its owner key, no model on
     (a group that needs one switches it on and embeds everything at once)."""
     mem = open_bench(directory / "q.db", start_workers=True)
-    mem.update_settings(**KEYWORDS_ONLY)
+    mem.update_settings(**NO_MODEL)
     for m in qset.memories:
         metadata = {**(m.metadata or {}), ID_FIELD: m.id}
         mem.add(m.owner, m.content, type=m.type, session_id=m.session_id, metadata=metadata)

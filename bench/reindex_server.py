@@ -23,7 +23,7 @@ from pathlib import Path
 import apsw
 import httpx
 
-from bench.common import KEYWORDS_ONLY, Report, emit, log, parser, remove_database, table, verdict, work_dir
+from bench.common import NO_MODEL, Report, emit, log, parser, remove_database, table, verdict, work_dir
 from bench.gateway import ADMIN_TOKEN, launch
 from bench.quality_sets import SETS
 from memroute import Memory
@@ -38,7 +38,7 @@ def store_turns(db: Path, limit: int | None) -> int:
     remove_database(db)
     memories = SETS["conversations"]().memories[:limit]
     with Memory.open(db, start_workers=False) as side:
-        side.update_settings(**KEYWORDS_ONLY)  # the server starts with nothing to embed with
+        side.update_settings(**NO_MODEL)  # the server starts with nothing to embed with
         for m in memories:
             side.add(
                 m.owner, m.content, type=m.type, session_id=m.session_id, metadata=dict(m.metadata or {})

@@ -33,7 +33,7 @@ from typing import Any
 import apsw
 
 from bench.common import (
-    KEYWORDS_ONLY,
+    NO_MODEL,
     Latency,
     Report,
     emit,
@@ -142,7 +142,7 @@ def run_size(
     cases: list[Case] = []
     mem = _with_static_vectors(directory, built) if static else open_bench(built.path, start_workers=False)
     if not static:
-        mem.update_settings(**KEYWORDS_ONLY)  # the keyword tiers are timed
+        mem.update_settings(**NO_MODEL)  # the keyword tiers are timed
     gc.collect()
     gc.freeze()  # as `memroute serve` does once started (key indexes built later are frozen too)
     try:

@@ -56,7 +56,7 @@ from typing import Any
 import httpx
 
 from bench.common import (
-    KEYWORDS_ONLY,
+    NO_MODEL,
     Latency,
     Report,
     emit,
@@ -451,7 +451,7 @@ def run(plan: Plan, *, data_dir: Path | None) -> Report:
             for old in directory.glob("snapshot-*.tracemalloc"):
                 old.unlink()
         with Memory.open(db, start_workers=False) as setup:
-            setup.update_settings(enabled=True, extraction_enabled=True, **KEYWORDS_ONLY)
+            setup.update_settings(enabled=True, extraction_enabled=True, **NO_MODEL)
             key, secret = setup.keys.create("soak")
             for i in range(plan.memories):
                 setup.add(key.id, f"prefers option{i} for project {i % 13}")

@@ -165,6 +165,7 @@ def asked_of(reader: MemoryReader, flt: MemoryFilter, query: str) -> Asked:
 
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 _SENTENCE_START = frozenset('.!?:;"“(')
+_POSSESSIVE = re.compile(r"['’]s$")
 
 
 def _holds_strange_name(query: str, names: frozenset[str]) -> bool:
@@ -180,7 +181,7 @@ def _holds_strange_name(query: str, names: frozenset[str]) -> bool:
             before -= 1
         if before < 0 or query[before] in _SENTENCE_START:
             continue
-        if re.sub(r"['’]s$", "", word).casefold() not in names:
+        if _POSSESSIVE.sub("", word).casefold() not in names:
             return True
     return False
 

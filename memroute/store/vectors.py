@@ -96,38 +96,18 @@ class VectorRepository:
     # -- the meta row and the table ------------------------------------------------
 
     def meta(self) -> VecMeta:
-        row = (
-            self.db.read()
-            .execute(
-                "SELECT active_dim, embedding_signature, last_reset_at, vec_ready, int8_scale"
-                " FROM memory_vec_meta WHERE id = 1"
-            )
-            .fetchone()
-        )
-        if row is None:
-            return VecMeta(None, None, None, False, None)
-        return VecMeta(row[0], row[1], row[2], bool(row[3]) and self.table_exists(), row[4])
+        return _meta(self.db.read())
 
     def table_exists(self) -> bool:
-        row = (
-            self.db.read()
-            .execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vec_memories'")
-            .fetchone()
-        )
-        return row is not None
+        return _table_exists(self.db.read())
 
     def reset_unless_current(self, signature: str, dim: int, *, int8: bool, now: str) -> int | None:
         """`reset` unless the table already holds `signature`: checked and done in one write
         transaction, so threads that race here reset once (and take no other lock, which a
         caller already inside a transaction would wait on). None when it was current."""
         with self.db.write() as con:
-            row = con.execute(
-                "SELECT embedding_signature, vec_ready FROM memory_vec_meta WHERE id = 1"
-            ).fetchone()
-            table = con.execute(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vec_memories'"
-            ).fetchone()
-            if row is not None and row[0] == signature and row[1] and table is not None:
+            current = _meta(con)
+            if current.ready and current.signature == signature:
                 return None
             return self.reset(signature, dim, int8=int8, now=now)
 
@@ -302,30 +282,25 @@ class VectorRepository:
 
     def admitted(self, rowids: Sequence[int], flt: MemoryFilter) -> dict[int, str]:
         """The memories among `rowids` that `flt` admits: rowid → id."""
-        if not rowids:
-            return {}
-        where, params = filter_sql(flt)
-        marks = ",".join("?" * len(rowids))
-        # NOT INDEXED: look the rowids up; else the planner may pick the owner index and
-        # read every memory of the key (13 ms instead of 0.09 ms at 100k, bench/vec_scaling).
-        rows = self.db.read().execute(
-            f"SELECT rowid, id FROM memories NOT INDEXED WHERE rowid IN ({marks}) AND {where}",
-            (*rowids, *params),
-        )
-        return {int(r[0]): str(r[1]) for r in rows}
+        return {int(r[0]): str(r[1]) for r in self._admitted_rows(rowids, flt, "id")}
 
     def admitted_memories(self, rowids: Sequence[int], flt: MemoryFilter) -> dict[int, MemoryRecord]:
         """The memories among `rowids` that `flt` admits, read whole: rowid → memory (what
         a search returns, so its caller reads no row twice)."""
+        return {int(r[0]): row_to_memory(r[1:]) for r in self._admitted_rows(rowids, flt, COLUMNS)}
+
+    def _admitted_rows(self, rowids: Sequence[int], flt: MemoryFilter, columns: str) -> Iterable[Any]:
+        """(rowid, `columns`…) of the memories among `rowids` that `flt` admits."""
         if not rowids:
-            return {}
+            return ()
         where, params = filter_sql(flt)
         marks = ",".join("?" * len(rowids))
-        rows = self.db.read().execute(  # NOT INDEXED: as in `admitted`
-            f"SELECT rowid, {COLUMNS} FROM memories NOT INDEXED WHERE rowid IN ({marks}) AND {where}",
+        # NOT INDEXED: look the rowids up; else the planner may pick the owner index and
+        # read every memory of the key (13 ms instead of 0.09 ms at 100k, bench/vec_scaling).
+        return self.db.read().execute(
+            f"SELECT rowid, {columns} FROM memories NOT INDEXED WHERE rowid IN ({marks}) AND {where}",
             (*rowids, *params),
         )
-        return {int(r[0]): row_to_memory(r[1:]) for r in rows}
 
     def pending(self, api_key_id: str | None, limit: int) -> list[PendingMemory]:
         """Memories still waiting for a vector (one key's, or any), oldest first."""
@@ -376,6 +351,22 @@ class VectorRepository:
             if len(hits) >= k or len(near) < fetch or fetch >= MAX_FETCH:
                 return hits[:k]
             fetch = min(fetch * 4, MAX_FETCH)
+
+
+def _meta(con: apsw.Connection) -> VecMeta:
+    """The vector table's meta row as `con` sees it (ready only while the table exists)."""
+    row = con.execute(
+        "SELECT active_dim, embedding_signature, last_reset_at, vec_ready, int8_scale"
+        " FROM memory_vec_meta WHERE id = 1"
+    ).fetchone()
+    if row is None:
+        return VecMeta(None, None, None, False, None)
+    return VecMeta(row[0], row[1], row[2], bool(row[3]) and _table_exists(con), row[4])
+
+
+def _table_exists(con: apsw.Connection) -> bool:
+    sql = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vec_memories'"
+    return con.execute(sql).fetchone() is not None
 
 
 def _neighbour(memory: MemoryRecord, row: Any) -> Neighbour:
