@@ -39,48 +39,26 @@ from bench.corpus import queries
 from bench.gateway import client, launch, messages, store_memories
 from memroute import Memory
 
+
+def _case(search: str, *, extraction: bool = True) -> dict[str, Any]:
+    """Memory on, searching by `search` (keywords, minilm or static), learning or not."""
+    return {
+        "enabled": True,
+        "extraction_enabled": extraction,
+        "embedding_source": "static" if search == "static" else "auto",
+        "static_enabled": search == "static",
+        "transformers_enabled": search == "minilm",
+    }
+
+
 CASES: dict[str, dict[str, Any]] = {
     "off": {"enabled": False, "transformers_enabled": False, "static_enabled": False},
-    "keywords": {
-        "enabled": True,
-        "extraction_enabled": True,
-        "embedding_source": "auto",
-        "static_enabled": False,
-        "transformers_enabled": False,
-    },
-    "keywords without extraction": {
-        "enabled": True,
-        "extraction_enabled": False,
-        "embedding_source": "auto",
-        "static_enabled": False,
-        "transformers_enabled": False,
-    },
-    "minilm": {  # the install defaults
-        "enabled": True,
-        "extraction_enabled": True,
-        "embedding_source": "auto",
-        "static_enabled": False,
-        "transformers_enabled": True,
-    },
-    "minilm without extraction": {
-        "enabled": True,
-        "extraction_enabled": False,
-        "embedding_source": "auto",
-        "static_enabled": False,
-        "transformers_enabled": True,
-    },
-    "static": {
-        "enabled": True,
-        "extraction_enabled": True,
-        "embedding_source": "static",
-        "static_enabled": True,
-    },
-    "static without extraction": {
-        "enabled": True,
-        "extraction_enabled": False,
-        "embedding_source": "static",
-        "static_enabled": True,
-    },
+    "keywords": _case("keywords"),
+    "keywords without extraction": _case("keywords", extraction=False),
+    "minilm": _case("minilm"),  # the install defaults
+    "minilm without extraction": _case("minilm", extraction=False),
+    "static": _case("static"),
+    "static without extraction": _case("static", extraction=False),
 }
 
 

@@ -13,7 +13,7 @@ to index is reported as unavailable and the run goes on.
     python -m bench.quality_run                                  # sources hashing,static,transformers
     python -m bench.quality_run --sources transformers --sets conversations
     python -m bench.quality_run --sources static --json quality.json
-    python -m bench.quality_run --sources ""                     # exact, fts and default only
+    python -m bench.quality_run --sources ""                     # exact, fts and no-model only
     python -m bench.quality_run --no-speakers                    # no memory says who said it
 
 Each mode's ms/query includes embedding the query: the query-embedding cache is cleared after the
@@ -354,7 +354,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--sources",
         default=DEFAULT_SOURCES,
-        help=f'comma-separated embedding sources (default "{DEFAULT_SOURCES}"; "" for exact and fts only)',
+        help=f'comma-separated embedding sources (default "{DEFAULT_SOURCES}"; "" for the modes without)',
     )
     ap.add_argument(
         "--sets", default=",".join(SETS), help=f'comma-separated quality sets (default "{",".join(SETS)}")'
