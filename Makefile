@@ -1,6 +1,6 @@
 # The two commands of the README: `make run` and `make test`. Each creates the venv
 # and installs what it needs, so both work on a fresh machine: `make run` what the
-# server needs (memroute and its Qdrant client), `make test` and `make lint` add the
+# server needs (memroute, its Qdrant and PostgreSQL clients), `make test` and `make lint` add the
 # test extras (pytest, ruff, mypy, Playwright …) on top.
 PYTHON ?= python3
 VENV ?= .venv
@@ -22,12 +22,12 @@ PYTEST_WORKERS ?= 4
 
 $(RUN_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(PIP) install -e '.[qdrant]'
+	$(PIP) install -e '.[qdrant,postgres]'
 	rm -f $(VENV)/.installed-run-*
 	touch $(RUN_STAMP)
 
 $(TEST_STAMP): $(RUN_STAMP)
-	$(PIP) install -e '.[test,qdrant]'
+	$(PIP) install -e '.[test,qdrant,postgres]'
 	rm -f $(VENV)/.installed-test-*
 	touch $(TEST_STAMP)
 

@@ -129,6 +129,16 @@ def _trusted_proxies(raw: str, name: str = "MEMROUTE_TRUSTED_PROXIES") -> tuple[
     return entries
 
 
+def _database_url(raw: str) -> str | None:
+    """A PostgreSQL connection URL, or None when unset (the SQLite file is used)."""
+    url = raw.strip()
+    if not url:
+        return None
+    if not url.startswith(("postgresql://", "postgres://")):
+        raise InvalidInput("must be a postgresql:// URL", "MEMROUTE_DATABASE_URL")
+    return url
+
+
 def _names(env: Mapping[str, str], name: str) -> tuple[str, ...]:
     """A comma-separated list, each entry stripped and lower-cased (empty entries dropped)."""
     return tuple(part.strip().lower() for part in env.get(name, "").split(",") if part.strip())
@@ -138,6 +148,9 @@ def _names(env: Mapping[str, str], name: str) -> tuple[str, ...]:
 class Config:
     data_dir: Path
     db_path: Path
+    # A PostgreSQL URL: the shared store of several replicas instead of the SQLite file.
+    database_url: str | None = None
+    database_pool: int = 10  # connections each process keeps to it, at most
     max_content_bytes: int = 64 * 1024
     max_body_bytes: int = 4 * 1024 * 1024
     max_import_bytes: int = 1024**3  # POST /api/memory/import streams; each line is within max_body_bytes
@@ -231,6 +244,8 @@ class Config:
         return cls(
             data_dir=root,
             db_path=db,
+            database_url=_database_url(env.get("MEMROUTE_DATABASE_URL", "")),
+            database_pool=_int(env, "MEMROUTE_DATABASE_POOL", 10, minimum=2),
             max_content_bytes=_int(env, "MEMROUTE_MAX_CONTENT_BYTES", 64 * 1024, minimum=1),
             max_body_bytes=_int(env, "MEMROUTE_MAX_BODY_BYTES", 4 * 1024 * 1024, minimum=1024),
             max_import_bytes=_int(env, "MEMROUTE_MAX_IMPORT_BYTES", 1024**3, minimum=1024),

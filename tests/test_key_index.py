@@ -21,16 +21,15 @@ from storage import database, open_parts
 from memroute import Memory
 from memroute.config import Config
 from memroute.models.records import MemoryFilter, RetrievedItem
+from memroute.store.changes import CHANGES_KEPT_S
 from memroute.store.fts import BM25, match_expression
 from memroute.store.key_index import (
     ADMIT_AFTER,
     BUSY_S,
-    CHANGES_KEPT_S,
     INLINE_BUILD_MAX,
     MEMORIES_PER_RECALL,
     IndexedReader,
     KeyIndexes,
-    prune_changes,
 )
 from memroute.store.memories import MemoryRepository
 
@@ -271,7 +270,7 @@ def test_an_index_behind_the_pruned_change_log_starts_over(two: tuple[Memory, Me
     # The changes the reader has not seen are pruned before it looks again.
     with database(writer) as store:
         # All but the newest change (which keeps seq growing): the add the reader never saw is gone.
-        assert prune_changes(store.db, now=time.time() + CHANGES_KEPT_S + 1) == 2
+        assert store.changes.prune(now=time.time() + CHANGES_KEPT_S + 1) == 2
     assert _matches(reader, "k", "hiking") == [late.content]
 
 
@@ -304,7 +303,7 @@ def test_the_indexes_hold_at_most_the_configured_number_of_memories(tmp_path: Pa
         for n in range(8):
             mem.add("big", f"note {n} about gardening")
         with database(mem) as store:
-            indexes = KeyIndexes(store.db, store.memories, max_memories=5)
+            indexes = KeyIndexes(store.changes, store.memories, max_memories=5)
             now = "2026-12-03T00:00:00.000Z"
             small, later, big = (MemoryFilter(k, now) for k in ("small", "later", "big"))
             # A small key takes free room at its first recall.
@@ -330,7 +329,7 @@ def test_a_big_key_is_indexed_off_the_request_path_and_read_from_sql_meanwhile(t
         for n in range(size):
             mem.add("big", f"note {n} about {'gardening' if n % 10 == 0 else 'cooking'}")
         with database(mem) as store:
-            indexes = KeyIndexes(store.db, store.memories, max_memories=50_000)
+            indexes = KeyIndexes(store.changes, store.memories, max_memories=50_000)
             flt = MemoryFilter("big", "2026-12-03T00:00:00.000Z")
             try:
                 first = indexes.reader(flt)
@@ -359,7 +358,7 @@ def test_a_big_key_that_does_not_fit_the_room_left_is_indexed_only_once_busy(
         for n in range(10):
             mem.add("small", f"note {n} about cooking")
         with database(mem) as store:
-            indexes = KeyIndexes(store.db, store.memories, max_memories=size)
+            indexes = KeyIndexes(store.changes, store.memories, max_memories=size)
             big, small = (MemoryFilter(k, "2026-12-03T00:00:00.000Z") for k in ("big", "small"))
             try:
                 assert indexes.reader(small) is not store.memories  # takes 10 of the room

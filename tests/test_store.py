@@ -27,8 +27,8 @@ from memroute.clock import to_iso, utc_now
 from memroute.models.wire import to_wire
 from memroute.store import SqliteStore
 from memroute.store.db import WAL_SIZE_LIMIT_BYTES
-from memroute.store.memories import NewMemory
 from memroute.store.migrate import available_migrations, migrate
+from memroute.store.records import NewMemory
 
 ISO_MS_Z = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 

@@ -16,7 +16,7 @@ from memroute.memory.decay import SWEEP_SCAN_CAP, DecayPolicy, is_decayed
 from memroute.models.owners import owner_for_logs
 from memroute.models.records import MemoryRecord, estimate_tokens
 from memroute.models.results import DecayReport, SummaryReport, SummaryWritten
-from memroute.store import NewMemory, SqliteStore
+from memroute.store import NewMemory, Store
 
 log = logging.getLogger("memroute.memory")
 
@@ -26,7 +26,7 @@ CANDIDATE_PREVIEW = 100
 
 
 def summarize(
-    store: SqliteStore, *, owner: str | None, days: int, now: datetime, dry_run: bool, max_bytes: int
+    store: Store, *, owner: str | None, days: int, now: datetime, dry_run: bool, max_bytes: int
 ) -> SummaryReport:
     """Compact memories of `owner` (None: every key) not updated for `days` days, in
     summaries of at most `max_bytes` each, one transaction per summary."""
@@ -56,11 +56,11 @@ def summarize(
 
 
 def _write_summary(
-    store: SqliteStore, owner: str, run: list[MemoryRecord], days: int, now: str, max_bytes: int
+    store: Store, owner: str, run: list[MemoryRecord], days: int, now: str, max_bytes: int
 ) -> SummaryWritten | None:
     """One summary of `run` and the deletion of its memories, in one transaction. A memory
     changed or deleted since it was read is left alone (its new text is not summarised)."""
-    with store.db.write():
+    with store.transaction():
         current = store.memories.get_many([m.id for m in run])
         group = [m for m in run if (c := current.get(m.id)) is not None and c.updated_at == m.updated_at]
         if not group:
@@ -87,7 +87,7 @@ def _write_summary(
 
 
 def sweep_decayed(
-    store: SqliteStore, policy: DecayPolicy, *, owner: str | None, now: datetime, dry_run: bool
+    store: Store, policy: DecayPolicy, *, owner: str | None, now: datetime, dry_run: bool
 ) -> DecayReport:
     """Delete (or with `dry_run`, list) the decayed memories among the oldest 5000."""
     rows = store.memories.oldest(owner, limit=SWEEP_SCAN_CAP + 1)
@@ -95,7 +95,7 @@ def sweep_decayed(
     rows = rows[:SWEEP_SCAN_CAP]
     decayed = [m for m in rows if is_decayed(m, replace(policy, enabled=True), now)]
     if not dry_run:
-        with store.db.write():
+        with store.transaction():
             for memory in decayed:
                 store.memories.delete(memory.id, now=to_iso(now), actor="decay")
     return DecayReport(

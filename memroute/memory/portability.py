@@ -21,7 +21,7 @@ from memroute.errors import Conflict, InvalidInput
 from memroute.memory import validate
 from memroute.models.owners import owner_of
 from memroute.models.records import ImportFailure, ImportReport
-from memroute.store import NewMemory, SqliteStore
+from memroute.store import NewMemory, Store
 
 BATCH_RECORDS = 500
 
@@ -72,7 +72,7 @@ def parse_record(
 
 
 def import_records(
-    store: SqliteStore,
+    store: Store,
     records: Iterable[str | Mapping[str, Any]],
     *,
     now: Callable[[], str],
@@ -103,7 +103,7 @@ def import_records(
 
 
 def _write_batch(
-    store: SqliteStore,
+    store: Store,
     batch: list[tuple[int, NewMemory]],
     now: str,
     actor: str,
@@ -114,7 +114,7 @@ def _write_batch(
     reported and leaves nothing behind (each write is a savepoint of its own)."""
     if not batch:
         return
-    with store.db.write():
+    with store.transaction():
         for number, new in batch:
             try:
                 outcome = _import_one(store, new, now, actor, admit)
@@ -127,9 +127,7 @@ def _write_batch(
                 report.imported += 1
 
 
-def _import_one(
-    store: SqliteStore, new: NewMemory, now: str, actor: str, admit: Callable[[str, str], None]
-) -> str:
+def _import_one(store: Store, new: NewMemory, now: str, actor: str, admit: Callable[[str, str], None]) -> str:
     """Upsert one imported memory; "skipped" when an identical one is already there."""
     repo = store.memories
     by_id = repo.get(new.id) if new.id else None

@@ -15,6 +15,7 @@ from memroute.clock import Clock, to_iso
 from memroute.config import Config
 from memroute.embeddings import EmbeddingSources, SourceChoice, resolve_source
 from memroute.embeddings.word_vectors import word_vectors_for
+from memroute.errors import StoreError
 from memroute.loops import PeriodicTask
 from memroute.memory import maintenance
 from memroute.memory.decay import DecayPolicy
@@ -34,8 +35,9 @@ from memroute.service.semantic import SemanticEngine
 from memroute.service.sessions import SessionBook
 from memroute.service.turn_queue import TurnQueue
 from memroute.service.workers import AccessRecorder, ExtractionWorker
-from memroute.store import SqliteStore
-from memroute.store.key_index import CHANGES_KEPT_S, KeyIndexes, prune_changes
+from memroute.store import SqliteStore, Store
+from memroute.store.changes import CHANGES_KEPT_S
+from memroute.store.key_index import KeyIndexes
 from memroute.upstream.lazy import LazyClient
 from memroute.vectors.qdrant_pool import QdrantPool
 from memroute.vectors.qdrant_settings import QdrantSettings
@@ -50,7 +52,7 @@ class Parts:
 
     config: Config
     clock: Clock
-    store: SqliteStore
+    store: Store
     settings: Callable[[], MemorySettings]  # read from the database on every call
     keys: KeyRing
     sessions: SessionBook
@@ -77,9 +79,7 @@ class Parts:
 
 def build(config: Config, clock: Clock) -> Parts:
     """Open (creating and migrating) the configured database and build every part on it."""
-    store = SqliteStore.open(
-        config.db_path, synchronous=config.sqlite_synchronous, load_vec=not config.disable_vec
-    )
+    store = open_store(config)
     try:
         return _assemble(store, config, clock)
     except BaseException:
@@ -87,7 +87,23 @@ def build(config: Config, clock: Clock) -> Parts:
         raise
 
 
-def _assemble(store: SqliteStore, config: Config, clock: Clock) -> Parts:
+def open_store(config: Config) -> Store:
+    """The configured store: PostgreSQL when `MEMROUTE_DATABASE_URL` is set, else the
+    SQLite file."""
+    if config.database_url is None:
+        return SqliteStore.open(
+            config.db_path, synchronous=config.sqlite_synchronous, load_vec=not config.disable_vec
+        )
+    try:
+        from memroute.store.postgres import PostgresStore
+    except ImportError as exc:
+        raise StoreError(
+            "MEMROUTE_DATABASE_URL needs psycopg and psycopg-pool: pip install 'memroute[postgres]'"
+        ) from exc
+    return PostgresStore.open(config.database_url, max_connections=config.database_pool)
+
+
+def _assemble(store: Store, config: Config, clock: Clock) -> Parts:
     def now() -> str:
         return to_iso(clock())
 
@@ -157,7 +173,7 @@ def _assemble(store: SqliteStore, config: Config, clock: Clock) -> Parts:
             qdrant.notify()
 
     def queue_turns(turns: list[HeldTurn]) -> list[int]:
-        with store.db.write(savepoints=False):  # any error ends the transaction: no savepoints
+        with store.transaction(savepoints=False):  # any error ends the transaction: no savepoints
             return [
                 store.jobs.enqueue(
                     t.owner,
@@ -187,7 +203,7 @@ def _assemble(store: SqliteStore, config: Config, clock: Clock) -> Parts:
         now=now,
         # Inside a caller's transaction the worker is woken once it commits: woken before,
         # it would see no job and count the pass as done.
-        notify=lambda: store.db.after_commit(extraction.notify),
+        notify=lambda: store.after_commit(extraction.notify),
     )
 
     return Parts(
@@ -216,20 +232,20 @@ def _assemble(store: SqliteStore, config: Config, clock: Clock) -> Parts:
         ),
         rendered=RenderedLines(),
         key_indexes=KeyIndexes(
-            store.db,
+            store.changes,
             store.memories,
             max_memories=config.recall_index_memories,
             word_vectors=None if word_vectors is None else word_vectors.vectors,
             related_words=config.related_words,
             meanings=config.meanings,
         ),
-        prune_changes=PeriodicTask("changes", CHANGES_KEPT_S / 2, lambda: prune_changes(store.db)),
+        prune_changes=PeriodicTask("changes", CHANGES_KEPT_S / 2, store.changes.prune),
         leases=[reindex_lease, qdrant_lease, decay_lease],
     )
 
 
 def _qdrant(
-    store: SqliteStore,
+    store: Store,
     config: Config,
     sources: EmbeddingSources,
     providers: ProviderRegistry,

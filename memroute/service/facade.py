@@ -166,7 +166,7 @@ class Memory:
         )
         if new.created_at is not None:  # said then, learned now
             new = replace(new, updated_at=now)
-        with self._store.db.write(savepoints=False):  # any error ends the transaction
+        with self._store.transaction(savepoints=False):  # any error ends the transaction
             self._cap.admit(new.api_key_id, new.key)
             memory, created = self._store.memories.upsert(new, now=now, actor=actor)
         self._semantic.notify()
@@ -198,7 +198,7 @@ class Memory:
     def transaction(self) -> Iterator[None]:
         """Run several calls as one transaction: all of their writes are kept, or (when the
         block raises) none. Calls inside see their own writes."""
-        with self._store.db.write():
+        with self._store.transaction():
             yield
 
     def update(
@@ -270,7 +270,7 @@ class Memory:
 
         def delete_all() -> int:
             deleted = 0
-            with self._store.db.write():
+            with self._store.transaction():
                 for memory_id in self._store.memories.ids_of(owner, type=kind, created_before=cutoff):
                     if self._store.memories.delete(memory_id, now=now, actor=actor) is not None:
                         deleted += 1
@@ -622,7 +622,7 @@ class Memory:
         return self._semantic.embedding_providers()
 
     def _storage_status(self) -> StorageStatus:
-        storage = self._store.db.storage()
+        storage = self._store.storage()
         if storage.full_since is not None:
             since = to_iso(datetime.fromtimestamp(storage.full_since, UTC))
             reason = (
@@ -716,7 +716,7 @@ class Memory:
         transaction that is then rolled back: no other reader ever sees the probe memory
         (not even an all-keys list), and it leaves no history, vector or queue entry."""
         try:
-            with self._store.db.write():
+            with self._store.transaction():
                 result = verify_pipeline(_VerifyAdapter(self))
                 raise _ProbeDone(result)
         except _ProbeDone as done:

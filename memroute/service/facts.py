@@ -16,7 +16,7 @@ from memroute.memory.redact import redact
 from memroute.models.owners import owner_for_logs
 from memroute.models.records import Fact, MemoryRecord
 from memroute.service.quota import MemoryCap
-from memroute.store import NewMemory, SqliteStore
+from memroute.store import NewMemory, Store
 
 log = logging.getLogger("memroute.memory")
 
@@ -24,7 +24,7 @@ log = logging.getLogger("memroute.memory")
 class FactWriter:
     def __init__(
         self,
-        store: SqliteStore,
+        store: Store,
         *,
         redact_secrets: bool,
         max_facts: int,
@@ -76,7 +76,7 @@ class FactWriter:
         facts = validate.clean_facts(facts)  # a chat's NUL or control character is dropped, not refused
         now = self._now()
         stored: list[MemoryRecord] = []
-        with self._store.db.write(savepoints=False):  # any error ends the transaction
+        with self._store.transaction(savepoints=False):  # any error ends the transaction
             earlier = self._store.memories.by_keys(owner, [f.key for f in facts])
             self._cap.make_room(owner, sum(1 for f in facts if f.key not in earlier), now=now)
             for fact in facts:

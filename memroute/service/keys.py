@@ -15,7 +15,7 @@ from datetime import timedelta
 from memroute.clock import Clock, parse_time, to_iso
 from memroute.errors import InvalidInput, NotFound
 from memroute.models.records import ApiKey
-from memroute.store import SqliteStore
+from memroute.store import Store
 
 SECRET_PREFIX = "mr-"
 MAX_NAME_CHARS = 100
@@ -31,7 +31,7 @@ def hash_secret(secret: str) -> str:
 
 
 class KeyRing:
-    def __init__(self, store: SqliteStore, clock: Clock) -> None:
+    def __init__(self, store: Store, clock: Clock) -> None:
         self._store = store
         self._clock = clock
 

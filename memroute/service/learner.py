@@ -21,7 +21,7 @@ from memroute.models.owners import owner_for_logs
 from memroute.models.records import Fact, MemoryRecord
 from memroute.service.facts import FactWriter
 from memroute.service.quota import MemoryCap
-from memroute.store import ExtractionJob, NewMemory, SqliteStore
+from memroute.store import ExtractionJob, NewMemory, Store
 
 log = logging.getLogger("memroute.memory")
 
@@ -45,7 +45,7 @@ class TurnLearner:
 
     def __init__(
         self,
-        store: SqliteStore,
+        store: Store,
         facts: FactWriter,
         *,
         cap: MemoryCap,
@@ -71,7 +71,7 @@ class TurnLearner:
         for start in range(0, len(found), JOBS_PER_TRANSACTION):
             # Any error ends the whole transaction (the worker then retries the jobs one by
             # one), so nested writes need no savepoints.
-            with self._store.db.write(savepoints=False):
+            with self._store.transaction(savepoints=False):
                 for job, chunks, facts in found[start : start + JOBS_PER_TRANSACTION]:
                     if not self._store.jobs.finish(job.id):
                         continue  # another process took this job first: stored once, by it

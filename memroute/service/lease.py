@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from memroute.store.leases import LeaseRepository
+from memroute.store.contract import LeaseStore
 
 log = logging.getLogger("memroute.service.lease")
 
@@ -56,7 +56,7 @@ class Lease:
 
     def __init__(
         self,
-        repo: LeaseRepository,
+        repo: LeaseStore,
         name: str,
         holder: str,
         *,

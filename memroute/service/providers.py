@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 from memroute.clock import Clock, to_iso
 from memroute.errors import InvalidInput, NotFound, UpstreamError
 from memroute.models.records import PROVIDER_FORMATS, ProviderRecord
-from memroute.store import SqliteStore
+from memroute.store import Store
 from memroute.upstream.route import Route, url_problem
 
 log = logging.getLogger("memroute.providers")
@@ -94,7 +94,7 @@ def validate_provider_id(value: object) -> str:
 class ProviderRegistry:
     def __init__(
         self,
-        store: SqliteStore,
+        store: Store,
         clock: Clock,
         *,
         default_base_url: str | None = None,

@@ -28,7 +28,7 @@ from memroute.models.status import (
     QdrantStatus,
 )
 from memroute.service.providers import ProviderRegistry
-from memroute.store.qdrant_sync import QdrantSyncRepository
+from memroute.store.contract import QdrantOutbox
 from memroute.upstream.lazy import LazyClient
 from memroute.upstream.models import ModelsUnavailable, listed_model_ids
 from memroute.vectors.qdrant import INSTALL_HINT, QdrantConnection, QdrantIndex
@@ -43,7 +43,7 @@ class QdrantService:
     def __init__(
         self,
         settings: Callable[[], QdrantSettings],
-        repo: QdrantSyncRepository,
+        repo: QdrantOutbox,
         pool: QdrantPool,
         sync: QdrantSync,
         worker: QdrantSyncWorker,

@@ -26,7 +26,7 @@ import time
 
 from memroute.errors import Conflict
 from memroute.models.owners import split_owner
-from memroute.store import SqliteStore
+from memroute.store import Store
 
 log = logging.getLogger("memroute.memory")
 
@@ -37,7 +37,7 @@ TRACKED_KEYS = 10_000
 
 
 class MemoryCap:
-    def __init__(self, store: SqliteStore, limit: int) -> None:
+    def __init__(self, store: Store, limit: int) -> None:
         """`limit` memories per key at most; 0: no cap."""
         self.limit = limit
         self._store = store

@@ -12,7 +12,7 @@ from memroute.embeddings import SourceChoice
 from memroute.errors import EmbeddingError
 from memroute.loops import WakeLoop
 from memroute.models.status import ReindexProgress
-from memroute.store import VectorRepository
+from memroute.store.contract import VectorStore
 from memroute.vectors.sqlite_vec import SqliteVecIndex
 
 log = logging.getLogger("memroute.semantic")
@@ -26,7 +26,7 @@ WAKE_GAP_S = 0.1  # new memories within this long after a pass wait for one more
 
 class Reindexer:
     def __init__(
-        self, index: SqliteVecIndex, vectors: VectorRepository, current_source: Callable[[], SourceChoice]
+        self, index: SqliteVecIndex, vectors: VectorStore, current_source: Callable[[], SourceChoice]
     ) -> None:
         """`current_source()`: the memory embedding source the settings select now."""
         self._index = index

@@ -33,7 +33,7 @@ from memroute.models.status import (
 from memroute.service.providers import ProviderRegistry
 from memroute.service.qdrant import QdrantService
 from memroute.service.reindex import Reindexer, ReindexWorker
-from memroute.store import SqliteStore, VecMeta
+from memroute.store import Store, VecMeta
 from memroute.upstream.lazy import LazyClient
 from memroute.upstream.rerank import ProviderReranker
 from memroute.vectors import Vector, VectorIndex
@@ -105,7 +105,7 @@ class SearchPlan:
 class SemanticEngine:
     def __init__(
         self,
-        store: SqliteStore,
+        store: Store,
         providers: ProviderRegistry,
         settings: Callable[[], MemorySettings],
         source: Callable[[MemorySettings], SourceChoice],
@@ -162,7 +162,7 @@ class SemanticEngine:
             reason = join_reasons(qdrant_note, choice.reason + KEYWORDS_ONLY)
             return SearchPlan(self._sources, query, first, choice, reason, wait_for_model)
         if not self._index.available:
-            vec_error = self._store.db.vec_error or "not loaded"
+            vec_error = self._store.vec_error or "not loaded"
             reason = join_reasons(qdrant_note, f"sqlite-vec not available ({vec_error}) — degraded to FTS5")
             return SearchPlan(self._sources, query, first, choice, reason, wait_for_model)
         index = self._index
@@ -301,7 +301,7 @@ class SemanticEngine:
                 available=False,
                 row_count=0,
                 needs_reindex=pending,
-                reason=f"sqlite-vec not available ({self._store.db.vec_error}) — using FTS5 only",
+                reason=f"sqlite-vec not available ({self._store.vec_error}) — using FTS5 only",
             )
         if settings.vector_store != "qdrant":
             return local

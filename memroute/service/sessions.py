@@ -25,7 +25,7 @@ from datetime import timedelta
 from memroute.clock import Clock, to_iso
 from memroute.errors import StorageFull
 from memroute.service.keys import hash_secret
-from memroute.store import SqliteStore
+from memroute.store import Store
 
 SESSION_TTL = timedelta(hours=12)
 LOGIN_LINK_TTL = timedelta(minutes=5)
@@ -40,7 +40,7 @@ def token_fingerprint(admin_token: str) -> str:
 
 
 class SessionBook:
-    def __init__(self, store: SqliteStore, clock: Clock) -> None:
+    def __init__(self, store: Store, clock: Clock) -> None:
         self._store = store
         self._clock = clock
         # Sessions opened while the database was full: id hash -> (fingerprint, expires at).

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from memroute.errors import StorageFull
 from memroute.loops import PeriodicTask
-from memroute.store.jobs import ExtractionJob
+from memroute.store.records import ExtractionJob
 
 log = logging.getLogger("memroute.worker")
 

@@ -1,31 +1,37 @@
-"""SQLite storage: the only package that holds SQL.
+"""Storage: the only package that holds SQL.
 
-`SqliteStore.open(path)` opens (creating and migrating) a database and exposes
-one repository per concern. A PostgreSQL store would offer the same attributes.
+`open_store(...)` opens the configured store; both keep the contract of
+`store/contract.py`. `SqliteStore.open(path)` opens (creating and migrating) one
+SQLite file and exposes one repository per concern.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import apsw
 
 from memroute.lru import LruTtlCache
+from memroute.store.changes import SqliteChangeFeed
+from memroute.store.contract import Store
 from memroute.store.db import Database
-from memroute.store.jobs import ExtractionJob, JobRepository
+from memroute.store.jobs import JobRepository
 from memroute.store.keys import KeyRepository
 from memroute.store.leases import LeaseRepository
-from memroute.store.memories import MemoryRepository, NewMemory
+from memroute.store.memories import MemoryRepository
 from memroute.store.migrate import migrate
 from memroute.store.providers import ProviderRepository
 from memroute.store.qdrant_sync import QdrantSyncRepository
+from memroute.store.records import ExtractionJob, NewMemory, PendingMemory, StorageUsage, VecMeta
 from memroute.store.reserve import SpaceReserve
 from memroute.store.sessions import SessionRepository
 from memroute.store.settings import SettingsRepository
-from memroute.store.vectors import PendingMemory, VecMeta, VectorRepository
+from memroute.store.vectors import VectorRepository
 
 __all__ = [
     "Database",
@@ -33,6 +39,7 @@ __all__ = [
     "NewMemory",
     "PendingMemory",
     "SqliteStore",
+    "Store",
     "VecMeta",
     "VectorRepository",
     "sqlite_info",
@@ -58,8 +65,13 @@ def _shared_cache(path: str) -> LruTtlCache[tuple[Any, ...]]:
 
 
 class SqliteStore:
+    """One SQLite file (see store/db.py): one writer, readers per thread."""
+
+    kind = "sqlite"
+
     def __init__(self, db: Database) -> None:
         self.db = db
+        self.changes = SqliteChangeFeed(db)
         self.vectors = VectorRepository(db)
         self.memories = MemoryRepository(db, _shared_cache(db.path), delete_vector=self.vectors.delete_in)
         self.settings = SettingsRepository(db)
@@ -82,6 +94,24 @@ class SqliteStore:
         store = cls(db)
         store.reserve.refill()
         return store
+
+    @property
+    def vec_error(self) -> str | None:
+        return None if self.db.vec_available else self.db.vec_error
+
+    @contextmanager
+    def transaction(self, *, savepoints: bool = True) -> Iterator[None]:
+        with self.db.write(savepoints=savepoints):
+            yield
+
+    def after_commit(self, callback: Callable[[], object]) -> None:
+        self.db.after_commit(callback)
+
+    def storage(self) -> StorageUsage:
+        return self.db.storage()
+
+    def describe(self) -> str:
+        return self.db.path
 
     def close(self) -> None:
         self.db.close()

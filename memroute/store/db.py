@@ -17,7 +17,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ import apsw
 from memroute.errors import StorageFull, StoreError
 from memroute.store import key_rank
 from memroute.store.permissions import prepare_database_file
+from memroute.store.records import StorageUsage
 
 log = logging.getLogger("memroute.store")
 
@@ -55,16 +55,6 @@ def sqlite_vec_path() -> tuple[str | None, str | None]:
 def _fold(value: Any) -> Any:
     """Unicode case folding for case-insensitive filters (SQLite's lower() is ASCII-only)."""
     return value.casefold() if isinstance(value, str) else value
-
-
-@dataclass(frozen=True, slots=True)
-class StorageUsage:
-    """The database's size and its disk's free space (None when unknown, e.g. in memory),
-    and since when writes fail for lack of space (a Unix time; None: they succeed)."""
-
-    full_since: float | None
-    database_bytes: int | None
-    disk_free_bytes: int | None
 
 
 class _Checkpointer:

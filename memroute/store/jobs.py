@@ -2,34 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from memroute.store.db import Database
+from memroute.store.records import ExtractionJob
 
-
-@dataclass(slots=True, frozen=True)
-class ExtractionJob:
-    id: int
-    api_key_id: str
-    session_id: str
-    source: str
-    text: str
-    created_at: str
-    attempts: int
-    last_error: str | None
-    request_id: str = ""
-    speaker: str = ""
-    capture: bool = False  # keep the text itself as the speaker's episodes
-    facts: bool = True  # extract facts from it
-
-
-_COLUMNS = (
+COLUMNS = (
     "id, api_key_id, session_id, source, text, created_at, attempts, last_error,"
     " request_id, speaker, capture, facts"
 )
 
 
-def _job(row: tuple[object, ...]) -> ExtractionJob:
+def row_to_job(row: tuple[object, ...]) -> ExtractionJob:
     (job_id, owner, session, source, text, created, attempts, error, request, speaker, capture, facts) = row
     return ExtractionJob(
         int(job_id),  # type: ignore[call-overload]
@@ -77,12 +59,12 @@ class JobRepository:
         rows = (
             self.db.read()
             .execute(
-                f"SELECT {_COLUMNS} FROM extraction_jobs WHERE attempts < ? ORDER BY id LIMIT ?",
+                f"SELECT {COLUMNS} FROM extraction_jobs WHERE attempts < ? ORDER BY id LIMIT ?",
                 (max_attempts, limit),
             )
             .fetchall()
         )
-        return [_job(row) for row in rows]
+        return [row_to_job(row) for row in rows]
 
     def finish(self, job_id: int) -> bool:
         """Remove a job, inside the transaction that stores what it teaches; False when it

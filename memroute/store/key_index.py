@@ -6,8 +6,8 @@ count, frequencies and lengths, not every tenant's) without a SQL statement, a
 question's words also match their related words among the key's own
 (`store/related_words.py`, with word vectors the service passes in), and the
 newest-first fill reads from a sorted list. Before each use it catches up with what any
-connection or process changed, from the `memory_changes` log the memories' triggers
-write (migration 0011); an index older than the log's pruned part is rebuilt.
+connection or process changed, from the store's change log (`ChangeFeed`, see
+store/contract.py); an index older than the log's pruned part is rebuilt.
 
 `KeyIndexes` keeps indexes of the keys being recalled, up to a number of memories in
 all. A key of up to `INLINE_BUILD_MAX` memories is indexed at its first recall while
@@ -39,11 +39,11 @@ import numpy as np
 
 from memroute.lru import RecentCounts
 from memroute.models.records import TURN_KEY_PREFIX, MemoryFilter, MemoryRecord
-from memroute.store.db import Database
+from memroute.store.contract import ChangeFeed, MemoryStore
 from memroute.store.fts import query_words
 from memroute.store.key_meanings import KeyMeanings
 from memroute.store.key_rank import K1, B
-from memroute.store.memories import COLUMNS, MemoryRepository, row_to_memory
+from memroute.store.memories import row_to_memory
 from memroute.store.related_words import KeyVocabulary, Related, WordVectorsFn, asked_words
 from memroute.store.related_words import related as related_words
 
@@ -80,8 +80,6 @@ ADMIT_AFTER = 3
 MEMORIES_PER_RECALL = 64
 # Keys whose recent recalls are counted towards `ADMIT_AFTER`, at most.
 COUNTED_KEYS = 10_000
-# Changes older than this are pruned from the log (an index that slept longer rebuilds).
-CHANGES_KEPT_S = 600.0
 
 _Order = tuple[str, int]  # (updated_at, rowid): the newest-first order, reversed
 Word = tuple[str, ...]  # a query word's stemmed forms: a memory holding any of them holds the word
@@ -380,10 +378,6 @@ def _copy(memory: MemoryRecord, _new: Any = object.__new__) -> MemoryRecord:
     return clone
 
 
-def _rows(con: apsw.Connection, sql: str, params: tuple[Any, ...]) -> list[Any]:
-    return con.execute(sql, params).fetchall()
-
-
 def _remove(order: list[_Order], item: _Order) -> None:
     at = bisect.bisect_left(order, item)
     if at < len(order) and order[at] == item:
@@ -395,7 +389,7 @@ class IndexedReader:
     One retrieval asks it for a question's keyword matches, meanings and weight: the
     question is made once for all three (`KeyIndexes.question`)."""
 
-    def __init__(self, indexes: KeyIndexes, index: KeyIndex, repository: MemoryRepository) -> None:
+    def __init__(self, indexes: KeyIndexes, index: KeyIndex, repository: MemoryStore) -> None:
         self._indexes = indexes
         self._index = index
         self._repository = repository
@@ -470,8 +464,8 @@ class KeyIndexes:
 
     def __init__(
         self,
-        db: Database,
-        repository: MemoryRepository,
+        changes: ChangeFeed,
+        repository: MemoryStore,
         *,
         max_memories: int,
         word_vectors: WordVectorsFn | None = None,
@@ -481,7 +475,7 @@ class KeyIndexes:
         """`word_vectors`: vectors of words, to search a question's related words too
         (`related_words`) and the memories nearest to it by meaning (`meanings`); None:
         neither."""
-        self.db = db
+        self.changes = changes
         self.repository = repository
         self.max_memories = max(0, max_memories)
         self.word_vectors = word_vectors
@@ -508,7 +502,7 @@ class KeyIndexes:
         if builder is not None:
             builder.join(30)
 
-    def reader(self, flt: MemoryFilter) -> IndexedReader | MemoryRepository:
+    def reader(self, flt: MemoryFilter) -> IndexedReader | MemoryStore:
         """What retrieval should read `flt`'s memories from: the key's index, up to date,
         when it has one or one fits; else the SQL repository."""
         owner = flt.api_key_id
@@ -590,7 +584,7 @@ class KeyIndexes:
         words = query_words(text)
         if not words:
             return []
-        tokenize = self._tokenizer()
+        tokenize = _tokenizer()
         seen: set[str] = set()
         terms: list[tuple[str, Word]] = []
         for forms in words:
@@ -659,13 +653,7 @@ class KeyIndexes:
 
     def _count(self, owner: str, *, upto: int | None = None) -> int:
         """The key's memories, counted up to `upto` when given (a cheaper count)."""
-        con = self.db.read()
-        if upto is None:
-            rows = _rows(con, "SELECT count(*) FROM memories WHERE api_key_id = ?", (owner,))
-        else:
-            sql = "SELECT count(*) FROM (SELECT 1 FROM memories WHERE api_key_id = ? LIMIT ?)"
-            rows = _rows(con, sql, (owner, upto))
-        return int(rows[0][0])
+        return self.changes.count(owner, upto=upto)
 
     def _room_left(self) -> bool:
         return self.held() < self.max_memories
@@ -730,8 +718,8 @@ class KeyIndexes:
                 elif self.related_words and self.word_vectors is not None:
                     index.vocabulary.words(self.word_vectors, lambda: time.sleep(BACKGROUND_PAUSE_S))
             return index
-        except apsw.Error as exc:  # closing or busy: a later recall asks again
-            log.debug("store.key_index.build_failed error=%s", exc)
+        except Exception as exc:  # the store closing or busy: a later recall asks again
+            log.warning("store.key_index.build_failed error=%s", exc)
             return None
 
     def _ready(self, index: KeyIndex, *, pause: float = 0.0) -> None:
@@ -773,66 +761,34 @@ class KeyIndexes:
         return held + count <= self.max_memories
 
     def _fill(self, index: KeyIndex, *, pause: float = 0.0) -> None:
-        con = self.db.read()
-        tokenize = self._tokenizer()
-        outer = not con.getautocommit()  # already inside a read transaction: use its snapshot
-        if not outer:
-            con.execute("BEGIN")  # one snapshot for the change log's position and every chunk
-        try:
-            seq = int(_rows(con, "SELECT coalesce(max(seq), 0) FROM memory_changes", ())[0][0])
-            # One pass over the key's rows (pages of `rowid > last ORDER BY rowid` re-read
-            # and sorted the rest of the key each time: 10× the rows at 1,000 memories).
-            rows = con.execute(f"SELECT rowid, {COLUMNS} FROM memories WHERE api_key_id = ?", (index.owner,))
+        tokenize = _tokenizer()
+        with self.changes.snapshot(index.owner) as (seq, rows):
             for done, row in enumerate(rows, 1):
                 self._put(index, tokenize, row[0], row[1:])
                 if done % YIELD_EVERY == 0:
                     time.sleep(pause)  # let recalls waiting for the interpreter run
-        finally:
-            if not outer:
-                con.execute("COMMIT")
         index.seq = seq
 
     def _catch_up(self, index: KeyIndex) -> None:
-        con = self.db.read()
-        # This key's changes since the index last looked, and the pruned mark (seq -1).
-        marks = _rows(
-            con,
-            "SELECT seq, memory_rowid FROM memory_changes WHERE api_key_id = ? AND seq > ?"
-            " UNION ALL SELECT -1, upto FROM memory_changes_pruned",
-            (index.owner, index.seq),
-        )
-        changed: dict[int, None] = {}
-        last = index.seq
-        for seq, rowid in marks:
-            if seq == -1:
-                if rowid > index.seq:  # changes this index never saw were pruned: start over
-                    index.clear()
-                    self._fill(index)
-                    return
-            else:
-                changed[rowid] = None
-                last = max(last, seq)
-        if not changed:
+        marks, pruned = self.changes.since(index.owner, index.seq)
+        if pruned > index.seq:  # changes this index never saw were pruned: start over
+            index.clear()
+            self._fill(index)
             return
+        if not marks:
+            return
+        changed = dict.fromkeys(rowid for _, rowid in marks)
         # The rows as they are now (a later change is taken in again next time: idempotent).
         rowids = list(changed)
-        rows = {
-            r[0]: r[1:]
-            for r in _rows(
-                con,
-                f"SELECT rowid, {COLUMNS} FROM memories WHERE api_key_id = ?"
-                f" AND rowid IN ({', '.join('?' * len(rowids))})",
-                (index.owner, *rowids),
-            )
-        }
-        tokenize = self._tokenizer()
+        rows = self.changes.rows(index.owner, rowids)
+        tokenize = _tokenizer()
         for rowid in rowids:
             row = rows.get(rowid)
             if row is None:
                 index.drop(rowid)
             else:
                 self._put(index, tokenize, rowid, row)
-        index.seq = last
+        index.seq = max(index.seq, max(seq for seq, _ in marks))
 
     @staticmethod
     def _put(index: KeyIndex, tokenize: Any, rowid: int, row: Sequence[Any]) -> None:
@@ -854,9 +810,6 @@ class KeyIndexes:
                     spellings[term] = data[start:end].decode("utf-8", "replace").casefold()
         index.put(rowid, memory, terms, length, spellings)
 
-    def _tokenizer(self) -> Any:
-        return self.db.read().fts5_tokenizer(TOKENIZER, TOKENIZER_ARGS)
-
 
 def _speaker_slug_bytes(memory: MemoryRecord) -> int:
     """How many bytes at the start of a fact's key name the person who said it (`priya/` of
@@ -870,21 +823,13 @@ def _speaker_slug_bytes(memory: MemoryRecord) -> int:
     return len(head.encode("utf-8"))
 
 
-def prune_changes(db: Database, *, now: float | None = None) -> int:
-    """Delete the change log's entries older than `CHANGES_KEPT_S` and mark how far it was
-    pruned (an index behind that mark rebuilds); how many were deleted."""
-    cutoff = (time.time() if now is None else now) - CHANGES_KEPT_S
-    with db.write() as con:
-        # Never the newest row: it keeps the next seq above every seq handed out.
-        upto = _rows(
-            con,
-            "SELECT max(seq) FROM memory_changes"
-            " WHERE at < ? AND seq < (SELECT max(seq) FROM memory_changes)",
-            (cutoff,),
-        )[0][0]
-        if upto is None:
-            return 0
-        con.execute("DELETE FROM memory_changes WHERE seq <= ?", (upto,))
-        deleted = con.changes()
-        con.execute("UPDATE memory_changes_pruned SET upto = max(upto, ?)", (upto,))
-        return int(deleted)
+_local = threading.local()
+
+
+def _tokenizer() -> Any:
+    """The FTS table's tokenizer (migration 0001), from this thread's own in-memory
+    SQLite connection: the same tokens, stems and folding whatever the store."""
+    con = getattr(_local, "con", None)
+    if con is None:
+        con = _local.con = apsw.Connection(":memory:")
+    return con.fts5_tokenizer(TOKENIZER, TOKENIZER_ARGS)

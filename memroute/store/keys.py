@@ -8,13 +8,13 @@ from typing import Any
 from memroute.models.records import ApiKey
 from memroute.store.db import Database
 
-_COLUMNS = (
+COLUMNS = (
     "id, name, prefix, created_at, last_used_at, revoked_at, max_concurrent, requests_per_minute,"
     " requires_user_id"
 )
 
 
-def _row(row: Sequence[Any]) -> ApiKey:
+def row_to_key(row: Sequence[Any]) -> ApiKey:
     return ApiKey(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], bool(row[8]))
 
 
@@ -31,20 +31,20 @@ class KeyRepository:
         return ApiKey(key_id, name, prefix, now, None, None)
 
     def list(self) -> list[ApiKey]:
-        rows = self.db.read().execute(f"SELECT {_COLUMNS} FROM api_keys ORDER BY created_at, id")
-        return [_row(r) for r in rows]
+        rows = self.db.read().execute(f"SELECT {COLUMNS} FROM api_keys ORDER BY created_at, id")
+        return [row_to_key(r) for r in rows]
 
     def get(self, key_id: str) -> ApiKey | None:
-        row = self.db.read().execute(f"SELECT {_COLUMNS} FROM api_keys WHERE id = ?", (key_id,)).fetchone()
-        return _row(row) if row else None
+        row = self.db.read().execute(f"SELECT {COLUMNS} FROM api_keys WHERE id = ?", (key_id,)).fetchone()
+        return row_to_key(row) if row else None
 
     def find_by_hash(self, key_hash: str) -> ApiKey | None:
         row = (
             self.db.read()
-            .execute(f"SELECT {_COLUMNS} FROM api_keys WHERE key_hash = ?", (key_hash,))
+            .execute(f"SELECT {COLUMNS} FROM api_keys WHERE key_hash = ?", (key_hash,))
             .fetchone()
         )
-        return _row(row) if row else None
+        return row_to_key(row) if row else None
 
     def revoke(self, key_id: str, *, now: str) -> bool:
         with self.db.write() as con:

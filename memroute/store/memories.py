@@ -6,7 +6,6 @@ import builtins
 import json
 import uuid
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import apsw
@@ -18,6 +17,7 @@ from memroute.models.records import TURN_KEY_PREFIX, HistoryEntry, MemoryFilter,
 from memroute.store.db import Database
 from memroute.store.fts import BM25, expression_of, query_words
 from memroute.store.key_rank import ranked_matches
+from memroute.store.records import NewMemory
 
 # Not a kept chat turn: word for word the condition of the partial index of migration 0009,
 # so the newest facts are read from that index without walking the turns.
@@ -54,22 +54,6 @@ def row_to_memory(row: Sequence[Any]) -> MemoryRecord:
 
 def _dumps(metadata: dict[str, Any]) -> str:
     return json.dumps(metadata, ensure_ascii=False, separators=(",", ":"))
-
-
-@dataclass(slots=True)
-class NewMemory:
-    """A validated memory to write (see memory/validate.py)."""
-
-    api_key_id: str
-    content: str
-    key: str = ""
-    type: str = "factual"
-    session_id: str = ""
-    metadata: dict[str, Any] | None = None
-    expires_at: str | None = None
-    created_at: str | None = None  # imports set these three; `Memory.add` the first (createdAt)
-    id: str | None = None
-    updated_at: str | None = None
 
 
 # A key's own memories and its end users' (parameters: the key, then `users_range(key)`).

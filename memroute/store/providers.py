@@ -9,10 +9,10 @@ from typing import Any
 from memroute.models.records import ProviderRecord
 from memroute.store.db import Database
 
-_COLUMNS = "id, base_url, api_key_env, api_key, is_default, created_at, updated_at, format"
+COLUMNS = "id, base_url, api_key_env, api_key, is_default, created_at, updated_at, format"
 
 
-def _row(row: Sequence[Any]) -> ProviderRecord:
+def row_to_provider(row: Sequence[Any]) -> ProviderRecord:
     return ProviderRecord(row[0], row[1], row[2], row[3], bool(row[4]), row[5], row[6], row[7])
 
 
@@ -50,15 +50,15 @@ class ProviderRepository:
         return found
 
     def list(self) -> list[ProviderRecord]:
-        return [_row(r) for r in self.db.read().execute(f"SELECT {_COLUMNS} FROM providers ORDER BY id")]
+        return [
+            row_to_provider(r) for r in self.db.read().execute(f"SELECT {COLUMNS} FROM providers ORDER BY id")
+        ]
 
     def get(self, provider_id: str) -> ProviderRecord | None:
         row = (
-            self.db.read()
-            .execute(f"SELECT {_COLUMNS} FROM providers WHERE id = ?", (provider_id,))
-            .fetchone()
+            self.db.read().execute(f"SELECT {COLUMNS} FROM providers WHERE id = ?", (provider_id,)).fetchone()
         )
-        return _row(row) if row else None
+        return row_to_provider(row) if row else None
 
     def delete(self, provider_id: str) -> bool:
         with self.db.write() as con:

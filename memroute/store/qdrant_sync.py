@@ -4,33 +4,15 @@ resumable back-fill cursor."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from memroute.models.records import MemoryRecord
 from memroute.store.db import Database
 from memroute.store.memories import COLUMNS, row_to_memory
+from memroute.store.records import OutboxEntry, SyncState
 from memroute.store.settings import write_settings
 
 ENABLED_KEY = "qdrantEnabled"
-
-
-@dataclass(frozen=True, slots=True)
-class OutboxEntry:
-    rowid: int  # changes whenever the memory is queued again
-    memory_id: str
-    api_key_id: str
-    op: str  # upsert | delete
-
-
-@dataclass(frozen=True, slots=True)
-class SyncState:
-    target: str | None  # the collection (and server) last back-filled
-    backfill_next: int | None  # next memories.rowid to push; None when done
-    backfill_total: int
-    pushed: int
-    orphans_removed: int
-    serving: bool  # the target was completely filled once: Qdrant may answer searches
 
 
 class QdrantSyncRepository:

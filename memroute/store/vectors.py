@@ -16,7 +16,6 @@ Vectors arrive as bytes (float32, or int8 for a quantised table); the maths live
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import apsw
@@ -26,62 +25,12 @@ from numpy.typing import NDArray
 from memroute.models.records import MemoryFilter, MemoryRecord
 from memroute.store.db import Database
 from memroute.store.memories import COLUMNS, filter_sql, row_to_memory
+from memroute.store.records import KeyVectors, KeyWrite, Neighbour, PendingMemory, VecMeta
 
 VEC_CHUNK_FLOAT = 16
 VEC_CHUNK_INT8 = 32
 # A filtered search asks vec0 for more neighbours until enough pass the filter.
 MAX_FETCH = 4096
-
-
-@dataclass(frozen=True, slots=True)
-class VecMeta:
-    active_dim: int | None
-    signature: str | None
-    last_reset_at: str | None
-    ready: bool
-    int8_scale: float | None
-
-    @property
-    def quantization(self) -> str:
-        return "int8" if (self.signature or "").endswith(":int8") else "none"
-
-
-@dataclass(frozen=True, slots=True)
-class KeyVectors:
-    generation: int
-    rowids: NDArray[np.int64]
-    vectors: NDArray[Any]  # float32, or int8 for a quantised table
-
-
-@dataclass(slots=True)
-class KeyWrite:
-    """The vectors one write transaction stored for a key, in order, and the key's
-    generation right before and right after it."""
-
-    before: int
-    after: int
-    rowids: list[int]
-    blobs: list[bytes]
-
-
-@dataclass(frozen=True, slots=True)
-class Neighbour:
-    memory: MemoryRecord
-    rowid: int
-    distance: float
-    vector: bytes | None = None
-
-    @property
-    def memory_id(self) -> str:
-        return self.memory.id
-
-
-@dataclass(frozen=True, slots=True)
-class PendingMemory:
-    rowid: int
-    id: str
-    api_key_id: str
-    content: str
 
 
 class VectorRepository:

@@ -18,7 +18,8 @@ from memroute.embeddings import EmbeddingSources, SourceChoice
 from memroute.errors import EmbeddingError, QdrantError
 from memroute.loops import WakeLoop
 from memroute.models.records import MemoryRecord
-from memroute.store.qdrant_sync import OutboxEntry, QdrantSyncRepository
+from memroute.store.contract import QdrantOutbox
+from memroute.store.records import OutboxEntry
 from memroute.vectors.qdrant import QdrantConnection
 from memroute.vectors.qdrant_pool import QdrantPool
 from memroute.vectors.qdrant_settings import QdrantSettings
@@ -50,7 +51,7 @@ def qdrant_embedding(qs: QdrantSettings, memory_source: Callable[[], SourceChoic
 class QdrantSync:
     def __init__(
         self,
-        repo: QdrantSyncRepository,
+        repo: QdrantOutbox,
         get_many: GetMany,
         sources: EmbeddingSources,
         pool: QdrantPool,

@@ -21,14 +21,9 @@ from numpy.typing import NDArray
 
 from memroute.embeddings import EmbeddingSources, SourceChoice
 from memroute.models.records import MemoryFilter
-from memroute.store.vectors import (
-    VEC_CHUNK_FLOAT,
-    VEC_CHUNK_INT8,
-    KeyWrite,
-    PendingMemory,
-    VecMeta,
-    VectorRepository,
-)
+from memroute.store.contract import VectorStore
+from memroute.store.records import KeyWrite, PendingMemory, VecMeta
+from memroute.store.vectors import VEC_CHUNK_FLOAT, VEC_CHUNK_INT8
 from memroute.vectors import RowAdmission, Vector, VectorHit
 from memroute.vectors.int8 import dequantize, fit_scale, quantize
 from memroute.vectors.key_cache import MIN_CHUNKS, KeyMatrix, KeyMatrixCache, as_matrix
@@ -54,7 +49,7 @@ class SqliteVecIndex:
 
     def __init__(
         self,
-        vectors: VectorRepository,
+        vectors: VectorStore,
         sources: EmbeddingSources,
         *,
         int8: bool,

@@ -1,0 +1,79 @@
+"""The PostgreSQL store (`MEMROUTE_DATABASE_URL=postgresql://…`): several replicas on
+one database. It keeps the contract of `store/contract.py`, as the SQLite store does;
+psycopg 3 and its pool are needed (`pip install 'memroute[postgres]'`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from memroute.store.postgres.changes import PgChangeFeed
+from memroute.store.postgres.db import PgDatabase, without_password
+from memroute.store.postgres.jobs import PgJobRepository
+from memroute.store.postgres.keys import PgKeyRepository
+from memroute.store.postgres.leases import PgLeaseRepository
+from memroute.store.postgres.memories import PgMemoryRepository
+from memroute.store.postgres.migrate import migrate
+from memroute.store.postgres.providers import PgProviderRepository
+from memroute.store.postgres.qdrant_sync import PgQdrantSyncRepository
+from memroute.store.postgres.reserve import PgReserve
+from memroute.store.postgres.sessions import PgSessionRepository
+from memroute.store.postgres.settings import PgSettingsRepository
+from memroute.store.postgres.vectors import PgVectorRepository
+from memroute.store.records import StorageUsage
+
+__all__ = ["PostgresStore", "without_password"]
+
+
+class PostgresStore:
+    """One PostgreSQL database shared by any number of memroute processes."""
+
+    kind = "postgresql"
+
+    def __init__(self, db: PgDatabase) -> None:
+        self.db = db
+        self.vectors = PgVectorRepository(db)
+        self.memories = PgMemoryRepository(db)
+        self.changes = PgChangeFeed(db)
+        self.settings = PgSettingsRepository(db)
+        self.jobs = PgJobRepository(db)
+        self.keys = PgKeyRepository(db)
+        self.providers = PgProviderRepository(db)
+        self.qdrant = PgQdrantSyncRepository(db, self.settings)
+        self.sessions = PgSessionRepository(db)
+        self.leases = PgLeaseRepository(db)
+        self.reserve = PgReserve()
+
+    @classmethod
+    def open(cls, url: str, *, max_connections: int = 10) -> PostgresStore:
+        """Connect, and migrate the schema (under a lock replicas share)."""
+        db = PgDatabase(url, max_connections=max_connections)
+        try:
+            migrate(db)
+        except BaseException:
+            db.close()
+            raise
+        return cls(db)
+
+    @property
+    def vec_error(self) -> str | None:
+        return self.vectors.error
+
+    @contextmanager
+    def transaction(self, *, savepoints: bool = True) -> Iterator[None]:
+        with self.db.write(savepoints=savepoints):
+            yield
+
+    def after_commit(self, callback: Callable[[], object]) -> None:
+        self.db.after_commit(callback)
+
+    def storage(self) -> StorageUsage:
+        """The database's size (the server's disk is not ours to see)."""
+        row = self.db.fetchone("SELECT pg_database_size(current_database())")
+        return StorageUsage(self.db.full_since, int(row[0]) if row else None, None)
+
+    def describe(self) -> str:
+        return without_password(self.db.url)
+
+    def close(self) -> None:
+        self.db.close()

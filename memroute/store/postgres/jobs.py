@@ -1,0 +1,81 @@
+"""The extraction queue on PostgreSQL. Replicas claim batches with `FOR UPDATE SKIP
+LOCKED` for `CLAIM_S`: two never work on the same jobs, and the jobs of a replica that
+died are handed out again once its claim expires. A job is still finished at most once:
+`finish` deletes it in the transaction that stores what it teaches."""
+
+from __future__ import annotations
+
+import time
+
+from memroute.store.jobs import COLUMNS, row_to_job
+from memroute.store.postgres.db import PgDatabase
+from memroute.store.records import ExtractionJob
+
+# How long a claimed batch is another replica's; a batch takes well under a second.
+CLAIM_S = 60.0
+
+
+class PgJobRepository:
+    def __init__(self, db: PgDatabase) -> None:
+        self.db = db
+
+    def enqueue(
+        self,
+        api_key_id: str,
+        session_id: str,
+        source: str,
+        text: str,
+        *,
+        now: str,
+        request_id: str = "",
+        speaker: str = "",
+        capture: bool = False,
+        facts: bool = True,
+    ) -> int:
+        with self.db.write() as con:
+            row = con.execute(
+                "INSERT INTO extraction_jobs (api_key_id, session_id, source, text, created_at,"
+                " request_id, speaker, capture, facts) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                " RETURNING id",
+                (api_key_id, session_id, source, text, now, request_id, speaker, int(capture), int(facts)),
+            ).fetchone()
+            assert row is not None
+            return int(row[0])
+
+    def next_batch(self, *, max_attempts: int, limit: int) -> list[ExtractionJob]:
+        """Claim the oldest unclaimed jobs that have not used up their attempts."""
+        now = time.time()
+        with self.db.write() as con:
+            rows = con.execute(
+                f"UPDATE extraction_jobs SET claimed_until = %s WHERE id IN ("
+                " SELECT id FROM extraction_jobs WHERE attempts < %s AND claimed_until < %s"
+                " ORDER BY id LIMIT %s FOR UPDATE SKIP LOCKED)"
+                f" RETURNING {COLUMNS}",
+                (now + CLAIM_S, max_attempts, now, limit),
+            ).fetchall()
+        return sorted((row_to_job(r) for r in rows), key=lambda job: job.id)
+
+    def finish(self, job_id: int) -> bool:
+        """Remove a job, inside the transaction that stores what it teaches; False when it
+        was gone already (another replica stored it), and then nothing must be stored."""
+        with self.db.write() as con:
+            return con.execute("DELETE FROM extraction_jobs WHERE id = %s", (job_id,)).rowcount > 0
+
+    def fail(self, job_id: int, error: str) -> None:
+        """Count a failed attempt and hand the job out again."""
+        with self.db.write() as con:
+            con.execute(
+                "UPDATE extraction_jobs SET attempts = attempts + 1, last_error = %s, claimed_until = 0"
+                " WHERE id = %s",
+                (error[:500], job_id),
+            )
+
+    def counts(self, *, max_attempts: int) -> tuple[int, int]:
+        """(pending, failed for good)."""
+        row = self.db.fetchone(
+            "SELECT count(*) FILTER (WHERE attempts < %s), count(*) FILTER (WHERE attempts >= %s)"
+            " FROM extraction_jobs",
+            (max_attempts, max_attempts),
+        )
+        assert row is not None
+        return int(row[0]), int(row[1])

@@ -1,0 +1,98 @@
+"""A real PostgreSQL for the tests: `pgserver` (a PyPI package shipping PostgreSQL 16
+with pgvector) runs one server per test process as its child, on a Unix socket in a
+temporary folder; each test gets a database of its own, copied from a migrated template.
+
+In CI (`CI=true`) a server that cannot start fails the tests that need it; elsewhere they
+are skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import atexit
+import itertools
+import os
+import shutil
+import tempfile
+import threading
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+TEMPLATE = "memroute_template"
+
+_lock = threading.RLock()
+_server: Any = None
+_folder: str | None = None
+_names = itertools.count(1)
+
+
+def _unavailable(reason: str) -> None:
+    message = f"PostgreSQL is not available: {reason}"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message, pytrace=False)
+    pytest.skip(message)
+
+
+def _start() -> Any:
+    global _server, _folder
+    _folder = tempfile.mkdtemp(prefix="memroute-pg-")
+    os.environ.setdefault("XDG_RUNTIME_DIR", _folder)  # pgserver asks for one
+    import pgserver
+
+    _server = pgserver.get_server(_folder, cleanup_mode="stop")
+    atexit.register(_stop)
+    with _admin() as con:
+        con.execute(f"CREATE DATABASE {TEMPLATE}")
+    from memroute.store.postgres import PostgresStore
+
+    PostgresStore.open(database_url(TEMPLATE)).close()  # migrated once; copied per test
+    return _server
+
+
+def _stop() -> None:
+    if _server is not None:
+        try:
+            _server.cleanup()
+        finally:
+            if _folder is not None:
+                shutil.rmtree(_folder, ignore_errors=True)
+
+
+def server() -> Any:
+    """The test process's server, started on first use."""
+    with _lock:
+        if _server is not None:
+            return _server
+        try:
+            return _start()
+        except Exception as exc:
+            _unavailable(f"{type(exc).__name__}: {exc}")
+            raise
+
+
+def database_url(name: str) -> str:
+    """The URL of database `name` on the test server."""
+    base = urlsplit(server().get_uri())
+    return base._replace(path=f"/{name}").geturl()
+
+
+def _admin() -> Any:
+    import psycopg
+
+    return psycopg.connect(server().get_uri(), autocommit=True)
+
+
+def fresh_database() -> str:
+    """A new, migrated database on the test server: its URL."""
+    name = f"memroute_test_{os.getpid()}_{next(_names)}"
+    with _admin() as con:
+        con.execute(f"CREATE DATABASE {name} TEMPLATE {TEMPLATE}")
+    return database_url(name)
+
+
+def drop_database(url: str) -> None:
+    """Drop a database `fresh_database` made (its connections are ended first)."""
+    name = urlsplit(url).path.lstrip("/")
+    with _admin() as con:
+        con.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
