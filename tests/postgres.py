@@ -37,11 +37,13 @@ def _unavailable(reason: str) -> None:
 def _start() -> Any:
     global _server, _folder
     _folder = tempfile.mkdtemp(prefix="memroute-pg-")
-    os.environ.setdefault("XDG_RUNTIME_DIR", _folder)  # pgserver asks for one
+    runtime = os.path.join(_folder, "run")  # pgserver asks for one
+    os.makedirs(runtime, mode=0o700)
+    os.environ.setdefault("XDG_RUNTIME_DIR", runtime)
     import pgserver
 
-    _server = pgserver.get_server(_folder, cleanup_mode="stop")
-    atexit.register(_stop)
+    atexit.register(_stop)  # before pgserver's own exit hook, so it runs after it
+    _server = pgserver.get_server(os.path.join(_folder, "data"), cleanup_mode="stop")
     with _admin() as con:
         con.execute(f"CREATE DATABASE {TEMPLATE}")
     from memroute.store.postgres import PostgresStore

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from memroute.models.results import ExtractionQueue
 
-VectorBackend = Literal["sqlite-vec", "qdrant", "none"]
+VectorBackend = Literal["sqlite-vec", "pgvector", "qdrant", "none"]
 
 # -- the engine status -------------------------------------------------------------------
 

@@ -31,7 +31,7 @@ from memroute.service.providers import ProviderRegistry
 from memroute.service.qdrant import QdrantService
 from memroute.service.quota import MemoryCap
 from memroute.service.reindex import Reindexer, ReindexWorker
-from memroute.service.semantic import SemanticEngine
+from memroute.service.semantic import VECTOR_BACKENDS, SemanticEngine
 from memroute.service.sessions import SessionBook
 from memroute.service.turn_queue import TurnQueue
 from memroute.service.workers import AccessRecorder, ExtractionWorker
@@ -121,10 +121,11 @@ def _assemble(store: Store, config: Config, clock: Clock) -> Parts:
     index = SqliteVecIndex(
         store.vectors,
         sources,
-        int8=config.vec_quantization == "int8",
+        int8=config.vec_quantization == "int8" and store.kind == "sqlite",  # PostgreSQL: float32
         now=now,
         backfill_batch=config.backfill_batch,
         cache_bytes=config.vec_cache_mb * 1024 * 1024,
+        name=VECTOR_BACKENDS[store.kind],
     )
     holder = new_holder()
     reindex_lease, qdrant_lease, decay_lease = (

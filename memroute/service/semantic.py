@@ -28,6 +28,7 @@ from memroute.models.status import (
     QdrantStatus,
     RerankStatus,
     StorageStatus,
+    VectorBackend,
     VectorStoreStatus,
 )
 from memroute.service.providers import ProviderRegistry
@@ -40,6 +41,10 @@ from memroute.vectors import Vector, VectorIndex
 from memroute.vectors.sqlite_vec import SqliteVecIndex
 
 log = logging.getLogger("memroute.semantic")
+
+# What searches keywords and vectors in each store (`Store.kind`), as the status names them.
+KEYWORD_BACKENDS = {"sqlite": "FTS5", "postgresql": "PostgreSQL full-text"}
+VECTOR_BACKENDS: dict[str, VectorBackend] = {"sqlite": "sqlite-vec", "postgresql": "pgvector"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +130,7 @@ class SemanticEngine:
         related words and meanings (None: both off), for the engine status, with whether
         each is on."""
         self._store = store
+        self._keywords = KEYWORD_BACKENDS[store.kind]
         self._source = source
         self._providers = providers
         self._settings = settings
@@ -163,11 +169,13 @@ class SemanticEngine:
             return SearchPlan(self._sources, query, first, choice, reason, wait_for_model)
         if not self._index.available:
             vec_error = self._store.vec_error or "not loaded"
-            reason = join_reasons(qdrant_note, f"sqlite-vec not available ({vec_error}) — degraded to FTS5")
+            reason = join_reasons(
+                qdrant_note, f"{self._index.name} not available ({vec_error}) — degraded to {self._keywords}"
+            )
             return SearchPlan(self._sources, query, first, choice, reason, wait_for_model)
         index = self._index
         local = _Candidate(index, choice, lambda dim, key: index.catch_up(choice, dim, key))
-        note = f"{qdrant_note} — using sqlite-vec" if qdrant_note else None
+        note = f"{qdrant_note} — using {index.name}" if qdrant_note else None
         return SearchPlan(self._sources, query, (*first, local), choice, note, wait_for_model)
 
     def reranker(self, settings: MemorySettings) -> tuple[Reranker | None, RerankStatus]:
@@ -202,7 +210,7 @@ class SemanticEngine:
             self._store.vectors.mark_all_pending()
         pending = self._store.memories.count_needs_reindex()
         if choice.source is None or not self._index.available:
-            reason = choice.reason if choice.source is None else "sqlite-vec not available"
+            reason = choice.reason if choice.source is None else f"{self._index.name} not available"
             qdrant = self.qdrant.drain() if wait else None
             return ReindexReport(started=False, pending=pending, reason=reason, qdrant=qdrant)
         if not wait:
@@ -260,7 +268,7 @@ class SemanticEngine:
         return EngineStatus(
             keyword=KeywordStatus(
                 available=True,
-                backend="FTS5",
+                backend=self._keywords,
                 related_words=self._word_state(self._word_uses[0]),
                 meanings=self._word_state(self._word_uses[1]),
             ),
@@ -283,15 +291,15 @@ class SemanticEngine:
     def _vector_store_status(
         self, settings: MemorySettings, meta: VecMeta, qdrant: QdrantStatus
     ) -> VectorStoreStatus:
-        """sqlite-vec's state, or Qdrant's when it is the vector store and serving."""
+        """The store's vector table's state, or Qdrant's when it is the vector store and serving."""
         pending = self._store.memories.count_needs_reindex()
         if self._index.available:
             local = VectorStoreStatus(
-                backend="sqlite-vec",
+                backend=VECTOR_BACKENDS[self._store.kind],
                 available=True,
                 row_count=self._store.vectors.count(),
                 needs_reindex=pending,
-                reason=f"sqlite-vec active, dim={meta.active_dim}"
+                reason=f"{self._index.name} active, dim={meta.active_dim}"
                 + (f", signature {meta.signature}" if meta.signature else ", no vectors yet")
                 + (" (int8, re-scored)" if meta.quantization == "int8" else ""),
             )
@@ -301,7 +309,8 @@ class SemanticEngine:
                 available=False,
                 row_count=0,
                 needs_reindex=pending,
-                reason=f"sqlite-vec not available ({self._store.vec_error}) — using FTS5 only",
+                reason=f"{self._index.name} not available ({self._store.vec_error})"
+                f" — using {self._keywords} only",
             )
         if settings.vector_store != "qdrant":
             return local
@@ -312,7 +321,7 @@ class SemanticEngine:
                 available=True,
                 row_count=qdrant.points or 0,
                 reason=f"Qdrant at {qdrant.where}, collection {qdrant.collection}"
-                f" (sqlite-vec kept as the fallback: {local.reason})",
+                f" ({self._index.name} kept as the fallback: {local.reason})",
             )
         why = self.qdrant.index(settings)[1] or "Qdrant is not serving"
         return replace(local, reason=f"{why} — {local.reason}")

@@ -41,10 +41,10 @@ class BatchResult:
 
 
 class SqliteVecIndex:
-    """The `VectorIndex` on sqlite-vec (hybrid retrieval fuses its hits with FTS5 by RRF),
-    with in-memory copies of large keys (`key_cache`)."""
+    """The `VectorIndex` on the store's own vector table (hybrid retrieval fuses its hits
+    with keyword search by RRF): sqlite-vec in the SQLite file, or pgvector on PostgreSQL
+    (`name`), with in-memory copies of large keys (`key_cache`)."""
 
-    name = "sqlite-vec"
     fuse_with_keywords = True
 
     def __init__(
@@ -56,7 +56,9 @@ class SqliteVecIndex:
         now: Callable[[], str],
         backfill_batch: int = 32,
         cache_bytes: int = 0,
+        name: str = "sqlite-vec",
     ) -> None:
+        self.name = name
         self.vectors = vectors
         self.sources = sources
         self.int8 = int8

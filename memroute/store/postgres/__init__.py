@@ -33,7 +33,7 @@ class PostgresStore:
     def __init__(self, db: PgDatabase) -> None:
         self.db = db
         self.vectors = PgVectorRepository(db)
-        self.memories = PgMemoryRepository(db)
+        self.memories = PgMemoryRepository(db, delete_vector=self.vectors.delete_in)
         self.changes = PgChangeFeed(db)
         self.settings = PgSettingsRepository(db)
         self.jobs = PgJobRepository(db)

@@ -23,6 +23,8 @@ from memroute.store.memories import COLUMNS, row_to_memory
 from memroute.store.postgres.db import PgDatabase
 from memroute.store.records import NewMemory
 
+# The advisory lock every statement that writes memories takes (the migration's trigger).
+MEMORY_WRITE_LOCK = 7202611
 NOT_A_KEPT_TURN = f"substr(key, 1, {len(TURN_KEY_PREFIX)}) <> '{TURN_KEY_PREFIX}'"
 M_COLUMNS = ", ".join(f"m.{c.strip()}" for c in COLUMNS.split(","))
 # A key's own memories and its end users' (parameters: the key, then `users_range(key)`).
@@ -79,6 +81,7 @@ class PgMemoryRepository:
     def upsert(self, new: NewMemory, *, now: str, actor: str) -> tuple[MemoryRecord, bool]:
         """Insert, or update the row with the same (api_key_id, key). Returns (memory, created)."""
         with self.db.write() as con:
+            _lock_memories(con)
             old = None
             if new.key:
                 old = _one(
@@ -177,7 +180,8 @@ class PgMemoryRepository:
     def update(self, memory_id: str, changes: dict[str, Any], *, now: str, actor: str) -> MemoryRecord | None:
         """Apply `changes` (columns: type, key, content, metadata, expires_at, session_id)."""
         with self.db.write() as con:
-            old = _one(con, f"SELECT {COLUMNS} FROM memories WHERE id = %s FOR UPDATE", (memory_id,))
+            _lock_memories(con)
+            old = _one(con, f"SELECT {COLUMNS} FROM memories WHERE id = %s", (memory_id,))
             if old is None:
                 return None
             new_key = changes.get("key", old.key)
@@ -260,6 +264,9 @@ class PgMemoryRepository:
         wanted = [k for k in dict.fromkeys(keys) if k]
         if not wanted:
             return {}
+        if self.db.in_write_transaction():  # read to write: what it finds stays true
+            with self.db.read() as con:
+                _lock_memories(con)
         rows = self.db.fetchall(
             f"SELECT {COLUMNS} FROM memories WHERE api_key_id = %s AND key = ANY(%s) AND key <> ''",
             (api_key_id, wanted),
@@ -476,6 +483,13 @@ class PgMemoryRepository:
             f"SELECT count(*) FROM memories WHERE {_KEY_AND_USERS}", (api_key_id, *users_range(api_key_id))
         )
         return int(row[0]) if row else 0
+
+
+def _lock_memories(con: Any) -> None:
+    """Take the memories' write lock of this transaction now (every statement that writes
+    memories takes it, see the migration): a read that decides a write (is this key
+    taken?) then stays true until the transaction ends, whichever replica writes."""
+    con.execute("SELECT pg_advisory_xact_lock(%s, 1)", (MEMORY_WRITE_LOCK,))
 
 
 def _one(con: Any, sql: str, params: Sequence[Any]) -> MemoryRecord | None:

@@ -1,0 +1,82 @@
+"""The store's vector table (sqlite-vec in the file, pgvector on PostgreSQL): the same
+answers on both stores."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from memroute.models.records import MemoryFilter
+from memroute.store import NewMemory, Store
+
+NOW = "2026-12-05T10:00:00.000Z"
+DIM = 8
+
+
+def _unit(*values: float) -> bytes:
+    vector = np.zeros(DIM, dtype=np.float32)
+    vector[: len(values)] = values
+    return (vector / np.linalg.norm(vector)).astype(np.float32).tobytes()
+
+
+def _add(store: Store, owner: str, content: str, vector: bytes, **more: object) -> str:
+    memory, _ = store.memories.upsert(
+        NewMemory(api_key_id=owner, content=content, **more),  # type: ignore[arg-type]
+        now=NOW,
+        actor="test",
+    )
+    [pending] = [p for p in store.vectors.pending(owner, 100) if p.id == memory.id]
+    store.vectors.store([(pending, vector)])
+    return memory.id
+
+
+def test_a_reset_marks_every_memory_pending_and_names_its_model(store: Store) -> None:
+    assert store.vectors.available
+    store.memories.upsert(NewMemory(api_key_id="k1", content="one"), now=NOW, actor="t")
+    assert store.vectors.reset("hashing:test:8", DIM, int8=False, now=NOW) == 1
+    meta = store.vectors.meta()
+    assert (meta.ready, meta.signature, meta.active_dim) == (True, "hashing:test:8", DIM)
+    assert store.vectors.reset_unless_current("hashing:test:8", DIM, int8=False, now=NOW) is None
+    assert [p.content for p in store.vectors.pending(None, 10)] == ["one"]
+
+
+def test_the_nearest_are_the_owners_and_pass_the_filter(store: Store) -> None:
+    store.vectors.reset("hashing:test:8", DIM, int8=False, now=NOW)
+    near = _add(store, "k1", "near", _unit(1, 0.1))
+    far = _add(store, "k1", "far", _unit(0, 1))
+    _add(store, "k2", "another key's, nearest of all", _unit(1, 0))
+    _add(store, "k1", "expired", _unit(1, 0.05), expires_at="2026-12-05T09:00:00.000Z")
+    hits = store.vectors.knn(_unit(1, 0), MemoryFilter("k1", NOW), 5)
+    assert [h.memory_id for h in hits] == [near, far]
+    assert hits[0].distance < hits[1].distance
+    assert hits[0].memory.content == "near"  # read whole with the hit
+    assert store.vectors.count() == 4 and store.vectors.pending(None, 10) == []
+
+
+def test_a_keys_vectors_load_whole_and_follow_its_generation(store: Store) -> None:
+    store.vectors.reset("hashing:test:8", DIM, int8=False, now=NOW)
+    before = store.vectors.generation("k1")
+    first = _add(store, "k1", "first", _unit(1, 2, 3))
+    _add(store, "k1", "second", _unit(3, 2, 1))
+    loaded = store.vectors.load_key("k1", DIM, int8=False)
+    assert loaded is not None and loaded.generation == before + 2
+    assert loaded.vectors.shape == (2, DIM)
+    by_rowid = dict(zip(loaded.rowids.tolist(), loaded.vectors, strict=True))
+    assert any(np.allclose(v, np.frombuffer(_unit(1, 2, 3), dtype=np.float32)) for v in by_rowid.values())
+    store.memories.delete(first, now=NOW, actor="t")  # its vector goes with it
+    assert store.vectors.generation("k1") == before + 3
+    assert [h.memory.content for h in store.vectors.knn(_unit(1, 2, 3), MemoryFilter("k1", NOW), 5)] == [
+        "second"
+    ]
+
+
+def test_an_edited_memory_waits_for_a_new_vector(store: Store) -> None:
+    store.vectors.reset("hashing:test:8", DIM, int8=False, now=NOW)
+    memory_id = _add(store, "k1", "old text", _unit(1))
+    [pending] = store.vectors.pending("k1", 5) or [None]
+    assert pending is None
+    store.memories.update(memory_id, {"content": "new text"}, now=NOW, actor="t")
+    [waiting] = store.vectors.pending("k1", 5)
+    stale = type(waiting)(waiting.rowid, waiting.id, waiting.api_key_id, "old text")
+    assert store.vectors.store([(stale, _unit(0, 1))]) == {}  # embedded from the old text: skipped
+    assert store.vectors.admitted([waiting.rowid], MemoryFilter("k1", NOW)) == {waiting.rowid: memory_id}
+    assert store.vectors.admitted([waiting.rowid], MemoryFilter("k2", NOW)) == {}
