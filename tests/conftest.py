@@ -7,6 +7,7 @@ import fcntl
 from collections.abc import Iterator
 from pathlib import Path
 
+import postgres
 import pytest
 from clocks import ManualClock
 from gateways import Gateway, serve_gateway
@@ -41,6 +42,14 @@ def word_model() -> None:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not is_model_folder(cache / DISTILLED_STATIC_NAME):
             build_static_model(cache / DISTILLED_STATIC_NAME)
+
+
+@pytest.fixture
+def pg_url() -> Iterator[str]:
+    """A fresh database on the test process's PostgreSQL server (tests/postgres.py): its URL."""
+    url = postgres.fresh_database()
+    yield url
+    postgres.drop_database(url)
 
 
 @pytest.fixture

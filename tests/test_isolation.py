@@ -38,11 +38,12 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
 import apsw
 import httpx2
 import openai
+import psycopg
 import pytest
 import sqlite_vec
 from anyio.from_thread import BlockingPortal, start_blocking_portal
@@ -117,6 +118,10 @@ SQLITE_VEC_EXAMPLES = 50
 QDRANT_EXAMPLES = 30
 STEPS = 200
 SQLITE_VEC_REQUIRED = 6_000
+# The same machine on PostgreSQL (pgvector), a smaller share: each operation is a few more
+# round trips to the server.
+POSTGRES_EXAMPLES = 35
+POSTGRES_REQUIRED = 5_000
 QDRANT_REQUIRED = 4_000
 
 _tokens = itertools.count(1)
@@ -182,19 +187,14 @@ class Harness:
     tenants: list[Tenant]
     admin_mcp: Client  # in process: the stdio caller, who must name the key
     portal: BlockingPortal
-    db: apsw.Connection  # the suite's own connection, for looking behind the API
+    db: Backstage  # the suite's own connection, for looking behind the API
     qdrant: bool
     runs: int = 0  # state machine runs so far
     clean: bool = True  # the last run ended with every check passed
 
     def wipe(self) -> None:
         """Empty the store behind the API (after a failed run, whatever it left)."""
-        self.db.execute("DELETE FROM extraction_jobs")
-        self.db.execute("DELETE FROM memories")
-        self.db.execute("INSERT INTO memory_fts (memory_fts) VALUES ('rebuild')")
-        if self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'vec_memories'").fetchone():
-            self.db.execute("DELETE FROM vec_memories")
-        self.db.execute("DELETE FROM qdrant_outbox")
+        self.db.wipe()
         self.parts.store.memories.cache.clear()
 
     @property
@@ -218,14 +218,118 @@ class Harness:
         raise AssertionError("the Qdrant sync never went idle")
 
 
+class Backstage(Protocol):
+    """The suite's own look behind the API at what the store holds."""
+
+    def count(self, sql: str, *params: Any) -> int: ...
+    def wipe(self) -> None: ...
+    def vec_rows(self) -> dict[int, str]: ...
+    def keyword_entries(self) -> int: ...
+    def keyword_terms(self, rowid: int) -> list[Any]: ...
+    def keyword_owners(self) -> dict[int, str]: ...
+    def check_keyword_index(self) -> None: ...
+    def close(self) -> None: ...
+
+
+class SqliteBackstage:
+    """The SQLite file on a connection of the suite's own, with FTS5's vocabulary."""
+
+    def __init__(self, config: Config) -> None:
+        self.db = apsw.Connection(str(config.db_path))
+        self.db.set_busy_timeout(10_000)
+        self.db.enable_load_extension(True)
+        self.db.load_extension(sqlite_vec.loadable_path())
+        self.db.execute("CREATE VIRTUAL TABLE temp.fts_terms USING fts5vocab(main, memory_fts, instance)")
+
+    def count(self, sql: str, *params: Any) -> int:
+        return int(self.db.execute(sql, params).fetchone()[0])  # type: ignore[index]
+
+    def wipe(self) -> None:
+        self.db.execute("DELETE FROM extraction_jobs")
+        self.db.execute("DELETE FROM memories")
+        self.db.execute("INSERT INTO memory_fts (memory_fts) VALUES ('rebuild')")
+        if self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'vec_memories'").fetchone():
+            self.db.execute("DELETE FROM vec_memories")
+        self.db.execute("DELETE FROM qdrant_outbox")
+
+    def vec_rows(self) -> dict[int, str]:
+        table = self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'vec_memories'").fetchone()
+        if table is None:
+            return {}
+        return {int(r[0]): str(r[1]) for r in self.db.execute("SELECT rowid, api_key_id FROM vec_memories")}
+
+    def keyword_entries(self) -> int:
+        return self.count("SELECT COUNT(*) FROM temp.fts_terms")
+
+    def keyword_terms(self, rowid: int) -> list[Any]:
+        return self.db.execute("SELECT term FROM temp.fts_terms WHERE doc = ?", (rowid,)).fetchall()
+
+    def keyword_owners(self) -> dict[int, str]:
+        rows = self.db.execute("SELECT term, doc FROM temp.fts_terms WHERE col = 'fts_owner'")
+        return {int(doc): str(term) for term, doc in rows}
+
+    def check_keyword_index(self) -> None:
+        self.db.execute("INSERT INTO memory_fts (memory_fts, rank) VALUES ('integrity-check', 1)")
+
+    def close(self) -> None:
+        self.db.close()
+
+
+class PostgresBackstage:
+    """The PostgreSQL database on a connection of the suite's own. Its keyword index is a
+    column of each memory's row (GIN-indexed), so it holds exactly the live rows: an entry
+    is a row whose `search` vector is set, filed under the row's owner."""
+
+    def __init__(self, url: str) -> None:
+        self.db = psycopg.connect(url, autocommit=True)
+
+    def count(self, sql: str, *params: Any) -> int:
+        row = self.db.execute(sql.replace("?", "%s"), params).fetchone()  # type: ignore[arg-type]
+        return int(row[0])  # type: ignore[index]
+
+    def wipe(self) -> None:
+        for table in ("extraction_jobs", "memories", "qdrant_outbox"):
+            self.db.execute(f"DELETE FROM {table}")  # type: ignore[arg-type]
+        if self.count("SELECT count(*) FROM pg_tables WHERE tablename = 'vec_memories'"):
+            self.db.execute("DELETE FROM vec_memories")
+
+    def vec_rows(self) -> dict[int, str]:
+        if not self.count("SELECT count(*) FROM pg_tables WHERE tablename = 'vec_memories'"):
+            return {}
+        return {int(r[0]): str(r[1]) for r in self.db.execute("SELECT rowid, api_key_id FROM vec_memories")}
+
+    def keyword_entries(self) -> int:
+        return self.count("SELECT count(*) FROM memories WHERE search IS NOT NULL")
+
+    def keyword_terms(self, rowid: int) -> list[Any]:
+        sql = "SELECT unnest(tsvector_to_array(search)) FROM memories WHERE rowid = %s"
+        return self.db.execute(sql, (rowid,)).fetchall()
+
+    def keyword_owners(self) -> dict[int, str]:
+        rows = self.db.execute("SELECT rowid, api_key_id FROM memories WHERE search IS NOT NULL")
+        return {int(rowid): owner_token(str(owner)).lower() for rowid, owner in rows}
+
+    def check_keyword_index(self) -> None:
+        stale = self.count(
+            "SELECT count(*) FROM memories"
+            " WHERE search IS DISTINCT FROM to_tsvector('english', content || ' ' || key)"
+        )
+        assert stale == 0, f"{stale} memories whose keyword vector is not their text's"
+
+    def close(self) -> None:
+        self.db.close()
+
+
 @contextmanager
-def open_harness(folder: Path, *, qdrant: bool) -> Iterator[Harness]:
+def open_harness(folder: Path, *, qdrant: bool, database_url: str | None = None) -> Iterator[Harness]:
+    """The suite's world on an SQLite file, or on the PostgreSQL database `database_url`."""
     with ExitStack() as stack:
         upstream = ScriptedUpstream()
         up = stack.enter_context(LiveServer(upstream.app()))
         clock = ManualClock()
         env = {"MEMROUTE_UPSTREAM_BASE_URL": up.url + "/v1", "MEMROUTE_ADMIN_TOKEN": ADMIN}
         config = Config.for_path(folder / "memroute.db", environ=env)
+        config = config.with_overrides(database_url=database_url)
         mem, parts = open_parts(config, clock)
         stack.callback(mem.close)
         mem.update_settings(enabled=True, embedding_source="hashing")
@@ -245,12 +349,8 @@ def open_harness(folder: Path, *, qdrant: bool) -> Iterator[Harness]:
             chat = openai.OpenAI(base_url=gateway.url + "/v1", api_key=secret, max_retries=0, timeout=30)
             stack.callback(chat.close)
             tenants.append(Tenant(key.id, secret, chat, mcp))
-        db = apsw.Connection(str(config.db_path))
+        db: Backstage = SqliteBackstage(config) if database_url is None else PostgresBackstage(database_url)
         stack.callback(db.close)
-        db.set_busy_timeout(10_000)
-        db.enable_load_extension(True)
-        db.load_extension(sqlite_vec.loadable_path())
-        db.execute("CREATE VIRTUAL TABLE temp.fts_terms USING fts5vocab(main, memory_fts, instance)")
         harness = Harness(mem, parts, clock, upstream, tenants, admin_mcp, portal, db, qdrant)
         if qdrant:
             harness.drain_qdrant()
@@ -399,7 +499,7 @@ class IsolationMachine(RuleBasedStateMachine):
         for record in list(self.mem.export()):
             assert self.mem.delete(record["id"])
         assert self.count("SELECT COUNT(*) FROM memories") == 0
-        assert self.count("SELECT COUNT(*) FROM temp.fts_terms") == 0, "FTS entries of deleted memories"
+        assert self.h.db.keyword_entries() == 0, "keyword index entries of deleted memories"
         assert self.vec_rows() == {}, "vectors of deleted memories"
         if self.h.qdrant:
             self.h.drain_qdrant()
@@ -412,16 +512,13 @@ class IsolationMachine(RuleBasedStateMachine):
         self.h.clock.tick()
 
     def count(self, sql: str, *params: Any) -> int:
-        return int(self.h.db.execute(sql, params).fetchone()[0])  # type: ignore[index]
+        return self.h.db.count(sql, *params)
 
     def rowid(self, memory_id: str) -> int:
         return self.count("SELECT COALESCE((SELECT rowid FROM memories WHERE id = ?), 0)", memory_id)
 
     def vec_rows(self) -> dict[int, str]:
-        table = self.h.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'vec_memories'").fetchone()
-        if table is None:
-            return {}
-        return {int(r[0]): str(r[1]) for r in self.h.db.execute("SELECT rowid, api_key_id FROM vec_memories")}
+        return self.h.db.vec_rows()
 
     def pick(self, rows: Iterable[Row], index: int) -> Row | None:
         listed = list(rows)
@@ -486,8 +583,8 @@ class IsolationMachine(RuleBasedStateMachine):
         self.deleted[row.id] = row
         assert self.mem.get(row.id) is None, f"{path}: {row.id} still readable"
         assert self.count("SELECT COUNT(*) FROM memories WHERE id = ? OR rowid = ?", row.id, row.rowid) == 0
-        terms = self.h.db.execute("SELECT term FROM temp.fts_terms WHERE doc = ?", (row.rowid,)).fetchall()
-        assert not terms, f"{path}: FTS still indexes deleted rowid {row.rowid}: {terms}"
+        terms = self.h.db.keyword_terms(row.rowid)
+        assert not terms, f"{path}: keyword search still indexes deleted rowid {row.rowid}: {terms}"
         assert row.rowid not in self.vec_rows(), f"{path}: the vector of deleted rowid {row.rowid} remains"
         history = self.mem.history(row.id)
         assert history, f"{path}: the history of {row.id} was deleted with it"
@@ -1270,10 +1367,7 @@ class IsolationMachine(RuleBasedStateMachine):
 
     def check_indexes(self) -> None:
         rowids = {r.rowid: r for r in self.live.values()}
-        owners_in_fts: dict[int, str] = {
-            int(doc): str(term)
-            for term, doc in self.h.db.execute("SELECT term, doc FROM temp.fts_terms WHERE col = 'fts_owner'")
-        }
+        owners_in_fts = self.h.db.keyword_owners()
         assert set(owners_in_fts) == set(rowids), (
             f"FTS documents {sorted(owners_in_fts)} != memories {sorted(rowids)}"
         )
@@ -1281,7 +1375,7 @@ class IsolationMachine(RuleBasedStateMachine):
             assert term == owner_token(rowids[rowid].owner).lower(), (
                 f"FTS files rowid {rowid} under {term}, the memory is {rowids[rowid]}"
             )
-        self.h.db.execute("INSERT INTO memory_fts (memory_fts, rank) VALUES ('integrity-check', 1)")
+        self.h.db.check_keyword_index()
         for rowid, owner in self.vec_rows().items():
             assert rowid in rowids, f"a vector for missing rowid {rowid} ({owner!r})"
             assert rowids[rowid].owner == owner, f"vector of {rowids[rowid]} in {owner!r}'s partition"
@@ -1333,6 +1427,13 @@ def test_isolation_with_sqlite_vec(tmp_path: Path) -> None:
     with open_harness(tmp_path, qdrant=False) as harness:
         run_machine(harness, SQLITE_VEC_EXAMPLES, "sqlite-vec")
     report_run("sqlite-vec", SQLITE_VEC_REQUIRED)
+
+
+@pytest.mark.slow(seconds=60)
+def test_isolation_on_postgresql_with_pgvector(tmp_path: Path, pg_url: str) -> None:
+    with open_harness(tmp_path, qdrant=False, database_url=pg_url) as harness:
+        run_machine(harness, POSTGRES_EXAMPLES, "pgvector")
+    report_run("pgvector", POSTGRES_REQUIRED)
 
 
 def report_run(name: str, required: int) -> None:

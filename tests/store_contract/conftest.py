@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import postgres
 import pytest
 
 from memroute.store import SqliteStore, Store
-import postgres
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -26,12 +26,4 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     opened = PostgresStore.open(url)
     yield opened
     opened.close()
-    postgres.drop_database(url)
-
-
-@pytest.fixture
-def pg_url() -> Iterator[str]:
-    """A fresh PostgreSQL database's URL (dropped afterwards)."""
-    url = postgres.fresh_database()
-    yield url
     postgres.drop_database(url)
