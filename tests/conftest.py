@@ -44,6 +44,24 @@ def word_model() -> None:
             build_static_model(cache / DISTILLED_STATIC_NAME)
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A module marked `both_stores` runs every test on an SQLite file and on PostgreSQL."""
+    if metafunc.definition.get_closest_marker("both_stores") is not None:
+        metafunc.parametrize("store_kind", ["sqlite", "postgresql"], indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def store_kind(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The store the test's helpers open (tests/memories.py, gateways.py, servers.py): the
+    SQLite file, or with `both_stores` also a PostgreSQL database per file path."""
+    kind = getattr(request, "param", "sqlite")
+    if kind == "sqlite":
+        yield kind
+        return
+    with postgres.use_for_paths():
+        yield kind
+
+
 @pytest.fixture
 def pg_url() -> Iterator[str]:
     """A fresh database on the test process's PostgreSQL server (tests/postgres.py): its URL."""

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import anthropic
 import openai
+import postgres
 from memories import open_memory
 from servers import TLS, LiveServer, ScriptedUpstream, wait_until
 
@@ -66,7 +67,7 @@ class Gateway:
 
 def gateway_config(db: Path, upstream_url: str, **extra: str) -> Config:
     env = {"MEMROUTE_UPSTREAM_BASE_URL": upstream_url + "/v1", "MEMROUTE_ADMIN_TOKEN": ADMIN, **extra}
-    return Config.for_path(db, environ=env)
+    return Config.for_path(db, environ=env).with_overrides(database_url=postgres.url_for(db))
 
 
 def serve_gateway(tmp_path: Path, upstream: ScriptedUpstream) -> Iterator[Gateway]:

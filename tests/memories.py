@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import postgres
+
 from memroute import Memory
 from memroute.clock import Clock
 from memroute.config import Config
@@ -26,7 +28,15 @@ def open_memory(
     """A `Memory` on `path` (or `config`'s database), usable as a context manager. Without
     `workers=True` nothing runs in the background: a test seeds or inspects the file. With
     `model=False` its settings switch the bundled model off before anything is stored."""
-    memory = Memory.open(path, config=config, clock=clock, start_workers=workers)
+    if config is None:
+        assert path is not None
+        config = Config.for_path(path)
+    elif path is not None:
+        config = config.with_overrides(db_path=Path(path))
+    url = postgres.url_for(config.db_path)
+    if url is not None:
+        config = config.with_overrides(database_url=url)
+    memory = Memory.open(config=config, clock=clock, start_workers=workers)
     if not model:
         memory.update_settings(**NO_MODEL)
     return memory

@@ -14,6 +14,8 @@ import os
 import shutil
 import tempfile
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -25,6 +27,9 @@ _lock = threading.RLock()
 _server: Any = None
 _folder: str | None = None
 _names = itertools.count(1)
+# While a test runs on PostgreSQL (`use_for_paths`): each database file path it names maps
+# to a database of its own on the server.
+_by_path: dict[str, str] | None = None
 
 
 def _unavailable(reason: str) -> None:
@@ -98,3 +103,28 @@ def drop_database(url: str) -> None:
     name = urlsplit(url).path.lstrip("/")
     with _admin() as con:
         con.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def url_for(path: object) -> str | None:
+    """The database standing for the file `path` while the test runs on PostgreSQL (made on
+    first use, the same for every later use of the path); None on SQLite."""
+    if _by_path is None:
+        return None
+    key = str(path)
+    if key not in _by_path:
+        _by_path[key] = fresh_database()
+    return _by_path[key]
+
+
+@contextmanager
+def use_for_paths() -> Iterator[None]:
+    """Run the body on PostgreSQL: every database path the test helpers open becomes a
+    fresh database (`url_for`), dropped afterwards."""
+    global _by_path
+    _by_path = {}
+    try:
+        yield
+    finally:
+        made, _by_path = _by_path, None
+        for url in made.values():
+            drop_database(url)

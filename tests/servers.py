@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import httpx
+import postgres
 import wire_formats
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -56,6 +57,7 @@ def app_server(db: Path, *, memory: Memory | None = None, **env: str) -> LiveSer
     from memroute.web.app import create_app
 
     config = Config.for_path(db, environ={"MEMROUTE_ADMIN_TOKEN": ADMIN, **env})
+    config = config.with_overrides(database_url=postgres.url_for(db))
     return LiveServer(create_app(config, memory=memory))
 
 

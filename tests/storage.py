@@ -14,6 +14,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import postgres
+import psycopg
+
 from memroute import Memory
 from memroute.clock import Clock, utc_now
 from memroute.config import Config
@@ -41,9 +44,23 @@ def database(where: Memory | Path) -> Iterator[SqliteStore]:
 
 
 def rows(where: Memory | Path, sql: str, *params: Any) -> list[tuple[Any, ...]]:
-    """The rows `sql` reads from the database of `where`."""
+    """The rows `sql` (with `?` placeholders) reads from the database of `where`: its SQLite
+    file, or its PostgreSQL database when the test runs on one."""
+    url = where.config.database_url if isinstance(where, Memory) else postgres.url_for(where)
+    if url is not None:
+        with psycopg.connect(url, autocommit=True) as con:
+            return [tuple(row) for row in con.execute(sql.replace("?", "%s").encode(), params)]
     with database(where) as store:
         return [tuple(row) for row in store.db.read().execute(sql, params)]
+
+
+def jobs_ever_queued(memory: Memory) -> int:
+    """How many chat turns were ever put on the extraction queue (its id counter)."""
+    if memory.config.database_url is not None:
+        sql = "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM extraction_jobs_id_seq"
+        return int(scalar(memory, sql))
+    seq = scalar(memory, "SELECT seq FROM sqlite_sequence WHERE name = 'extraction_jobs'")
+    return int(seq) if seq is not None else 0
 
 
 def scalar(where: Memory | Path, sql: str, *params: Any) -> Any:

@@ -16,6 +16,11 @@ import pytest
 from error_shape import assert_error
 from servers import JSON_LINES, management_api
 
+pytestmark = pytest.mark.both_stores  # each test runs on SQLite and on PostgreSQL
+
+# What searches keywords and vectors on each store, as the engine status names them.
+BACKENDS = {"sqlite": ("FTS5", "sqlite-vec"), "postgresql": ("PostgreSQL full-text", "pgvector")}
+
 MEMORY_FIELDS = {
     "id",
     "apiKeyId",
@@ -507,16 +512,20 @@ def test_health_runs_the_pipeline_and_leaves_nothing(api: httpx.Client) -> None:
     assert api.get("/api/memory").json()["total"] == 0
 
 
-def test_engine_status_is_honest_about_each_tier(api: httpx.Client) -> None:
+def test_engine_status_is_honest_about_each_tier(api: httpx.Client, store_kind: str) -> None:
     body = api.get("/api/memory/engine-status").json()
+    keywords, vectors = {
+        "sqlite": ("FTS5", "sqlite-vec"),
+        "postgresql": ("PostgreSQL full-text", "pgvector"),
+    }[store_kind]
     # Related words and meanings share the word model: it loads with the first key index that asks.
-    keyword = {"available": True, "backend": "FTS5", "relatedWords": "idle", "meanings": "idle"}
+    keyword = {"available": True, "backend": keywords, "relatedWords": "idle", "meanings": "idle"}
     assert body["keyword"] == keyword
     embedding = body["embedding"]
     assert (embedding["source"], embedding["available"]) == ("transformers", True)  # the bundled MiniLM
     assert embedding["model"] == "sentence-transformers/all-MiniLM-L6-v2 (int8 ONNX)"
     assert embedding["cacheStats"] == {"hits": 0, "misses": 0, "size": 0}
-    assert body["vectorStore"]["backend"] == "sqlite-vec" and body["vectorStore"]["available"] is True
+    assert body["vectorStore"]["backend"] == vectors and body["vectorStore"]["available"] is True
     assert body["vectorStore"]["needsReindex"] == 0 and body["vectorStore"]["rowCount"] == 0
     api.post("/api/memory", json={"content": "prefers vim", "key": "preference:vim", "apiKeyId": "k1"})
     deadline = time.monotonic() + 30
@@ -559,7 +568,9 @@ def test_engine_status_is_honest_about_each_tier(api: httpx.Client) -> None:
     assert (rerank["provider"], rerank["model"]) == ("cohere", "rerank-v3")
 
 
-def test_switching_on_an_embedding_source_at_runtime_gives_vector_retrieval(api: httpx.Client) -> None:
+def test_switching_on_an_embedding_source_at_runtime_gives_vector_retrieval(
+    api: httpx.Client, store_kind: str
+) -> None:
     # The bundled MiniLM, switched off and on again through the API, no restart.
     api.put("/api/settings/memory", json={"transformersEnabled": False})
     add(api, "has a dog named Biscuit who loves the beach", "fact:dog", apiKeyId="k1")
@@ -586,7 +597,7 @@ def test_switching_on_an_embedding_source_at_runtime_gives_vector_retrieval(api:
     assert preview["memories"][0]["key"] == "fact:dog"
     assert preview["memories"][0]["tier"] == "hybrid-rrf" and preview["memories"][0]["vecScore"] > 0.3
     assert preview["resolution"]["embeddingSource"] == "transformers"
-    assert preview["resolution"]["vectorStore"] == "sqlite-vec"
+    assert preview["resolution"]["vectorStore"] == BACKENDS[store_kind][1]
     assert_error(api.post("/api/memory/reindex", json={"force": "yes"}), 400)
 
 

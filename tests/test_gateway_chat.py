@@ -11,10 +11,12 @@ import pytest
 from gateways import Gateway, gateway_config
 from memories import NO_MODEL, open_memory
 from servers import LiveServer, ScriptedUpstream, free_port, wait_until
-from storage import scalar
+from storage import jobs_ever_queued
 
 from memroute.memory.injection import FRAMING, MEMORY_PREFIX
 from memroute.web.app import create_app
+
+pytestmark = pytest.mark.both_stores  # each test runs on SQLite and on PostgreSQL
 
 
 def test_memory_off_passes_the_request_through_unchanged(gateway: Gateway) -> None:
@@ -63,8 +65,7 @@ def test_facts_come_from_the_user_message_and_never_from_the_reply(gateway: Gate
 
 
 def _jobs_ever_queued(gateway: Gateway) -> int:
-    seq = scalar(gateway.memory, "SELECT seq FROM sqlite_sequence WHERE name = 'extraction_jobs'")
-    return int(seq) if seq is not None else 0
+    return jobs_ever_queued(gateway.memory)
 
 
 def test_a_turn_that_states_nothing_queues_no_extraction_work(gateway: Gateway) -> None:

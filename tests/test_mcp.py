@@ -4,6 +4,7 @@ uvicorn), with the admin token and with client keys."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any
 import anyio
 import httpx2
 import openai
+import postgres
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
@@ -26,6 +28,8 @@ from memroute.memory.injection import FRAMING, MEMORY_PREFIX
 from memroute.models.owners import owner_of
 from memroute.web.app import create_app
 
+pytestmark = pytest.mark.both_stores  # each test runs on SQLite and on PostgreSQL
+
 ADMIN = "admin-test-token-for-memroute-tests"
 Session = Callable[[Callable[[Client], Awaitable[Any]]], Any]
 
@@ -39,7 +43,11 @@ def _run(connect: Callable[[], Any], body: Callable[[Client], Awaitable[Any]]) -
 
 
 def stdio_session(db: Path) -> Session:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "memroute", "--db", str(db), "mcp"])
+    url = postgres.url_for(db)
+    env = {**os.environ, "MEMROUTE_DATABASE_URL": url} if url is not None else None
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "memroute", "--db", str(db), "mcp"], env=env
+    )
     return lambda body: _run(lambda: params, body)
 
 
@@ -64,7 +72,8 @@ def server(tmp_path: Path) -> Iterator[tuple[str, Memory, ScriptedUpstream]]:
     upstream = ScriptedUpstream()
     with LiveServer(upstream.app()) as up:
         env = {"MEMROUTE_ADMIN_TOKEN": ADMIN, "MEMROUTE_UPSTREAM_BASE_URL": up.url + "/v1"}
-        with LiveServer(create_app(Config.for_path(db, environ=env))) as live:
+        config = Config.for_path(db, environ=env).with_overrides(database_url=postgres.url_for(db))
+        with LiveServer(create_app(config)) as live:
             yield live.url, side, upstream
     side.close()
 
@@ -318,6 +327,7 @@ import sys, httpx
 from memroute.config import Config
 from memroute.web.app import create_app
 from memroute.web.serve import serving
+
 app = create_app(Config.for_path({str(tmp_path / "m.db")!r}, environ={{"MEMROUTE_ADMIN_TOKEN": {ADMIN!r}}}))
 with serving(app) as url:
     assert httpx.get(url + "/healthz").status_code == 200

@@ -1,5 +1,6 @@
-"""The `settings` table on PostgreSQL, read through a copy that is at most
-`FRESH_S` old: a change made on one replica is in force on all within that time."""
+"""The `settings` table on PostgreSQL, read through one copy per database per process.
+A write through this process replaces the copy at once; a write by another replica is
+seen within `FRESH_S` (the copy's version is checked against the database's that often)."""
 
 from __future__ import annotations
 
@@ -15,28 +16,48 @@ from memroute.store.postgres.db import PgDatabase
 FRESH_S = 0.5
 
 
+class _Copy:
+    """The settings as last read: (version, values), and when it was last known current."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.values: tuple[int, dict[str, Any]] | None = None
+        self.checked = 0.0  # monotonic
+        self.dropped = 0  # how many times a write here dropped it
+
+
+_copies: dict[str, _Copy] = {}
+_copies_lock = threading.Lock()
+
+
+def _copy_of(url: str) -> _Copy:
+    """The process's one copy of the settings of the database at `url` (every store opened
+    on it in this process shares it, so each sees the others' writes at once)."""
+    with _copies_lock:
+        return _copies.setdefault(url, _Copy())
+
+
 class PgSettingsRepository:
     def __init__(self, db: PgDatabase) -> None:
         self.db = db
-        self._lock = threading.Lock()
-        self._copy: tuple[int, dict[str, Any]] | None = None  # (version, values)
-        self._checked = 0.0  # monotonic time the copy was last known current
+        self._copy = _copy_of(db.url)
 
     def read_all(self) -> dict[str, Any]:
         """Every stored value (JSON-decoded; an unreadable one left out)."""
         if self.db.in_write_transaction():
             return _decoded(self.db.fetchall("SELECT key, value FROM settings"))
-        with self._lock:
-            if self._copy is not None and time.monotonic() - self._checked < FRESH_S:
-                return dict(self._copy[1])
+        shared = self._copy
+        with shared.lock:
+            if shared.values is not None and time.monotonic() - shared.checked < FRESH_S:
+                return dict(shared.values[1])
+            held, dropped = shared.values, shared.dropped
         version = self._version()
-        with self._lock:
-            copy = self._copy
-        if copy is None or copy[0] != version:
-            copy = (version, _decoded(self.db.fetchall("SELECT key, value FROM settings")))
-        with self._lock:
-            self._copy, self._checked = copy, time.monotonic()
-        return dict(copy[1])
+        if held is None or held[0] != version:
+            held = (version, _decoded(self.db.fetchall("SELECT key, value FROM settings")))
+        with shared.lock:
+            if shared.dropped == dropped:  # no write here meanwhile: what was read is current
+                shared.values, shared.checked = held, time.monotonic()
+        return dict(held[1])
 
     def _version(self) -> int:
         row = self.db.fetchone(
@@ -47,13 +68,17 @@ class PgSettingsRepository:
     def write(self, values: Mapping[str, Any], *, now: str) -> None:
         with self.db.write() as con:
             write_settings(con, values, now=now)
-        with self._lock:
-            self._copy = None
+        self.forget()
 
     def forget(self) -> None:
-        """Drop the copy (the next read asks the database)."""
-        with self._lock:
-            self._copy = None
+        """Drop the copy once the write commits (the next read asks the database)."""
+
+        def drop() -> None:
+            with self._copy.lock:
+                self._copy.values = None
+                self._copy.dropped += 1
+
+        self.db.after_commit(drop)
 
 
 def write_settings(con: Any, values: Mapping[str, Any], *, now: str) -> None:
