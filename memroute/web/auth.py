@@ -1,6 +1,8 @@
 """Management auth: one admin token of at least 32 characters, from MEMROUTE_ADMIN_TOKEN
-or generated on first start into `<data dir>/admin_token` (mode 0600). Compared in
-constant time; every wrong one is counted by the app's `AdminTokenThrottle`."""
+or generated on first start into `<data dir>/admin_token` (mode 0600). On PostgreSQL
+(several replicas, one memory) it must come from the environment, the same on every
+replica: a file would be one replica's own. Compared in constant time; every wrong one
+is counted by the app's `AdminTokenThrottle`."""
 
 from __future__ import annotations
 
@@ -37,6 +39,12 @@ def load_or_create_admin_token(config: Config) -> tuple[str, bool]:
     if config.admin_token:
         remedy = f"set a longer one ({MAKE_TOKEN}) or unset it: memroute then generates one on first start"
         return _long_enough(config.admin_token, "MEMROUTE_ADMIN_TOKEN", remedy), False
+    if config.database_url is not None:
+        raise InvalidInput(
+            "with MEMROUTE_DATABASE_URL, set MEMROUTE_ADMIN_TOKEN to one token shared by every"
+            f" replica ({MAKE_TOKEN})",
+            "MEMROUTE_ADMIN_TOKEN",
+        )
     path = admin_token_path(config)
     if path.exists():
         token = path.read_text(encoding="utf-8").strip()

@@ -11,8 +11,10 @@ from memroute.store.jobs import COLUMNS, row_to_job
 from memroute.store.postgres.db import PgDatabase
 from memroute.store.records import ExtractionJob
 
-# How long a claimed batch is another replica's; a batch takes well under a second.
-CLAIM_S = 60.0
+# How long a claimed batch is one replica's; a batch takes well under a second, and a
+# replica that died leaves its batch to the others this long (a batch run twice is still
+# stored once: see `finish`).
+CLAIM_S = 10.0
 
 
 class PgJobRepository:
