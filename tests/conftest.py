@@ -45,8 +45,10 @@ def word_model() -> None:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """A module marked `both_stores` runs every test on an SQLite file and on PostgreSQL."""
-    if metafunc.definition.get_closest_marker("both_stores") is not None:
+    """A module marked `both_stores` runs every test on an SQLite file and on PostgreSQL (but
+    those marked `one_store`)."""
+    marked = metafunc.definition.get_closest_marker
+    if marked("both_stores") is not None and marked("one_store") is None:
         metafunc.parametrize("store_kind", ["sqlite", "postgresql"], indirect=True)
 
 

@@ -307,6 +307,7 @@ def test_the_budget_limits_what_is_injected(gateway: Gateway) -> None:
     assert int(raw.headers["x-memroute-memory-tokens"]) <= 20
 
 
+@pytest.mark.one_store  # about the process's model, which the first run loads for the second
 def test_a_chat_never_waits_for_the_model_to_load_and_recall_uses_it_once_loaded(
     tmp_path: Path, upstream: ScriptedUpstream
 ) -> None:

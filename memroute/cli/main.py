@@ -9,6 +9,7 @@ from memroute.cli.admin import dashboard_link, keys, providers, settings_group
 from memroute.cli.maintenance import decay, doctor, embeddings, health, reindex, summarize
 from memroute.cli.memory import memory
 from memroute.cli.run import demo, mcp_stdio, serve
+from memroute.cli.store import store
 
 
 @click.group()
@@ -34,5 +35,5 @@ def main(ctx: click.Context, db: str | None, data_dir: str | None) -> None:
 
 for command in (memory, keys, providers, settings_group, summarize, decay, reindex, embeddings):
     main.add_command(command)
-for command in (health, doctor, mcp_stdio, demo, serve, dashboard_link):
+for command in (health, doctor, mcp_stdio, demo, serve, dashboard_link, store):
     main.add_command(command)
