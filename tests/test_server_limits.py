@@ -110,7 +110,7 @@ def test_slow_header_clients_over_the_cap_make_room_for_a_real_request(tmp_path:
 def test_a_connection_over_the_cap_is_refused_at_once_when_every_connection_is_in_a_request(
     tmp_path: Path,
 ) -> None:
-    env = {"MEMROUTE_MAX_CONNECTIONS": "20", "MEMROUTE_BODY_TIMEOUT": "1"}
+    env = {"MEMROUTE_MAX_CONNECTIONS": "20", "MEMROUTE_BODY_TIMEOUT": "2"}
     with app_server(tmp_path / "m.db", **env) as server:
         uploads = [_connect(server.port) for _ in range(20)]
         try:
@@ -121,7 +121,7 @@ def test_a_connection_over_the_cap_is_refused_at_once_when_every_connection_is_i
                 )
             # Until the server has accepted all twenty and read their heads (a moment on a busy
             # machine, well within the body timeout), a new connection is not over the cap.
-            deadline = time.monotonic() + 0.7
+            deadline = time.monotonic() + 1.5
             busy = httpx.get(f"{server.url}/healthz", timeout=5)
             while busy.status_code != 503 and time.monotonic() < deadline:
                 time.sleep(0.05)

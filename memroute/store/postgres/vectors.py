@@ -196,7 +196,7 @@ class PgVectorRepository:
                 con.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
             generation = _generation(con, api_key_id)
             rows = con.execute(
-                "SELECT rowid, vector_send(embedding) FROM vec_memories WHERE api_key_id = %s",
+                "SELECT rowid, vector_send(embedding) FROM vec_memories WHERE api_key_id = %s ORDER BY rowid",
                 (api_key_id,),
             ).fetchall()
         if not rows:
@@ -248,14 +248,16 @@ class PgVectorRepository:
     def knn(
         self, query: bytes, flt: MemoryFilter, k: int, *, query_sql: str = "?", with_vectors: bool = False
     ) -> list[Neighbour]:
-        """The `k` nearest memories (cosine distance) that `flt` admits, nearest first: one
-        exact scan of the owner's vectors, the filter inside the statement."""
+        """The `k` nearest memories (cosine distance) that `flt` admits, nearest first (equal
+        distances in rowid order, as sqlite-vec gives them: a row's place in the table moves
+        with every update here): one exact scan of the owner's vectors, the filter inside
+        the statement."""
         self._check()
         where, params = filter_sql(flt, "m")
         rows = self.db.fetchall(
             f"SELECT v.rowid, v.embedding <=> %s::vector AS distance, {M_COLUMNS}"
             " FROM vec_memories AS v JOIN memories AS m ON m.rowid = v.rowid"
-            f" WHERE {where} ORDER BY distance LIMIT %s",
+            f" WHERE {where} ORDER BY distance, v.rowid LIMIT %s",
             (_literal(query), *params, k),
         )
         return [Neighbour(row_to_memory(r[2:]), int(r[0]), float(r[1])) for r in rows]
