@@ -162,7 +162,14 @@ def upstream() -> Iterator[Upstream]:
 
 
 @contextlib.contextmanager
-def gateway(db: Path, upstream_url: str, workers: int, chat_threads: int | None = None) -> Iterator[Gateway]:
+def gateway(
+    db: Path,
+    upstream_url: str,
+    workers: int,
+    chat_threads: int | None = None,
+    extra_env: dict[str, str] | None = None,
+) -> Iterator[Gateway]:
+    """`memroute serve` on `db` (or on the database `extra_env` names) with `workers` processes."""
     port = free_port(HOST)
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMROUTE_")}
     env.update(
@@ -176,6 +183,7 @@ def gateway(db: Path, upstream_url: str, workers: int, chat_threads: int | None 
     )
     if chat_threads is not None:
         env["MEMROUTE_CHAT_THREADS"] = str(chat_threads)
+    env.update(extra_env or {})
     # For A/B runs: the words asked alone (MEMROUTE_RELATED_WORDS=false), no recall by
     # meaning (MEMROUTE_MEANINGS=false).
     for name in ("MEMROUTE_RELATED_WORDS", "MEMROUTE_MEANINGS"):

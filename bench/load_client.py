@@ -5,6 +5,9 @@ least one timed request, however long it takes), and the figures of the timed wi
 to stdout as one JSON object.
 
     python -m bench.load_client URL KEY --concurrency 16 --seconds 5 [--stream] < questions
+
+URL may list several servers, comma-separated (replicas of one memory): client n sends to
+the n-th, round-robin.
 """
 
 from __future__ import annotations
@@ -70,6 +73,7 @@ async def run(
         ).encode()
         for q in questions
     ]
+    urls = url.split(",")
     connector = aiohttp.TCPConnector(limit=concurrency, limit_per_host=concurrency)
     headers = {"authorization": f"Bearer {key}"}
     out: dict[str, list[int]] = {"latency_ns": [], "ttft_ns": [], "done_at": []}
@@ -79,7 +83,15 @@ async def run(
         step = max(1, len(bodies) // concurrency)
         await asyncio.gather(
             *(
-                _worker(session, url + "/v1/chat/completions", bodies, n * step, stream, window, out)
+                _worker(
+                    session,
+                    urls[n % len(urls)] + "/v1/chat/completions",
+                    bodies,
+                    n * step,
+                    stream,
+                    window,
+                    out,
+                )
                 for n in range(concurrency)
             )
         )

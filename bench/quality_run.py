@@ -39,6 +39,7 @@ from bench.common import NO_MODEL, log, machine, machine_markdown, table
 from bench.opened import BenchMemory, open_bench
 from bench.quality_sets import ID_FIELD, SETS, QualitySet, SetQuestion, recall_at, reciprocal_rank
 from memroute import Memory
+from memroute.config import Config
 from memroute.memory.lines import LineDeduper, render
 from memroute.models.records import RetrievedItem
 from memroute.models.wire import to_wire
@@ -57,10 +58,16 @@ def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def open_filled(directory: Path, qset: QualitySet) -> BenchMemory:
+def open_filled(directory: Path, qset: QualitySet, database_url: str | None = None) -> BenchMemory:
     """A fresh database holding every memory of the set under its owner key, no model on
-    (a group that needs one switches it on and embeds everything at once)."""
-    mem = open_bench(directory / "q.db", start_workers=True)
+    (a group that needs one switches it on and embeds everything at once): an SQLite file,
+    or a database made afresh on the PostgreSQL server at `database_url`."""
+    config = Config.for_path(directory / "q.db")
+    if database_url is not None:
+        from bench.postgres import fresh_database
+
+        config = config.with_overrides(database_url=fresh_database(database_url, "quality"))
+    mem = open_bench(config=config, start_workers=True)
     mem.update_settings(**NO_MODEL)
     for m in qset.memories:
         metadata = {**(m.metadata or {}), ID_FIELD: m.id}
@@ -184,13 +191,17 @@ def source_setup(source: str) -> Setup:
 
 
 def run_group(
-    name: str, setup: Setup, modes: Sequence[tuple[str, str, dict[str, Any]]], qset: QualitySet
+    name: str,
+    setup: Setup,
+    modes: Sequence[tuple[str, str, dict[str, Any]]],
+    qset: QualitySet,
+    database_url: str | None = None,
 ) -> dict[str, dict[str, Any]]:
     """One fresh database: `setup` (e.g. embed everything), then each (mode, strategy, settings)."""
     results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="memroute-quality-") as tmp:
         log(f"{qset.name} {name}: storing {len(qset.memories)} memories")
-        mem = open_filled(Path(tmp), qset)
+        mem = open_filled(Path(tmp), qset, database_url)
         with mem:
             try:
                 started = time.perf_counter()
@@ -247,15 +258,15 @@ BASELINE_MODES: list[tuple[str, str, dict[str, Any]]] = [
 ]
 
 
-def run_set(qset: QualitySet, sources: Sequence[str]) -> dict[str, Any]:
+def run_set(qset: QualitySet, sources: Sequence[str], database_url: str | None = None) -> dict[str, Any]:
     modes: dict[str, dict[str, Any]] = {}
-    modes.update(run_group("baseline", baseline_setup, BASELINE_MODES, qset))
+    modes.update(run_group("baseline", baseline_setup, BASELINE_MODES, qset, database_url))
     for source in sources:
         vector = [
             (f"vector:{source}", "semantic", {"strategy": "semantic"}),
             (f"hybrid:{source}", "hybrid", {"strategy": "hybrid"}),
         ]
-        modes.update(run_group(source, source_setup(source), vector, qset))
+        modes.update(run_group(source, source_setup(source), vector, qset, database_url))
     return {
         "dataset": {
             "description": qset.description,
@@ -277,10 +288,15 @@ def _per_key_range(qset: QualitySet) -> tuple[int, int]:
 
 
 def run(
-    sources: Sequence[str], sets: Sequence[str] = tuple(SETS), *, speakers: bool = True
+    sources: Sequence[str],
+    sets: Sequence[str] = tuple(SETS),
+    *,
+    speakers: bool = True,
+    database_url: str | None = None,
 ) -> dict[str, Any]:
     return {
-        name: run_set(SETS[name]() if speakers else without_speakers(SETS[name]()), sources) for name in sets
+        name: run_set(SETS[name]() if speakers else without_speakers(SETS[name]()), sources, database_url)
+        for name in sets
     }
 
 
@@ -365,13 +381,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="store the memories without metadata.speaker (a client that sends no names)",
     )
+    ap.add_argument(
+        "--postgres",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="URL",
+        help="store each set in PostgreSQL: the server at URL, or one started for the run (pgserver)",
+    )
     args = ap.parse_args(argv)
     sources = [s.strip() for s in args.sources.split(",") if s.strip()]
     sets = [s.strip() for s in args.sets.split(",") if s.strip()]
     unknown = [s for s in sets if s not in SETS]
     if unknown:
         ap.error(f"unknown set(s) {', '.join(unknown)}: choose from {', '.join(SETS)}")
-    figures = run(sources, sets, speakers=not args.no_speakers)
+    if args.postgres is None:
+        figures = run(sources, sets, speakers=not args.no_speakers)
+    else:
+        from bench.postgres import server
+
+        with server(args.postgres or None) as url:
+            figures = run(sources, sets, speakers=not args.no_speakers, database_url=url)
     print(machine_markdown())
     for name, per_set in figures.items():
         print()

@@ -13,13 +13,12 @@ import threading
 import time
 from pathlib import Path
 
-import httpx
-import openai
 import pytest
 from forked_servers import ServerForks
 from memories import open_memory
-from servers import ADMIN, AUTH, TLS, LiveServer, ScriptedUpstream, free_port
+from servers import ADMIN, LiveServer, ScriptedUpstream, free_port
 from storage import database
+from writers import chat_turns, rest_adds
 
 from memroute.models.results import ExtractionQueue
 
@@ -33,45 +32,6 @@ def _server_env(upstream_url: str) -> dict[str, str]:
         "MEMROUTE_UPSTREAM_BASE_URL": upstream_url + "/v1",
         "MEMROUTE_KEY_RPM": "0",  # the chat thread sends as fast as it can, cycle after cycle
     }
-
-
-def _rest(base: str, owner: str, prefix: str, stop: threading.Event, added: list[str]) -> None:
-    """REST adds (memory keys `prefix:0`, `prefix:1`, …) until `stop` or the server dies;
-    each key whose add was answered 200 goes into `added`."""
-    with httpx.Client(base_url=base, headers=AUTH, timeout=5, verify=TLS) as api:
-        for i in range(10_000):
-            if stop.is_set():
-                return
-            name = f"{prefix}:{i}"
-            body = {"apiKeyId": owner, "content": f"note {name}", "key": name}
-            try:
-                if api.post("/api/memory", json=body).status_code == 200:
-                    added.append(name)
-            except httpx.HTTPError:
-                return
-
-
-def _chat(base: str, secret: str, prefix: str, stop: threading.Event, learned: list[str]) -> None:
-    """Chat turns ("I prefer {prefix}x0.", …) until `stop` or the server dies; the fact of
-    each answered turn goes into `learned`."""
-    client = openai.OpenAI(
-        base_url=base + "/v1",
-        api_key=secret,
-        max_retries=0,
-        timeout=5,
-        http_client=openai.DefaultHttpxClient(verify=TLS),
-    )
-    for i in range(10_000):
-        if stop.is_set():
-            return
-        topic = f"{prefix}x{i}"
-        try:
-            client.chat.completions.create(
-                model="echo-1", messages=[{"role": "user", "content": f"I prefer {topic}."}]
-            )
-        except openai.APIError:
-            return
-        learned.append(topic)
 
 
 @pytest.mark.slow(seconds=15)
@@ -96,10 +56,10 @@ def test_acknowledged_writes_survive_sigkill(tmp_path: Path) -> None:
 
             names = (f"crash:{cycle}:{worker}" for worker in range(2))
             threads = [
-                threading.Thread(target=_rest, args=(base, key.id, name, stop, added)) for name in names
+                threading.Thread(target=rest_adds, args=(base, key.id, name, stop, added)) for name in names
             ]
             threads.append(
-                threading.Thread(target=_chat, args=(base, secret, f"option{cycle}", stop, learned))
+                threading.Thread(target=chat_turns, args=(base, secret, f"option{cycle}", stop, learned))
             )
             for thread in threads:
                 thread.start()

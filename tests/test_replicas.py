@@ -6,7 +6,6 @@ chat and write load loses nothing it acknowledged, and the others finish its que
 
 from __future__ import annotations
 
-import itertools
 import os
 import threading
 import time
@@ -20,6 +19,7 @@ import pytest
 from forked_servers import ServerForks
 from memories import open_memory
 from servers import ADMIN, AUTH, TLS, LiveServer, ScriptedUpstream, free_port, wait_until
+from writers import chat_turns, rest_adds
 
 from memroute import Memory
 from memroute.config import Config
@@ -113,43 +113,6 @@ def test_what_one_replica_learns_the_others_inject_and_a_revoked_key_is_refused_
                 assert admin.get(base + "/api/settings/memory").json()["maxTokens"] == 777
 
 
-def _adds(base: str, owner: str, prefix: str, stop: threading.Event, added: list[str]) -> None:
-    """REST adds until `stop` or the replica dies; the key of each one answered 200 goes into
-    `added`."""
-    with httpx.Client(base_url=base, headers=AUTH, timeout=5, verify=TLS) as api:
-        for i in itertools.count():
-            if stop.is_set():
-                return
-            name = f"{prefix}:{i}"
-            try:
-                if (
-                    api.post(
-                        "/api/memory", json={"apiKeyId": owner, "content": f"note {name}", "key": name}
-                    ).status_code
-                    == 200
-                ):
-                    added.append(name)
-            except httpx.HTTPError:
-                return
-
-
-def _chats(base: str, secret: str, prefix: str, stop: threading.Event, answered: list[str]) -> None:
-    """Chat turns until `stop` or the replica dies; the topic of each answered one goes into
-    `answered`."""
-    client = _client(base, secret)
-    for i in itertools.count():
-        if stop.is_set():
-            return
-        topic = f"{prefix}x{i}"
-        try:
-            client.chat.completions.create(
-                model="echo-1", messages=[{"role": "user", "content": f"I prefer {topic}."}]
-            )
-        except openai.APIError:
-            return
-        answered.append(topic)
-
-
 @pytest.mark.slow(seconds=30)
 def test_a_replica_killed_under_load_loses_nothing_it_acknowledged(tmp_path: Path, pg_url: str) -> None:
     with _replicas(tmp_path, pg_url) as (setup, _upstream, servers, replicas):
@@ -159,8 +122,10 @@ def test_a_replica_killed_under_load_loses_nothing_it_acknowledged(tmp_path: Pat
         stop = threading.Event()
         threads = []
         for n, (_, base) in enumerate(replicas):
-            threads.append(threading.Thread(target=_adds, args=(base, key.id, f"add{n}", stop, added)))
-            threads.append(threading.Thread(target=_chats, args=(base, secret, f"topic{n}", stop, answered)))
+            threads.append(threading.Thread(target=rest_adds, args=(base, key.id, f"add{n}", stop, added)))
+            threads.append(
+                threading.Thread(target=chat_turns, args=(base, secret, f"topic{n}", stop, answered))
+            )
         for thread in threads:
             thread.start()
         time.sleep(2.0)

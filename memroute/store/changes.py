@@ -55,13 +55,7 @@ class SqliteChangeFeed:
             " UNION ALL SELECT -1, upto FROM memory_changes_pruned",
             (owner, seq),
         )
-        changes, pruned = [], 0
-        for at, rowid in marks:
-            if at == -1:
-                pruned = int(rowid)
-            else:
-                changes.append((int(at), int(rowid)))
-        return changes, pruned
+        return split_marks(marks)
 
     def rows(self, owner: str, rowids: Sequence[int]) -> dict[int, Sequence[Any]]:
         """The owner's rows among `rowids` as they are now: rowid → `COLUMNS`."""
@@ -91,3 +85,15 @@ class SqliteChangeFeed:
             deleted = con.changes()
             con.execute("UPDATE memory_changes_pruned SET upto = max(upto, ?)", (upto,))
             return int(deleted)
+
+
+def split_marks(marks: Iterable[Sequence[Any]]) -> tuple[list[tuple[int, int]], int]:
+    """(seq, rowid) rows of the change log, one of them the pruned mark (seq -1, how far
+    the log was pruned): the changes, and that mark."""
+    changes, pruned = [], 0
+    for at, rowid in marks:
+        if at == -1:
+            pruned = int(rowid)
+        else:
+            changes.append((int(at), int(rowid)))
+    return changes, pruned

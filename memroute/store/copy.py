@@ -104,6 +104,8 @@ def copy_store(
         report.append(TableCopied(table.name, copied, _count(source, table), _target_count(target, table)))
     with target.db.write() as con:  # replicas already running read the copied settings
         con.execute("SELECT nextval('settings_version')")
+    with target.db.read() as con:  # the planner's statistics of the loaded tables, now
+        con.execute("ANALYZE")
     return report
 
 
@@ -132,9 +134,9 @@ def _copy_table(
         )
         if not rows:
             return copied
-        with target.db.write() as con:
-            for row in rows:
-                copied += con.execute(insert, tuple(row[1:])).rowcount
+        with target.db.write() as con, con.cursor() as cursor:
+            cursor.executemany(insert, [tuple(row[1:]) for row in rows])
+            copied += cursor.rowcount
             last = int(rows[-1][0])  # type: ignore[arg-type]
             con.execute(
                 "INSERT INTO store_copy_progress (source, name, last) VALUES (%s, %s, %s)"

@@ -12,11 +12,13 @@ import apsw
 
 from memroute.errors import Conflict
 from memroute.lru import LruTtlCache
-from memroute.models.owners import USER_SEPARATOR, owner_of, users_range
+from memroute.models.owners import users_range
 from memroute.models.records import TURN_KEY_PREFIX, HistoryEntry, MemoryFilter, MemoryRecord
 from memroute.store.db import Database
 from memroute.store.fts import BM25, expression_of, query_words
 from memroute.store.key_rank import ranked_matches
+from memroute.store.owner_sql import SQLITE, key_and_users, page_where
+from memroute.store.owner_sql import filter_sql as owner_filter_sql
 from memroute.store.records import NewMemory
 
 # Not a kept chat turn: word for word the condition of the partial index of migration 0009,
@@ -52,36 +54,17 @@ def row_to_memory(row: Sequence[Any]) -> MemoryRecord:
     )
 
 
-def _dumps(metadata: dict[str, Any]) -> str:
+def metadata_json(metadata: dict[str, Any]) -> str:
+    """The stored text of a memory's metadata."""
     return json.dumps(metadata, ensure_ascii=False, separators=(",", ":"))
 
 
-# A key's own memories and its end users' (parameters: the key, then `users_range(key)`).
-_KEY_AND_USERS = "(api_key_id = ? OR (api_key_id >= ? AND api_key_id < ?))"
-# Where the end user's id starts in an owner id (0: the owner is a key, not an end user).
-_USER_AT = f"instr({{p}}api_key_id, char({ord(USER_SEPARATOR)}))"
+_KEY_AND_USERS = key_and_users(SQLITE)
 
 
 def filter_sql(flt: MemoryFilter, alias: str = "") -> tuple[str, list[Any]]:
-    p = f"{alias}." if alias else ""
-    # `+` keeps the planner on the owner/updated_at indexes instead of an OR over expires_at.
-    clauses = [f"(+{p}expires_at IS NULL OR +{p}expires_at > ?)"]
-    params: list[Any] = [flt.now]
-    if flt.api_key_id is not None:
-        clauses.append(f"{p}api_key_id = ?")
-        params.append(flt.api_key_id)
-    elif not flt.admin_view:  # a key's global read: every key's own memories
-        clauses.append(f"{p}api_key_id <> '' AND {_USER_AT.format(p=p)} = 0")
-    if flt.session_id:
-        clauses.append(f"{p}session_id = ?")
-        params.append(flt.session_id)
-    if flt.updated_since:
-        clauses.append(f"{p}updated_at >= ?")
-        params.append(flt.updated_since)
-    if flt.type:
-        clauses.append(f"{p}type = ?")
-        params.append(flt.type)
-    return " AND ".join(clauses), params
+    """The WHERE clause (and its parameters) of what `flt` admits, in SQLite's SQL."""
+    return owner_filter_sql(flt, alias, SQLITE)
 
 
 class MemoryRepository:
@@ -148,7 +131,7 @@ class MemoryRepository:
                 new.type,
                 new.key,
                 new.content,
-                _dumps(new.metadata or {}),
+                metadata_json(new.metadata or {}),
                 created,
                 updated,
                 new.expires_at,
@@ -193,7 +176,7 @@ class MemoryRepository:
                 new.type,
                 new.key,
                 new.content,
-                _dumps(metadata),
+                metadata_json(metadata),
                 created,
                 updated,
                 new.expires_at,
@@ -240,7 +223,7 @@ class MemoryRepository:
                     params.append(changes[column])
             if "metadata" in changes:
                 sets.append("metadata = ?")
-                params.append(_dumps(changes["metadata"]))
+                params.append(metadata_json(changes["metadata"]))
             text_changed = changes.get("content", old.content) != old.content or new_key != old.key
             if text_changed:
                 sets.append("needs_reindex = 1")
@@ -384,36 +367,10 @@ class MemoryRepository:
         offset: int,
         user_id: str | None = "",
     ) -> tuple[list[MemoryRecord], int, dict[str, int]]:
-        """One page of memories newest first, with the filters: of the owner `api_key_id`
-        (None: every key); with `user_id` None, also of each end user of that key (of
-        every key), with "" the keys' own only, else that end user's only."""
-        clauses: builtins.list[str] = []
-        params: builtins.list[Any] = []
-        if api_key_id is not None:
-            if user_id is None:
-                clauses.append(_KEY_AND_USERS)
-                params += [api_key_id, *users_range(api_key_id)]
-            else:
-                clauses.append("api_key_id = ?")
-                params.append(owner_of(api_key_id, user_id))
-        elif user_id == "":
-            clauses.append(f"{_USER_AT.format(p='')} = 0")
-        elif user_id is not None:
-            clauses.append(
-                f"{_USER_AT.format(p='')} > 0 AND substr(api_key_id, {_USER_AT.format(p='')} + 1) = ?"
-            )
-            params.append(user_id)
-        if type:
-            clauses.append("type = ?")
-            params.append(type)
-        if session_id:
-            clauses.append("session_id = ?")
-            params.append(session_id)
-        if q and q.strip():
-            clauses.append("(instr(mr_fold(content), ?) > 0 OR instr(mr_fold(key), ?) > 0)")
-            folded = q.strip().casefold()
-            params += [folded, folded]
-        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        """One page of memories newest first, with the filters of `owner_sql.page_where`."""
+        where, params = page_where(
+            SQLITE, api_key_id=api_key_id, type=type, session_id=session_id, q=q, user_id=user_id
+        )
         con = self.db.read()
         by_type = {
             t: n for t, n in con.execute(f"SELECT type, COUNT(*) FROM memories {where} GROUP BY type", params)

@@ -25,9 +25,10 @@ class Migration:
     sql: str
 
 
-def available_migrations() -> list[Migration]:
+def available_migrations(package: str = "memroute.store.migrations") -> list[Migration]:
+    """The numbered migrations of `package` (SQLite's by default), oldest first."""
     found = []
-    for entry in resources.files("memroute.store.migrations").iterdir():
+    for entry in resources.files(package).iterdir():
         match = _NAME.match(entry.name)
         if match:
             found.append(Migration(int(match[1]), match[2], entry.read_text(encoding="utf-8")))

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from memroute.store.changes import CHANGES_KEPT_S
+from memroute.store.changes import CHANGES_KEPT_S, split_marks
 from memroute.store.memories import COLUMNS
 from memroute.store.postgres.db import PgDatabase
 
@@ -56,13 +56,7 @@ class PgChangeFeed:
             " UNION ALL SELECT -1, upto FROM memory_changes_pruned",
             (owner, seq),
         )
-        changes, pruned = [], 0
-        for at, rowid in rows:
-            if at == -1:
-                pruned = int(rowid)
-            else:
-                changes.append((int(at), int(rowid)))
-        return changes, pruned
+        return split_marks(rows)
 
     def rows(self, owner: str, rowids: Sequence[int]) -> dict[int, Sequence[Any]]:
         """The owner's rows among `rowids` as they are now: rowid → `COLUMNS`."""

@@ -9,17 +9,18 @@ applied in the same statement (never a global top-k filtered afterwards).
 from __future__ import annotations
 
 import builtins
-import json
 import uuid
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from memroute.errors import Conflict
 from memroute.lru import LruTtlCache
-from memroute.models.owners import USER_SEPARATOR, owner_of, users_range
+from memroute.models.owners import users_range
 from memroute.models.records import TURN_KEY_PREFIX, HistoryEntry, MemoryFilter, MemoryRecord
 from memroute.store.fts import query_words
-from memroute.store.memories import COLUMNS, row_to_memory
+from memroute.store.memories import COLUMNS, metadata_json, row_to_memory
+from memroute.store.owner_sql import POSTGRES, key_and_users, page_where
+from memroute.store.owner_sql import filter_sql as owner_filter_sql
 from memroute.store.postgres.db import PgDatabase
 from memroute.store.records import NewMemory
 
@@ -27,35 +28,12 @@ from memroute.store.records import NewMemory
 MEMORY_WRITE_LOCK = 7202611
 NOT_A_KEPT_TURN = f"substr(key, 1, {len(TURN_KEY_PREFIX)}) <> '{TURN_KEY_PREFIX}'"
 M_COLUMNS = ", ".join(f"m.{c.strip()}" for c in COLUMNS.split(","))
-# A key's own memories and its end users' (parameters: the key, then `users_range(key)`).
-_KEY_AND_USERS = "(api_key_id = %s OR (api_key_id >= %s AND api_key_id < %s))"
-_USER_AT = f"strpos({{p}}api_key_id, chr({ord(USER_SEPARATOR)}))"
-
-
-def _dumps(metadata: dict[str, Any]) -> str:
-    return json.dumps(metadata, ensure_ascii=False, separators=(",", ":"))
+_KEY_AND_USERS = key_and_users(POSTGRES)
 
 
 def filter_sql(flt: MemoryFilter, alias: str = "") -> tuple[str, list[Any]]:
-    """The WHERE clause (and its parameters) of what `flt` admits."""
-    p = f"{alias}." if alias else ""
-    clauses = [f"({p}expires_at IS NULL OR {p}expires_at > %s)"]
-    params: list[Any] = [flt.now]
-    if flt.api_key_id is not None:
-        clauses.append(f"{p}api_key_id = %s")
-        params.append(flt.api_key_id)
-    elif not flt.admin_view:  # a key's global read: every key's own memories
-        clauses.append(f"{p}api_key_id <> '' AND {_USER_AT.format(p=p)} = 0")
-    if flt.session_id:
-        clauses.append(f"{p}session_id = %s")
-        params.append(flt.session_id)
-    if flt.updated_since:
-        clauses.append(f"{p}updated_at >= %s")
-        params.append(flt.updated_since)
-    if flt.type:
-        clauses.append(f"{p}type = %s")
-        params.append(flt.type)
-    return " AND ".join(clauses), params
+    """The WHERE clause (and its parameters) of what `flt` admits, in PostgreSQL's SQL."""
+    return owner_filter_sql(flt, alias, POSTGRES)
 
 
 def tsquery_of(text: str | None) -> str | None:
@@ -114,7 +92,7 @@ class PgMemoryRepository:
                 new.type,
                 new.key,
                 new.content,
-                _dumps(new.metadata or {}),
+                metadata_json(new.metadata or {}),
                 created,
                 updated,
                 new.expires_at,
@@ -150,7 +128,7 @@ class PgMemoryRepository:
                 new.session_id,
                 new.type,
                 new.content,
-                _dumps(metadata),
+                metadata_json(metadata),
                 created,
                 updated,
                 new.expires_at,
@@ -199,7 +177,7 @@ class PgMemoryRepository:
                     params.append(changes[column])
             if "metadata" in changes:
                 sets.append("metadata = %s")
-                params.append(_dumps(changes["metadata"]))
+                params.append(metadata_json(changes["metadata"]))
             text_changed = changes.get("content", old.content) != old.content or new_key != old.key
             if text_changed:
                 sets.append("needs_reindex = 1")
@@ -297,34 +275,10 @@ class PgMemoryRepository:
         offset: int,
         user_id: str | None = "",
     ) -> tuple[list[MemoryRecord], int, dict[str, int]]:
-        """One page of memories newest first (see the SQLite store's `page`)."""
-        clauses: builtins.list[str] = []
-        params: builtins.list[Any] = []
-        if api_key_id is not None:
-            if user_id is None:
-                clauses.append(_KEY_AND_USERS)
-                params += [api_key_id, *users_range(api_key_id)]
-            else:
-                clauses.append("api_key_id = %s")
-                params.append(owner_of(api_key_id, user_id))
-        elif user_id == "":
-            clauses.append(f"{_USER_AT.format(p='')} = 0")
-        elif user_id is not None:
-            clauses.append(
-                f"{_USER_AT.format(p='')} > 0 AND substr(api_key_id, {_USER_AT.format(p='')} + 1) = %s"
-            )
-            params.append(user_id)
-        if type:
-            clauses.append("type = %s")
-            params.append(type)
-        if session_id:
-            clauses.append("session_id = %s")
-            params.append(session_id)
-        if q and q.strip():
-            clauses.append("(strpos(lower(content), %s) > 0 OR strpos(lower(key), %s) > 0)")
-            folded = q.strip().lower()
-            params += [folded, folded]
-        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        """One page of memories newest first, with the filters of `owner_sql.page_where`."""
+        where, params = page_where(
+            POSTGRES, api_key_id=api_key_id, type=type, session_id=session_id, q=q, user_id=user_id
+        )
         by_type = {
             str(t): int(n)
             for t, n in self.db.fetchall(f"SELECT type, count(*) FROM memories {where} GROUP BY type", params)

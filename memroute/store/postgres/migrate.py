@@ -4,43 +4,24 @@ on start under an advisory lock, so replicas that start together apply each once
 from __future__ import annotations
 
 import logging
-import re
-from dataclasses import dataclass
-from importlib import resources
 
 import psycopg
 
 from memroute.clock import to_iso, utc_now
 from memroute.errors import StoreError
+from memroute.store.migrate import available_migrations
 from memroute.store.postgres.db import PgDatabase
 
 log = logging.getLogger("memroute.store.postgres")
 
-_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 # The advisory lock every replica takes to migrate (any number, the same everywhere).
 MIGRATION_LOCK = 7202611
-
-
-@dataclass(frozen=True, slots=True)
-class Migration:
-    version: int
-    name: str
-    sql: str
-
-
-def available_migrations() -> list[Migration]:
-    found = []
-    for entry in resources.files("memroute.store.postgres.migrations").iterdir():
-        match = _NAME.match(entry.name)
-        if match:
-            found.append(Migration(int(match[1]), match[2], entry.read_text(encoding="utf-8")))
-    return sorted(found, key=lambda m: m.version)
 
 
 def migrate(db: PgDatabase) -> list[int]:
     """Apply pending migrations in one transaction; the versions applied. Refuses a
     schema newer than this memroute knows."""
-    migrations = available_migrations()
+    migrations = available_migrations("memroute.store.postgres.migrations")
     known = {m.version for m in migrations}
     with db.write() as con:
         con.execute("SELECT pg_advisory_xact_lock(%s, 0)", (MIGRATION_LOCK,))
