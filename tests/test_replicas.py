@@ -1,8 +1,9 @@
 """Several replicas, one memory: three `memroute serve` processes (forked from one that has
 imported the server, tests/forked_servers.py) on one PostgreSQL database, chatted with
 round-robin through the official `openai` client. What one replica learns, the others
-inject; a key revoked on one is refused by the others at once; a replica SIGKILLed under
-chat and write load loses nothing it acknowledged, and the others finish its queued jobs."""
+inject; a key revoked on one is refused by the others at once; wrong admin tokens count
+against every replica together; a replica SIGKILLed under chat and write load loses
+nothing it acknowledged, and the others finish its queued jobs."""
 
 from __future__ import annotations
 
@@ -111,6 +112,17 @@ def test_what_one_replica_learns_the_others_inject_and_a_revoked_key_is_refused_
             time.sleep(1.0)
             for base in bases[:2]:
                 assert admin.get(base + "/api/settings/memory").json()["maxTokens"] == 777
+        # Wrong admin tokens count on every replica together: ten from one address, spread
+        # over the three (each replica alone saw fewer than its limit), close them all to it.
+        wrong = {"Authorization": "Bearer " + "x" * 40}
+        with httpx.Client(timeout=10, verify=TLS) as guesser:
+            statuses = [
+                guesser.get(bases[n % REPLICAS] + "/api/keys", headers=wrong).status_code for n in range(10)
+            ]
+            assert statuses == [401] * 10
+            for base in bases:
+                refused = guesser.get(base + "/api/keys", headers=AUTH)  # even the right token
+                assert refused.status_code == 429 and int(refused.headers["retry-after"]) >= 1
 
 
 @pytest.mark.slow(seconds=30)

@@ -49,6 +49,7 @@ from memroute.models.wire import to_wire
 from memroute.service.build import Parts, build
 from memroute.service.turn_queue import ChatTurn
 from memroute.store import NewMemory
+from memroute.store.contract import AdminFailures
 
 log = logging.getLogger("memroute.memory")
 
@@ -610,6 +611,12 @@ class Memory:
         configured source. In the background by default; `wait=True` runs it to the end
         here and reports what it processed."""
         return self._semantic.reindex(force=force, wait=wait)
+
+    @property
+    def admin_failures(self) -> AdminFailures | None:
+        """Where every process of a shared store counts wrong admin tokens (None: each
+        process counts its own)."""
+        return self._store.admin_failures
 
     def engine_status(self) -> EngineStatus:
         """Which search tiers are active and why, the extraction queue, and whether the

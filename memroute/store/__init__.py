@@ -95,6 +95,8 @@ class SqliteStore:
         store.reserve.refill()
         return store
 
+    admin_failures = None  # one machine: each process counts its share (web/throttle.py)
+
     @property
     def vec_error(self) -> str | None:
         return None if self.db.vec_available else self.db.vec_error

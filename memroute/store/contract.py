@@ -33,6 +33,7 @@ from typing import Any, Protocol, TypeVar
 from memroute.models.records import ApiKey, HistoryEntry, MemoryFilter, MemoryRecord, ProviderRecord
 from memroute.store.records import (
     ExtractionJob,
+    FailureCounts,
     KeyVectors,
     KeyWrite,
     Neighbour,
@@ -235,6 +236,13 @@ class QdrantOutbox(Protocol):
     def existing_ids(self, ids: Sequence[str]) -> set[str]: ...
 
 
+class AdminFailures(Protocol):
+    """Wrong admin tokens counted where every process of the store sees them."""
+
+    def since(self, address: str, since: float) -> FailureCounts: ...
+    def record(self, address: str, at: float) -> None: ...
+
+
 class Reserve(Protocol):
     """Room to free space with when the store is full."""
 
@@ -273,6 +281,12 @@ class Store(Protocol):
     def leases(self) -> LeaseStore: ...
     @property
     def reserve(self) -> Reserve: ...
+
+    @property
+    def admin_failures(self) -> AdminFailures | None:
+        """Where processes on other machines count wrong admin tokens (None: each process
+        counts its own, as on one machine)."""
+        ...
 
     @property
     def vec_error(self) -> str | None:

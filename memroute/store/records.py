@@ -120,3 +120,14 @@ class PendingMemory:
     id: str
     api_key_id: str
     content: str
+
+
+@dataclass(frozen=True, slots=True)
+class FailureCounts:
+    """Wrong admin tokens within a window: from one address, from everyone, and the time
+    of the oldest of each (None without any)."""
+
+    mine: int
+    everyone: int
+    oldest_mine: float | None
+    oldest_everyone: float | None

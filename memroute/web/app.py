@@ -24,12 +24,19 @@ from memroute.web.guards import HostAllowList, JsonBodyRequired, allowed_hosts
 from memroute.web.limits import BodyLimit
 from memroute.web.mcp_mount import LazyMcpEndpoint
 from memroute.web.metrics import CountRequests, standard_metrics
-from memroute.web.throttle import AdminTokenThrottle
+from memroute.web.throttle import AdminTokenThrottle, FailureLog
 
 log = logging.getLogger("memroute.web")
 
 POOL_ACQUIRE_TIMEOUT_S = 1.0
 POOL_SPARE_CONNECTIONS = 16  # beyond MEMROUTE_MAX_CONCURRENT: /v1/models asks every provider
+
+
+def _failure_log(app: FastAPI) -> FailureLog | None:
+    """Where every replica counts wrong admin tokens, once the memory is open (None on
+    SQLite: one machine's processes each count their share)."""
+    memory = getattr(app.state, "memory", None)
+    return None if memory is None else memory.admin_failures
 
 
 def create_app(config: Config, *, memory: Memory | None = None) -> FastAPI:
@@ -103,10 +110,13 @@ def create_app(config: Config, *, memory: Memory | None = None) -> FastAPI:
     )
     app.state.config = config
     app.state.admin_token, app.state.admin_token_created = load_or_create_admin_token(config)
-    # Each of `--workers N` processes counts the failures it sees: its share of the limits.
+    # Each of `--workers N` processes counts the failures it sees: its share of the limits;
+    # on PostgreSQL every replica's are counted in the database too, against the whole limits.
     app.state.admin_throttle = AdminTokenThrottle(
         math.ceil(config.admin_failures_per_address / config.workers),
         math.ceil(config.admin_failures_total / config.workers),
+        shared=lambda: _failure_log(app),
+        shared_limits=(config.admin_failures_per_address, config.admin_failures_total),
     )
     # `/mcp` is built on its first request (memroute/web/mcp_mount.py): the SDK costs ~23 MiB.
     app.state.mcp = LazyMcpEndpoint(lambda: app.state.memory, app.state.admin_token, app.state.admin_throttle)

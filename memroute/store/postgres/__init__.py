@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from memroute.store.postgres.admin_failures import PgAdminFailures
 from memroute.store.postgres.changes import PgChangeFeed
 from memroute.store.postgres.db import PgDatabase, without_password
 from memroute.store.postgres.jobs import PgJobRepository
@@ -43,6 +44,7 @@ class PostgresStore:
         self.sessions = PgSessionRepository(db)
         self.leases = PgLeaseRepository(db)
         self.reserve = PgReserve()
+        self.admin_failures = PgAdminFailures(db)
 
     @classmethod
     def open(cls, url: str, *, max_connections: int = 10) -> PostgresStore:
