@@ -1,5 +1,7 @@
-"""The `providers` table on PostgreSQL. Stored secrets never leave this layer except to
-the gateway that calls the provider."""
+"""The `providers` table on PostgreSQL, read through the process's copy
+(`shared_copy.py`: every chat routes through it; a change made on another replica is
+seen within half a second). Stored secrets never leave this layer except to the gateway
+that calls the provider."""
 
 from __future__ import annotations
 
@@ -7,12 +9,14 @@ import builtins
 
 from memroute.models.records import ProviderRecord
 from memroute.store.postgres.db import PgDatabase
+from memroute.store.postgres.shared_copy import SharedCopy, bump
 from memroute.store.providers import COLUMNS, row_to_provider
 
 
 class PgProviderRepository:
     def __init__(self, db: PgDatabase) -> None:
         self.db = db
+        self._copy = SharedCopy(db, "providers", self._read)
 
     def upsert(self, provider: ProviderRecord) -> ProviderRecord:
         """Create or replace a provider; making it the default clears the old default."""
@@ -39,17 +43,27 @@ class PgProviderRepository:
                     provider.format,
                 ),
             )
+            bump(con)
+        self._copy.forget()
         found = self.get(provider.id)
         assert found is not None
         return found
 
     def list(self) -> builtins.list[ProviderRecord]:
-        return [row_to_provider(r) for r in self.db.fetchall(f"SELECT {COLUMNS} FROM providers ORDER BY id")]
+        return list(self._read() if self.db.in_write_transaction() else self._copy.read())
+
+    def _read(self) -> tuple[ProviderRecord, ...]:
+        return tuple(
+            row_to_provider(r) for r in self.db.fetchall(f"SELECT {COLUMNS} FROM providers ORDER BY id")
+        )
 
     def get(self, provider_id: str) -> ProviderRecord | None:
-        row = self.db.fetchone(f"SELECT {COLUMNS} FROM providers WHERE id = %s", (provider_id,))
-        return row_to_provider(row) if row else None
+        return next((p for p in self.list() if p.id == provider_id), None)
 
     def delete(self, provider_id: str) -> bool:
         with self.db.write() as con:
-            return con.execute("DELETE FROM providers WHERE id = %s", (provider_id,)).rowcount > 0
+            deleted = con.execute("DELETE FROM providers WHERE id = %s", (provider_id,)).rowcount > 0
+            if deleted:
+                bump(con)
+        self._copy.forget()
+        return deleted
