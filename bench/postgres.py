@@ -164,7 +164,14 @@ PHASES: tuple[tuple[str, dict[str, Any]], ...] = (
 
 
 def retrieval(
-    directory: Path, base: str, sizes: Sequence[str], *, seed: int, n_queries: int, warmup: int
+    directory: Path,
+    base: str,
+    sizes: Sequence[str],
+    *,
+    seed: int,
+    n_queries: int,
+    warmup: int,
+    phases: Sequence[str] = tuple(name for name, _ in PHASES),
 ) -> tuple[list[Pair], list[str]]:
     pairs: list[Pair] = []
     notes: list[str] = []
@@ -183,7 +190,7 @@ def retrieval(
         rng = random.Random(seed + 2)
         work = [(rng.choice(built.owners), q) for q in qs]
         try:
-            for phase, overrides in PHASES:
+            for phase, overrides in (p for p in PHASES if p[0] in phases):
                 lite_config = Config.for_path(lite_path, environ=environ).with_overrides(**overrides)
                 pg_config = on_postgres(directory / "pg" / "m.db", url, **environ).with_overrides(**overrides)
                 pair = (
@@ -442,6 +449,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--part", choices=PARTS, action="append", help="what to run (default: every part)")
     ap.add_argument("--sizes", nargs="*", default=["10000x1"])
     ap.add_argument("--queries", type=int, default=300)
+    ap.add_argument(
+        "--phases",
+        default=",".join(name for name, _ in PHASES),
+        help="retrieval phases, comma-separated (default: all)",
+    )
     ap.add_argument("--writes", type=int, default=2000)
     ap.add_argument("--seconds", type=float, default=5.0)
     ap.add_argument(
@@ -458,8 +470,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parts: dict[str, Any] = {}
     with server(args.database_url) as base, work_dir(args.data_dir) as directory:
         if "retrieval" in chosen:
+            phases = [name.strip() for name in args.phases.split(",") if name.strip()]
             parts["retrieval"] = retrieval(
-                directory, base, sizes, seed=args.seed, n_queries=n_queries, warmup=warmup
+                directory, base, sizes, seed=args.seed, n_queries=n_queries, warmup=warmup, phases=phases
             )
         if "writes" in chosen:
             parts["writes"] = writes(directory, base, n=200 if quick else args.writes, seed=args.seed)

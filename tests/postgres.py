@@ -98,6 +98,18 @@ def fresh_database() -> str:
     return database_url(name)
 
 
+def database_without_extensions() -> str:
+    """A new database owned by a user who may not create extensions (pgvector needs a
+    superuser): its URL, connecting as that user."""
+    name = f"memroute_plain_{os.getpid()}_{next(_names)}"
+    with _admin() as con:
+        if con.execute("SELECT 1 FROM pg_roles WHERE rolname = 'memroute_plain'").fetchone() is None:
+            con.execute("CREATE ROLE memroute_plain LOGIN")
+        con.execute(f"CREATE DATABASE {name} OWNER memroute_plain TEMPLATE template0")
+    parts = urlsplit(database_url(name))
+    return parts._replace(netloc=parts.netloc.replace("postgres", "memroute_plain", 1)).geturl()
+
+
 def drop_database(url: str) -> None:
     """Drop a database `fresh_database` made (its connections are ended first)."""
     name = urlsplit(url).path.lstrip("/")

@@ -120,8 +120,8 @@ STEPS = 200
 SQLITE_VEC_REQUIRED = 6_000
 # The same machine on PostgreSQL (pgvector, test_isolation_postgres.py), a smaller share:
 # each operation is a few more round trips to the server.
-POSTGRES_EXAMPLES = 25
-POSTGRES_REQUIRED = 3_500
+POSTGRES_EXAMPLES = 12
+POSTGRES_REQUIRED = 2_000
 QDRANT_REQUIRED = 4_000
 
 _tokens = itertools.count(1)

@@ -3,8 +3,13 @@ answers on both stores."""
 
 from __future__ import annotations
 
-import numpy as np
+from pathlib import Path
 
+import numpy as np
+import postgres
+from memories import open_memory
+
+from memroute.config import Config
 from memroute.models.records import MemoryFilter
 from memroute.store import NewMemory, Store
 
@@ -80,3 +85,21 @@ def test_an_edited_memory_waits_for_a_new_vector(store: Store) -> None:
     assert store.vectors.store([(stale, _unit(0, 1))]) == {}  # embedded from the old text: skipped
     assert store.vectors.admitted([waiting.rowid], MemoryFilter("k1", NOW)) == {waiting.rowid: memory_id}
     assert store.vectors.admitted([waiting.rowid], MemoryFilter("k2", NOW)) == {}
+
+
+def test_without_pgvector_the_store_says_why_and_searches_keywords(tmp_path: Path) -> None:
+    """A database whose user may not create the pgvector extension (a managed service where
+    nobody allowed it): memroute still opens it, keeps no vectors, and says why."""
+    url = postgres.database_without_extensions()
+    try:
+        config = Config.for_path(tmp_path / "m.db", {}).with_overrides(database_url=url)
+        with open_memory(config=config) as mem:
+            status = mem.engine_status()
+            assert status.vector_store.available is False and status.vector_store.backend == "none"
+            assert "pgvector is not available" in status.vector_store.reason
+            assert "using PostgreSQL full-text only" in status.vector_store.reason
+            mem.add("k1", "the deploy runs on Kubernetes")
+            [found] = mem.retrieve("k1", "how do we deploy?")
+            assert found.memory.content == "the deploy runs on Kubernetes"
+    finally:
+        postgres.drop_database(url)
