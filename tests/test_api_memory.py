@@ -162,6 +162,7 @@ def test_post_upserts_on_owner_and_key(api: httpx.Client) -> None:
     assert listed["total"] == 1 and listed["data"][0]["content"] == "uses helix"
 
 
+@pytest.mark.one_store  # input checks, before any store is reached
 @pytest.mark.parametrize(
     "body",
     [
@@ -246,6 +247,7 @@ def test_memory_route_put_reference_cases(api: httpx.Client) -> None:
     assert api.get(f"/api/memory/{memory['id']}").json()["memory"]["content"] == "likes green tea"
 
 
+@pytest.mark.one_store  # input checks, before any store is reached
 @pytest.mark.parametrize(
     "body",
     [
@@ -391,6 +393,7 @@ def test_list_shape_stats_and_pages(api: httpx.Client) -> None:
     assert {m["apiKeyId"] for m in everything["data"]} == {"key-a", "key-b"}
 
 
+@pytest.mark.one_store  # input checks, before any store is reached
 @pytest.mark.parametrize(
     "params",
     [
@@ -484,6 +487,7 @@ def test_preview_ranks_within_budget_and_writes_nothing(api: httpx.Client) -> No
     assert recent.status_code == 200
 
 
+@pytest.mark.one_store  # input checks, before any store is reached
 @pytest.mark.parametrize(
     "body",
     [
@@ -671,6 +675,7 @@ def test_summarize_dry_run_keeps_rows_and_real_run_compacts_per_key(api: httpx.C
     assert [(s["apiKeyId"], s["count"]) for s in every["summaries"]] == [("key-b", 2)]
 
 
+@pytest.mark.one_store  # input checks, before any store is reached
 @pytest.mark.parametrize(
     "body",
     [
@@ -738,6 +743,7 @@ def test_import_json_array_owner_override_and_bad_records(api: httpx.Client) -> 
     assert report["imported"] == 1 and [e["line"] for e in report["errors"]] == [3]
 
 
+@pytest.mark.one_store  # input checks, before any store is reached
 @pytest.mark.parametrize("body", [b"", b"  \n", b"[1, 2", b"\xff\xfe\x00bad"])
 def test_import_rejects_unreadable_bodies(api: httpx.Client, body: bytes) -> None:
     assert_error(api.post("/api/memory/import", headers=JSON_LINES, content=body), 400)
@@ -797,6 +803,7 @@ def test_settings_defaults_update_and_persist(api: httpx.Client) -> None:
     assert api.put("/api/settings/memory", json={}).json() == {**expected, "embeddingProviderModel": None}
 
 
+@pytest.mark.one_store  # input checks, before any store is reached
 @pytest.mark.parametrize(
     "body",
     [

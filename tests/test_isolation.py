@@ -121,7 +121,7 @@ SQLITE_VEC_REQUIRED = 6_000
 # The same machine on PostgreSQL (pgvector, test_isolation_postgres.py), a smaller share:
 # each operation is a few more round trips to the server.
 POSTGRES_EXAMPLES = 12
-POSTGRES_REQUIRED = 2_000
+POSTGRES_REQUIRED = 1_800
 QDRANT_REQUIRED = 4_000
 
 _tokens = itertools.count(1)
