@@ -11,7 +11,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from memroute.errors import InvalidInput
 
@@ -129,6 +129,17 @@ def _trusted_proxies(raw: str, name: str = "MEMROUTE_TRUSTED_PROXIES") -> tuple[
     return entries
 
 
+def without_password(url: str) -> str:
+    """`url` with its password replaced by `***` (for logs and status)."""
+    parts = urlsplit(url)
+    if not parts.password:
+        return url
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
+
+
 def _database_url(raw: str) -> str | None:
     """A PostgreSQL connection URL, or None when unset (the SQLite file is used)."""
     url = raw.strip()
@@ -149,7 +160,7 @@ class Config:
     data_dir: Path
     db_path: Path
     # A PostgreSQL URL: the shared store of several replicas instead of the SQLite file.
-    database_url: str | None = None
+    database_url: str | None = field(default=None, repr=False)  # it may hold a password
     database_pool: int = 10  # connections each process keeps to it, at most
     max_content_bytes: int = 64 * 1024
     max_body_bytes: int = 4 * 1024 * 1024
@@ -224,6 +235,11 @@ class Config:
     admin_failures_per_address: int = 10
     admin_failures_total: int = 100
     allowed_hosts: tuple[str, ...] = ()  # empty: localhost names and MEMROUTE_HOST (web/guards.py)
+
+    @property
+    def database_shown(self) -> str:
+        """Where the memory is kept, as logs and the banner show it (no password)."""
+        return str(self.db_path) if self.database_url is None else without_password(self.database_url)
 
     @classmethod
     def from_env(

@@ -49,7 +49,7 @@ def banner(config: Config, state: StartState) -> list[str]:
         f"  dashboard        {url}/dashboard  (sign in with the admin token)",
         f"  OpenAI base URL  {url}/v1",
         f"  API docs         {url}/docs",
-        f"  database         {config.db_path}",
+        f"  database         {config.database_shown}",
         _token_line(config, state),
     ]
     if state.memory_enabled:

@@ -55,9 +55,9 @@ def diagnose(config: Config) -> dict[str, str | int | bool]:
         "embedding source": "none configured (keyword search only)",
         "qdrant": "not configured" if client_installed() else f"not configured ({INSTALL_HINT})",
         "data dir": str(config.data_dir),
-        "database": str(config.db_path),
+        "database": config.database_shown,
     }
-    if config.db_path.exists():
+    if config.database_url is not None or config.db_path.exists():
         from memroute.service import Memory
 
         mem = Memory.open(config=config, start_workers=False)

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
+from memroute.config import Config
+from memroute.errors import InvalidInput
 from memroute.models.records import ProviderRecord
 from memroute.store import NewMemory, Store
 
@@ -118,3 +122,13 @@ def test_the_qdrant_outbox_queues_changes_only_while_enabled(store: Store) -> No
     assert [e.op for e in store.qdrant.outbox(10)] == ["delete"]
     store.qdrant.save_settings({"qdrantEnabled": False}, now=NOW)
     assert store.qdrant.outbox_count() == 0
+
+
+def test_the_database_url_is_checked_and_its_password_never_shown() -> None:
+    env = {"MEMROUTE_DATABASE_URL": "postgresql://memroute:s3cret-pass@db.internal:5432/memroute"}
+    config = Config.from_env(env, data_dir="/tmp/unused")
+    assert config.database_shown == "postgresql://memroute:***@db.internal:5432/memroute"
+    assert "s3cret" not in repr(config)
+    with pytest.raises(InvalidInput, match="postgresql://"):
+        Config.from_env({"MEMROUTE_DATABASE_URL": "mysql://x/y"}, data_dir="/tmp/unused")
+    assert Config.from_env({}, data_dir="/tmp/unused").database_shown.endswith("memroute.db")

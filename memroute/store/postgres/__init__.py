@@ -7,9 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from memroute.config import without_password
 from memroute.store.postgres.admin_failures import PgAdminFailures
 from memroute.store.postgres.changes import PgChangeFeed
-from memroute.store.postgres.db import PgDatabase, without_password
+from memroute.store.postgres.db import PgDatabase
 from memroute.store.postgres.jobs import PgJobRepository
 from memroute.store.postgres.keys import PgKeyRepository
 from memroute.store.postgres.leases import PgLeaseRepository
@@ -23,7 +24,7 @@ from memroute.store.postgres.settings import PgSettingsRepository
 from memroute.store.postgres.vectors import PgVectorRepository
 from memroute.store.records import StorageUsage
 
-__all__ = ["PostgresStore", "without_password"]
+__all__ = ["PostgresStore"]
 
 
 class PostgresStore:

@@ -15,29 +15,17 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from psycopg import errors as pg_errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from memroute.config import without_password
 from memroute.errors import StorageFull, StoreError
 
 log = logging.getLogger("memroute.store.postgres")
 
 POOL_TIMEOUT_S = 30.0
-
-
-def without_password(url: str) -> str:
-    """`url` with its password replaced by `***` (for logs and status)."""
-    parts = urlsplit(url)
-    if not parts.password:
-        return url
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    user = parts.username or ""
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
 
 
 @dataclass(slots=True)
