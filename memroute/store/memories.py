@@ -67,6 +67,27 @@ def filter_sql(flt: MemoryFilter, alias: str = "") -> tuple[str, list[Any]]:
     return owner_filter_sql(flt, alias, SQLITE)
 
 
+def update_sets(
+    old: MemoryRecord, changes: dict[str, Any], now: str, mark: str
+) -> tuple[str, list[Any], bool]:
+    """The SET list of an update applying `changes` to `old` (placeholders `mark`), its
+    parameters, and whether the indexed text (content or key) changed: its vector is then
+    stale."""
+    sets, params = [f"updated_at = {mark}"], [now]
+    for column in ("type", "key", "content", "expires_at", "session_id"):
+        if column in changes:
+            sets.append(f"{column} = {mark}")
+            params.append(changes[column])
+    if "metadata" in changes:
+        sets.append(f"metadata = {mark}")
+        params.append(metadata_json(changes["metadata"]))
+    new_key = changes.get("key", old.key)
+    text_changed = changes.get("content", old.content) != old.content or new_key != old.key
+    if text_changed:
+        sets.append("needs_reindex = 1")
+    return ", ".join(sets), params, text_changed
+
+
 class MemoryRepository:
     """Memories, their FTS index and history. `get` goes through a shared LRU+TTL cache
     that every write through this process invalidates once it commits."""
@@ -216,18 +237,8 @@ class MemoryRepository:
                 ).fetchone()
                 if clash:
                     raise Conflict(f"another memory of this key already uses key {new_key!r}")
-            sets, params = ["updated_at = ?"], [now]
-            for column in ("type", "key", "content", "expires_at", "session_id"):
-                if column in changes:
-                    sets.append(f"{column} = ?")
-                    params.append(changes[column])
-            if "metadata" in changes:
-                sets.append("metadata = ?")
-                params.append(metadata_json(changes["metadata"]))
-            text_changed = changes.get("content", old.content) != old.content or new_key != old.key
-            if text_changed:
-                sets.append("needs_reindex = 1")
-            con.execute(f"UPDATE memories SET {', '.join(sets)} WHERE id = ?", (*params, memory_id))
+            sets, params, text_changed = update_sets(old, changes, now, "?")
+            con.execute(f"UPDATE memories SET {sets} WHERE id = ?", (*params, memory_id))
             if text_changed or changes.get("type", old.type) != old.type:
                 self._history(
                     con,

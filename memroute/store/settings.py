@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import apsw
@@ -16,13 +16,7 @@ class SettingsRepository:
         self.db = db
 
     def read_all(self) -> dict[str, Any]:
-        values: dict[str, Any] = {}
-        for key, raw in self.db.read().execute("SELECT key, value FROM settings"):
-            try:
-                values[key] = json.loads(raw)
-            except ValueError:
-                continue  # an unreadable value falls back to its default
-        return values
+        return decoded_settings(self.db.read().execute("SELECT key, value FROM settings"))
 
     def write(self, values: Mapping[str, Any], *, now: str) -> None:
         with self.db.write() as con:
@@ -37,3 +31,14 @@ def write_settings(con: apsw.Connection, values: Mapping[str, Any], *, now: str)
             " ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
             (key, json.dumps(value), now),
         )
+
+
+def decoded_settings(rows: Iterable[Sequence[Any]]) -> dict[str, Any]:
+    """(key, JSON text) rows as values; an unreadable value is left out (its default applies)."""
+    values: dict[str, Any] = {}
+    for key, raw in rows:
+        try:
+            values[key] = json.loads(raw)
+        except ValueError:
+            continue
+    return values

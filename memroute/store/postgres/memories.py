@@ -18,7 +18,7 @@ from memroute.lru import LruTtlCache
 from memroute.models.owners import users_range
 from memroute.models.records import TURN_KEY_PREFIX, HistoryEntry, MemoryFilter, MemoryRecord
 from memroute.store.fts import query_words
-from memroute.store.memories import COLUMNS, metadata_json, row_to_memory
+from memroute.store.memories import COLUMNS, metadata_json, row_to_memory, update_sets
 from memroute.store.owner_sql import POSTGRES, key_and_users, page_where
 from memroute.store.owner_sql import filter_sql as owner_filter_sql
 from memroute.store.postgres.db import PgDatabase
@@ -170,18 +170,8 @@ class PgMemoryRepository:
                 ).fetchone()
                 if clash:
                     raise Conflict(f"another memory of this key already uses key {new_key!r}")
-            sets, params = ["updated_at = %s"], [now]
-            for column in ("type", "key", "content", "expires_at", "session_id"):
-                if column in changes:
-                    sets.append(f"{column} = %s")
-                    params.append(changes[column])
-            if "metadata" in changes:
-                sets.append("metadata = %s")
-                params.append(metadata_json(changes["metadata"]))
-            text_changed = changes.get("content", old.content) != old.content or new_key != old.key
-            if text_changed:
-                sets.append("needs_reindex = 1")
-            con.execute(f"UPDATE memories SET {', '.join(sets)} WHERE id = %s", (*params, memory_id))
+            sets, params, text_changed = update_sets(old, changes, now, "%s")
+            con.execute(f"UPDATE memories SET {sets} WHERE id = %s", (*params, memory_id))
             if text_changed or changes.get("type", old.type) != old.type:
                 _history(
                     con,

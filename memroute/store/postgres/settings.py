@@ -10,6 +10,7 @@ from typing import Any
 
 from memroute.store.postgres.db import PgDatabase
 from memroute.store.postgres.shared_copy import SharedCopy, bump
+from memroute.store.settings import decoded_settings
 
 
 class PgSettingsRepository:
@@ -24,13 +25,7 @@ class PgSettingsRepository:
         return dict(self._copy.read())
 
     def _read(self) -> dict[str, Any]:
-        values: dict[str, Any] = {}
-        for key, raw in self.db.fetchall("SELECT key, value FROM settings"):
-            try:
-                values[key] = json.loads(raw)
-            except ValueError:
-                continue  # an unreadable value falls back to its default
-        return values
+        return decoded_settings(self.db.fetchall("SELECT key, value FROM settings"))
 
     def write(self, values: Mapping[str, Any], *, now: str) -> None:
         with self.db.write() as con:
