@@ -306,15 +306,22 @@ class PostgresBackstage:
         return self.db.execute(sql, (rowid,)).fetchall()
 
     def keyword_owners(self) -> dict[int, str]:
-        rows = self.db.execute("SELECT rowid, api_key_id FROM memories WHERE search IS NOT NULL")
+        """Each row's owner as its keyword vector files it (the lexeme 'o' || md5(owner)),
+        named as the SQLite suite names owners."""
+        rows = self.db.execute(
+            "SELECT m.rowid, k.api_key_id FROM memories AS m"
+            " JOIN (SELECT DISTINCT api_key_id FROM memories) AS k"
+            " ON m.search @@ ('o' || md5(k.api_key_id))::tsquery"
+        )
         return {int(rowid): owner_token(str(owner)).lower() for rowid, owner in rows}
 
     def check_keyword_index(self) -> None:
         stale = self.count(
-            "SELECT count(*) FROM memories"
-            " WHERE search IS DISTINCT FROM to_tsvector('english', content || ' ' || key)"
+            "SELECT count(*) FROM memories WHERE search IS DISTINCT FROM"
+            " (to_tsvector('english', content || ' ' || key)"
+            " || array_to_tsvector(ARRAY['o' || md5(api_key_id)]))"
         )
-        assert stale == 0, f"{stale} memories whose keyword vector is not their text's"
+        assert stale == 0, f"{stale} memories whose keyword vector is not their text's and owner's"
 
     def close(self) -> None:
         self.db.close()

@@ -315,12 +315,14 @@ class PgMemoryRepository:
         if tsquery is None:
             return []
         where, params = filter_sql(flt, "m")
+        # One owner's: its lexeme and the words, both from the GIN index (see the migration).
+        owned, owner = ("q && ('o' || md5(%s))::tsquery", [flt.api_key_id]) if flt.api_key_id else ("q", [])
         rows = self.db.fetchall(
             f"SELECT ts_rank(m.search, q) AS score, {M_COLUMNS}"
             " FROM memories AS m, to_tsquery('english', %s) AS q"
-            f" WHERE m.search @@ q AND {where}"
+            f" WHERE m.search @@ ({owned}) AND {where}"
             " ORDER BY score DESC, m.updated_at DESC, m.rowid DESC LIMIT %s",
-            (tsquery, *params, limit),
+            (tsquery, *owner, *params, limit),
         )
         return [(row_to_memory(r[1:]), -float(r[0])) for r in rows]
 

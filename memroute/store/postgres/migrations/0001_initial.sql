@@ -19,8 +19,14 @@ CREATE TABLE memories (
     needs_reindex    integer NOT NULL DEFAULT 1,                        -- 1 = vector missing or stale
     access_count     integer NOT NULL DEFAULT 0,
     last_accessed_at text COLLATE "C",
-    -- Keyword search: the content's and key's words, English stems.
-    search           tsvector GENERATED ALWAYS AS (to_tsvector('english', content || ' ' || key)) STORED
+    -- Keyword search: the content's and key's words (English stems), and the owner as one
+    -- more lexeme ('o' || md5(owner)), so a key's matches are the intersection of its own
+    -- posting list and the words' in the GIN index, however many keys share a word (with
+    -- the words alone, a question matching 55,000 rows of 1M over 1,000 keys read them all
+    -- to keep the key's 50: 12 ms against 1 ms).
+    search           tsvector GENERATED ALWAYS AS (
+        to_tsvector('english', content || ' ' || key) || array_to_tsvector(ARRAY['o' || md5(api_key_id)])
+    ) STORED
 );
 CREATE UNIQUE INDEX memories_owner_key ON memories (api_key_id, key) WHERE key <> '';
 CREATE INDEX memories_owner_created ON memories (api_key_id, created_at);
