@@ -24,6 +24,7 @@ from memroute.models.records import MemoryFilter, MemoryRecord
 from memroute.store.memories import COLUMNS, row_to_memory
 from memroute.store.postgres.db import PgDatabase
 from memroute.store.postgres.memories import M_COLUMNS, filter_sql
+from memroute.store.postgres.shared_copy import SharedCopy, bump
 from memroute.store.records import KeyVectors, KeyWrite, Neighbour, PendingMemory, VecMeta
 from memroute.store.vectors import VEC_CHUNK_FLOAT
 
@@ -39,6 +40,7 @@ def _literal(blob: bytes) -> str:
 class PgVectorRepository:
     def __init__(self, db: PgDatabase) -> None:
         self.db = db
+        self._meta = SharedCopy(db, "vector meta", self._read_meta)
         self.error: str | None = None
         try:
             with db.write() as con:
@@ -54,6 +56,14 @@ class PgVectorRepository:
     # -- the meta row and the table ------------------------------------------------
 
     def meta(self) -> VecMeta:
+        """The vector table's meta row, read through the process's copy (every search asks
+        for it; a reset on another replica is seen within half a second)."""
+        if self.db.in_write_transaction():
+            with self.db.read() as con:
+                return _meta(con)
+        return self._meta.read()
+
+    def _read_meta(self) -> VecMeta:
         with self.db.read() as con:
             return _meta(con)
 
@@ -89,6 +99,8 @@ class PgVectorRepository:
                 " vec_ready = 1, int8_scale = NULL WHERE id = 1",
                 (dim, signature, now),
             )
+            bump(con)
+            self._meta.forget()  # once this commits
             row = con.execute("SELECT count(*) FROM memories").fetchone()
             return int(row[0]) if row else 0
 
