@@ -17,8 +17,10 @@ What every store promises, beyond the signatures:
 - **The change log** (`changes`) lists, in commit order, which memory rows changed, so a
   process keeping a key's memories in memory (`store/key_index.py`) can catch up with what
   other processes wrote.
-- **Jobs** are handed out once: `next_batch` claims them for `lease_s`; a job not finished
-  by then (its process died) is handed out again.
+- **Jobs** are stored once: `finish` deletes a job in the transaction that stores what it
+  teaches and says False when another process finished it first. PostgreSQL's
+  `next_batch` also claims its batch for a while (`FOR UPDATE SKIP LOCKED`), so replicas
+  work on different jobs, and a dead replica's claim ends.
 - Nothing secret is stored in the clear except a provider's own API key (which only the
   gateway reads back); client keys and sessions are stored as hashes.
 """
