@@ -16,6 +16,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import postgres
 import pytest
 from clocks import ManualClock
 from memories import open_memory
@@ -73,7 +74,8 @@ def _wait_for(condition: Callable[[], bool], timeout: float = 20.0) -> None:
 
 @pytest.fixture
 def qparts(db_path: Path, clock: ManualClock) -> Iterator[tuple[Memory, Parts]]:
-    memory, parts = open_parts(Config.for_path(db_path, environ={}), clock)
+    config = Config.for_path(db_path, environ={}).with_overrides(database_url=postgres.url_for(db_path))
+    memory, parts = open_parts(config, clock)
     memory.update_settings(enabled=True, embedding_source="hashing")
     yield memory, parts
     memory.close()
@@ -102,6 +104,7 @@ def _fill(mem: Memory, n: int, keys: tuple[str, ...] = ("k1", "k2", "k3", "k4"))
     ]
 
 
+@pytest.mark.both_stores  # the outbox and back-fill of each store
 def test_enabling_back_fills_every_existing_memory_then_qdrant_answers(qmem: Memory) -> None:
     memories = _fill(qmem, 1000)
     _enable(qmem)
@@ -151,6 +154,7 @@ def test_the_back_fill_resumes_after_a_restart(db_path: Path, tmp_path: Path, cl
         mem.close()
 
 
+@pytest.mark.both_stores  # the outbox and back-fill of each store
 def test_changes_while_enabled_reach_qdrant_and_carry_the_real_type(qmem: Memory) -> None:
     _enable(qmem)
     _drain(qmem)
@@ -168,6 +172,7 @@ def test_changes_while_enabled_reach_qdrant_and_carry_the_real_type(qmem: Memory
     assert _status(qmem)["points"] == 1  # updated in place, not duplicated
 
 
+@pytest.mark.both_stores  # the outbox and back-fill of each store
 def test_a_delete_removes_the_point_and_keeps_the_history(qmem: Memory) -> None:
     _enable(qmem)
     memories = _fill(qmem, 10)
@@ -193,6 +198,7 @@ def test_a_memory_added_a_moment_ago_is_found_before_the_worker_runs(qmem: Memor
     assert result.items[0].memory.id == fresh.id and result.items[0].tier == "qdrant"
 
 
+@pytest.mark.both_stores  # the outbox and back-fill of each store
 def test_no_key_ever_gets_another_keys_memory_from_qdrant(
     qparts: tuple[Memory, Parts], clock: ManualClock
 ) -> None:
