@@ -31,7 +31,6 @@ class Table:
     columns: str
     order: str
     conflict: str
-    where: str = ""
 
 
 TABLES = (
