@@ -8,7 +8,6 @@ connection from the pool for one statement batch (autocommit: it sees every comm
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -23,8 +22,6 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from memroute.config import without_password
 from memroute.errors import StorageFull, StoreError
 
-log = logging.getLogger("memroute.store.postgres")
-
 POOL_TIMEOUT_S = 30.0
 
 
@@ -32,7 +29,6 @@ POOL_TIMEOUT_S = 30.0
 class _Transaction:
     con: psycopg.Connection[Any]
     savepoints: bool
-    depth: int = 1
     after_commit: list[Callable[[], object]] = field(default_factory=list)
 
 
@@ -68,15 +64,11 @@ class PgDatabase:
         when it was opened with `savepoints=False`). A full disk becomes `StorageFull`."""
         tx = self._tx()
         if tx is not None:
-            tx.depth += 1
-            try:
-                if tx.savepoints:
-                    with tx.con.transaction():
-                        yield tx.con
-                else:
+            if tx.savepoints:
+                with tx.con.transaction():
                     yield tx.con
-            finally:
-                tx.depth -= 1
+            else:
+                yield tx.con
             return
         try:
             with self._connection() as con:
