@@ -346,6 +346,28 @@ def test_a_big_key_is_indexed_off_the_request_path_and_read_from_sql_meanwhile(t
                 indexes.close()
 
 
+def test_keys_waiting_for_the_builder_can_be_indexed_at_once_on_the_calling_thread(tmp_path: Path) -> None:
+    # Two big keys recalled once: both wait for the builder thread, which rests between
+    # builds; `build_waiting` indexes them now, so the next recalls read their indexes.
+    size = INLINE_BUILD_MAX + 50
+    with _open(tmp_path / "m.db") as mem:
+        for owner in ("first", "second"):
+            for n in range(size):
+                mem.add(owner, f"{owner} note {n} about gardening")
+        with database(mem) as store:
+            indexes = KeyIndexes(store.changes, store.memories, max_memories=50_000)
+            flts = [MemoryFilter(owner, "2026-12-03T00:00:00.000Z") for owner in ("first", "second")]
+            try:
+                assert all(indexes.reader(flt) is store.memories for flt in flts)
+                indexes.build_waiting()
+                assert indexes.building() == 0 and indexes.held() == 2 * size
+                for flt in flts:
+                    found = indexes.reader(flt).keyword_search(flt, "gardening", limit=500)
+                    assert {m.api_key_id for m, _ in found} == {flt.api_key_id} and len(found) == size
+            finally:
+                indexes.close()
+
+
 def test_a_big_key_that_does_not_fit_the_room_left_is_indexed_only_once_busy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -681,25 +681,36 @@ class KeyIndexes:
             self._wanted.wait()
             self._wanted.clear()
             while True:
-                with self._lock:
-                    if self._closed:
-                        return
-                    if not self._pending:
-                        break
-                    owner, displace = next(iter(self._pending.items()))
                 started = time.monotonic()
-                index = self._built(owner, displace=displace)
-                with self._lock:
-                    if (
-                        index is not None
-                        and owner not in self._indexes
-                        and self._room_for(len(index), displace)
-                    ):
-                        index.used = time.monotonic()
-                        self._indexes[owner] = index
-                    del self._pending[owner]
-                if index is not None:  # builds take at most 1 / (1 + BUILD_REST) of the time
+                built = self._build_next()
+                if built is None:
+                    break
+                if built:  # builds take at most 1 / (1 + BUILD_REST) of the time
                     self._closing.wait(BUILD_REST * (time.monotonic() - started))
+            if self._closed:
+                return
+
+    def build_waiting(self) -> None:
+        """Index every key waiting for the builder now, on the calling thread and without
+        the builder's rests (for a caller that would otherwise wait for it: a benchmark
+        before it times recalls)."""
+        while self._build_next() is not None:
+            pass
+
+    def _build_next(self) -> bool | None:
+        """Build the first waiting key and add its index when there is room: whether it was
+        built, or None when no key waits (or the indexes are closed)."""
+        with self._lock:
+            if self._closed or not self._pending:
+                return None
+            owner, displace = next(iter(self._pending.items()))
+        index = self._built(owner, displace=displace)
+        with self._lock:
+            if index is not None and owner not in self._indexes and self._room_for(len(index), displace):
+                index.used = time.monotonic()
+                self._indexes[owner] = index
+            self._pending.pop(owner, None)
+        return index is not None
 
     def _built(self, owner: str, *, displace: bool) -> KeyIndex | None:
         """A new index of `owner`, or None when it would not fit (idle keys' indexes dropped
