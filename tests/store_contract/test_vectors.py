@@ -57,6 +57,25 @@ def test_the_nearest_are_the_owners_and_pass_the_filter(store: Store) -> None:
     assert store.vectors.count() == 4 and store.vectors.pending(None, 10) == []
 
 
+def test_memories_the_filter_drops_take_no_place_among_the_k_nearest(store: Store) -> None:
+    store.vectors.reset("hashing:test:8", DIM, int8=False, now=NOW)
+    _add(store, "k1", "expired, nearest", _unit(1, 0), expires_at="2026-12-05T09:00:00.000Z")
+    _add(store, "k1", "expired too", _unit(1, 0.01), expires_at="2026-12-05T09:00:00.000Z")
+    _add(store, "k1", "other session, next", _unit(1, 0.05), session_id="s2")
+    _add(store, "k1", "second", _unit(1, 0.2), session_id="s1")
+    _add(store, "k1", "third", _unit(1, 0.4))
+    _add(store, "k1", "farthest", _unit(0, 1))
+
+    def nearest(flt: MemoryFilter, k: int) -> list[str]:
+        return [h.memory.content for h in store.vectors.knn(_unit(1, 0), flt, k)]
+
+    assert nearest(MemoryFilter("k1", NOW), 1) == ["other session, next"]
+    assert nearest(MemoryFilter("k1", NOW), 2) == ["other session, next", "second"]
+    assert nearest(MemoryFilter("k1", NOW), 3) == ["other session, next", "second", "third"]
+    in_session = MemoryFilter("k1", NOW, session_id="s1")
+    assert nearest(in_session, 1) == ["second"]
+
+
 def test_a_keys_vectors_load_whole_and_follow_its_generation(store: Store) -> None:
     store.vectors.reset("hashing:test:8", DIM, int8=False, now=NOW)
     before = store.vectors.generation("k1")
