@@ -67,7 +67,7 @@ def open_filled(directory: Path, qset: QualitySet, database_url: str | None = No
         from bench.postgres import fresh_database
 
         config = config.with_overrides(database_url=fresh_database(database_url, "quality"))
-    mem = open_bench(config=config, start_workers=True)
+    mem = open_bench(config=config, start_workers=False)
     mem.update_settings(**NO_MODEL)
     for m in qset.memories:
         metadata = {**(m.metadata or {}), ID_FIELD: m.id}
