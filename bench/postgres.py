@@ -159,9 +159,8 @@ def _server_like(config: Config, phase: str, notes: list[str], size: str, rows: 
     """A memory on `config` as a server that has run for a while in `phase`: its settings
     stored (with "static vectors" every memory embedded with the static source and, on
     PostgreSQL, the table vacuumed; else the bundled model off) before its background
-    workers start, so none of them embeds with
-    the install's default model while recalls are timed; the workers then keep the busy
-    keys' vector copies, as a server's do."""
+    workers start, so none of them embeds with the install's default model while recalls
+    are timed; the workers then keep the busy keys' vector copies, as a server's do."""
     with open_bench(config=config, start_workers=False) as mem:
         if phase == "static vectors":
             started = time.perf_counter()

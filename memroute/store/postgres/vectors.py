@@ -284,10 +284,10 @@ class PgVectorRepository:
             )
             admitted = {int(r[0]): r[1:] for r in self._admitted_rows([r[0] for r in near], flt, COLUMNS)}
             if len(admitted) >= k or len(near) < wanted:
-                found = [(int(rowid), float(distance)) for rowid, distance in near if int(rowid) in admitted]
+                found = [(int(rowid), float(distance)) for rowid, distance in near]
+                kept = [(rowid, distance) for rowid, distance in found if rowid in admitted][:k]
                 return [
-                    Neighbour(row_to_memory(admitted[rowid]), rowid, distance)
-                    for rowid, distance in found[:k]
+                    Neighbour(row_to_memory(admitted[rowid]), rowid, distance) for rowid, distance in kept
                 ]
         where, params = filter_sql(flt, "m")
         owner, owner_params = ("v.api_key_id = %s AND ", [flt.api_key_id]) if flt.api_key_id else ("", [])
