@@ -185,8 +185,8 @@ def gateway(
         env["MEMROUTE_CHAT_THREADS"] = str(chat_threads)
     env.update(extra_env or {})
     # For A/B runs: the words asked alone (MEMROUTE_RELATED_WORDS=false), no recall by
-    # meaning (MEMROUTE_MEANINGS=false).
-    for name in ("MEMROUTE_RELATED_WORDS", "MEMROUTE_MEANINGS"):
+    # meaning (MEMROUTE_MEANINGS=false), admissions all at once (MEMROUTE_CHAT_SERIAL=false).
+    for name in ("MEMROUTE_RELATED_WORDS", "MEMROUTE_MEANINGS", "MEMROUTE_CHAT_SERIAL"):
         if name in os.environ:
             env[name] = os.environ[name]
     command = [sys.executable, "-m", "memroute", "--db", str(db), "serve", "--port", str(port)]

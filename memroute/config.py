@@ -175,6 +175,9 @@ class Config:
     max_chat_body_bytes: int = 16 * 1024 * 1024
     max_chat_messages: int = 4096
     chat_threads: int = 32  # threads that admit chats (recall, injection, queueing the turn)
+    chat_serial: bool = (
+        True  # admissions run their Python one at a time, in arrival order (memroute/baton.py)
+    )
     recall_index_memories: int = 50_000  # memories of recalled keys held in process (store/key_index.py)
     upstream_connect_timeout_s: float = 10.0
     upstream_timeout_s: float = 600.0
@@ -274,6 +277,7 @@ class Config:
             max_chat_body_bytes=_int(env, "MEMROUTE_MAX_CHAT_BODY_BYTES", 16 * 1024 * 1024, minimum=1024),
             max_chat_messages=_int(env, "MEMROUTE_MAX_CHAT_MESSAGES", 4096, minimum=1),
             chat_threads=_int(env, "MEMROUTE_CHAT_THREADS", 32, minimum=1),
+            chat_serial=_bool(env, "MEMROUTE_CHAT_SERIAL", True),
             recall_index_memories=_int(env, "MEMROUTE_RECALL_INDEX_MEMORIES", 50_000),
             upstream_connect_timeout_s=_float(env, "MEMROUTE_UPSTREAM_CONNECT_TIMEOUT", 10.0) or 10.0,
             upstream_timeout_s=_float(env, "MEMROUTE_UPSTREAM_TIMEOUT", 600.0) or 600.0,

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from memroute import baton
 from memroute.embeddings.base import FloatMatrix, empty_matrix, is_blank, l2_normalize
 from memroute.embeddings.hub import (
     HubUnreachable,
@@ -194,9 +195,10 @@ class OnnxEmbedder:
         out = np.zeros((len(texts), self._dim or 0), dtype=np.float32)
         # Similar lengths together, so a batch pads little.
         wanted.sort(key=lambda i: len(texts[i]))
-        for start in range(0, len(wanted), BATCH_SIZE):
-            rows = wanted[start : start + BATCH_SIZE]
-            out[rows] = self._run([texts[i] for i in rows])
+        with baton.outside():  # the model runs outside Python: the others go on meanwhile
+            for start in range(0, len(wanted), BATCH_SIZE):
+                rows = wanted[start : start + BATCH_SIZE]
+                out[rows] = self._run([texts[i] for i in rows])
         return out
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import numpy as np
 
+from memroute import baton
 from memroute.embeddings.base import FloatMatrix, empty_matrix, is_blank, l2_normalize
 from memroute.errors import EmbeddingError, MemrouteError
 from memroute.masking import scrub
@@ -117,7 +118,8 @@ class RemoteEmbedder:
         if not wanted:
             return np.zeros((len(texts), self._dim or 0), dtype=np.float32)
         route = self._route()
-        vectors = self._post(route, [texts[i] for i in wanted])
+        with baton.outside():  # the provider's answer is waited for outside Python
+            vectors = self._post(route, [texts[i] for i in wanted])
         dim = vectors.shape[1]
         with self._lock:
             if self._dim is None:

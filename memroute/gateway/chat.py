@@ -8,7 +8,8 @@ queue the user's last message for learning → forward → relay the answer as i
 arrives → (with `captureTurns` all, queue the exchange with its reply, before the
 response completes) → count the use of the injected memories (after it). Every answer
 carries the request's id (`x-request-id`: the client's, else a new one), which is what
-learned memories cite. Admission runs in a pool of threads (`MEMROUTE_CHAT_THREADS`).
+learned memories cite. Admission runs in a pool of threads (`MEMROUTE_CHAT_THREADS`),
+which take turns through their Python work (`MEMROUTE_CHAT_SERIAL`, `memroute/baton.py`).
 
 Memory never breaks a chat: any memory failure is logged and the request goes
 on without memory.
@@ -33,6 +34,7 @@ import anyio
 from starlette.requests import Request
 from starlette.responses import Response
 
+from memroute.baton import Baton
 from memroute.errors import InvalidInput, Unauthorized
 from memroute.gateway.formats import WireFormat
 from memroute.gateway.guard import ClientGone
@@ -183,6 +185,7 @@ class ChatPipeline:
         bounds: UpstreamBounds,
         max_messages: int,
         threads: int = 32,
+        serial: bool = True,
     ):
         self.memory = memory
         self.client = client
@@ -197,10 +200,17 @@ class ChatPipeline:
         # whose admissions are slow (huge bodies, a slow embedding provider) from holding
         # them all; fewer fight less over the interpreter (see docs/usage.md).
         self._threads = ThreadPoolExecutor(threads, thread_name_prefix="memroute-chat")
+        # With `serial`, the threads run their Python one at a time (they no longer fight over
+        # the interpreter), stepping out for waits outside Python (see memroute/baton.py).
+        self._baton = Baton() if serial else None
 
     async def in_thread(self, fn: Callable[..., T], *args: Any) -> T:
-        """`fn(*args)` in one of the pipeline's threads (when all are busy, it waits)."""
-        return await asyncio.get_running_loop().run_in_executor(self._threads, functools.partial(fn, *args))
+        """`fn(*args)` in one of the pipeline's threads (when all are busy, it waits), holding
+        the process's baton when admissions take turns."""
+        call: Callable[[], T] = functools.partial(fn, *args)
+        if self._baton is not None:
+            call = functools.partial(self._baton.run, call)
+        return await asyncio.get_running_loop().run_in_executor(self._threads, call)
 
     def close(self) -> None:
         """Wait for the pipeline's threads to finish their work, and end them."""

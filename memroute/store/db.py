@@ -22,6 +22,7 @@ from typing import Any
 
 import apsw
 
+from memroute import baton
 from memroute.errors import StorageFull, StoreError
 from memroute.store import key_rank
 from memroute.store.permissions import prepare_database_file
@@ -181,7 +182,8 @@ class Database:
         itself (it does on a full disk), nothing is rolled back again: the original error is
         what the caller sees, and a full database becomes `StorageFull`."""
         self._check_open()
-        with self._lock:
+        baton.acquire(self._lock)  # another thread's transaction is waited for outside the baton
+        try:
             if self._depth:
                 with self._nested() as con:
                     yield con
@@ -206,6 +208,8 @@ class Database:
             if self.full_since is not None and self._room_returned():
                 self.full_since = None
                 callbacks += self._on_room
+        finally:
+            self._lock.release()
         for callback in callbacks:
             callback()
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from memroute import baton
 from memroute.clock import parse_time
 from memroute.embeddings import SourceChoice
 from memroute.errors import QdrantError
@@ -108,6 +109,9 @@ class QdrantConnection:
 
     def _guard(self, what: str, call: Any) -> Any:
         try:
+            if self.settings.local_location is None:
+                with baton.outside():  # a server's answer is waited for outside Python
+                    return call()
             return call()
         except QdrantError:
             raise

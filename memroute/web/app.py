@@ -84,6 +84,7 @@ def create_app(config: Config, *, memory: Memory | None = None) -> FastAPI:
                 bounds=UpstreamBounds(config.upstream_total_timeout_s, config.max_upstream_body_bytes),
                 max_messages=config.max_chat_messages,
                 threads=config.chat_threads,
+                serial=config.chat_serial,
             )
             try:
                 async with anyio.create_task_group() as tasks:  # /mcp's session manager, once used
