@@ -27,6 +27,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -205,12 +206,23 @@ class ChatPipeline:
         self._baton = Baton() if serial else None
 
     async def in_thread(self, fn: Callable[..., T], *args: Any) -> T:
-        """`fn(*args)` in one of the pipeline's threads (when all are busy, it waits), holding
-        the process's baton when admissions take turns."""
-        call: Callable[[], T] = functools.partial(fn, *args)
-        if self._baton is not None:
-            call = functools.partial(self._baton.run, call)
-        return await asyncio.get_running_loop().run_in_executor(self._threads, call)
+        """`fn(*args)` in one of the pipeline's threads (when all are busy, it waits)."""
+        return await asyncio.get_running_loop().run_in_executor(self._threads, functools.partial(fn, *args))
+
+    def _turn(self) -> AbstractContextManager[None]:
+        """The memory work's turn through Python (see `serial`), or none."""
+        return nullcontext() if self._baton is None else self._baton.hold()
+
+    def _turn_for_memory(self) -> tuple[AbstractContextManager[None], MemorySettings | None]:
+        """The settings (None when they cannot be read: `prepare` reads them again and logs
+        why), and the turn through Python of an admission while memory is on; none while
+        it is off (such an admission is short and runs as it comes)."""
+        try:
+            settings = self.memory.settings()
+        except Exception:
+            return nullcontext(), None
+        on = self._baton is not None and (settings.injects or settings.extracts)
+        return (self._turn() if on else nullcontext()), settings
 
     def close(self) -> None:
         """Wait for the pipeline's threads to finish their work, and end them."""
@@ -255,14 +267,18 @@ class ChatPipeline:
         the key's limits, parse and check, route, recall and inject, build the outgoing
         body, and queue the user's turn for learning (unless the reply is learned from
         too: then after the answer)."""
-        key = self.authenticate_within_limits(secret)
-        body = parse_body(raw)
-        fmt.check(body, self.max_messages)
-        ctx = self.context(headers, key, fmt.end_user(body))
-        route, outgoing = self.prepare(fmt, ctx, body, body["model"])
-        payload = json.dumps({**outgoing, "model": route.model}).encode()
-        if not ctx.wants_reply:
-            self.learn(ctx)  # the user's turn, queued in this same trip to the thread
+        turn, settings = self._turn_for_memory()
+        with turn:
+            key = self.authenticate_within_limits(secret)
+            body = parse_body(raw)
+            fmt.check(body, self.max_messages)
+            ctx = self.context(headers, key, fmt.end_user(body))
+            if ctx.owner is not None:
+                ctx.settings = settings
+            route, outgoing = self.prepare(fmt, ctx, body, body["model"])
+            payload = json.dumps({**outgoing, "model": route.model}).encode()
+            if not ctx.wants_reply:
+                self.learn(ctx)  # the user's turn, queued in this same trip to the thread
         passed = {name: headers[name] for name in fmt.passed_headers if name in headers}
         return Admitted(key, ctx, body, route, payload, fmt, passed)
 
@@ -277,7 +293,9 @@ class ChatPipeline:
         if ctx.owner is None:
             return route, body
         try:
-            ctx.settings = settings = self.memory.settings()
+            if ctx.settings is None:
+                ctx.settings = self.memory.settings()
+            settings = ctx.settings
             ctx.turn = fmt.user_turn(body)
             if not settings.injects or not fmt.takes_memory(body):
                 return route, body
@@ -307,7 +325,8 @@ class ChatPipeline:
         text, speaker = ctx.turn
         turn = ChatTurn(text, reply, speaker, ctx.request_id, ctx.session_id)
         try:
-            self.memory.enqueue_turn(ctx.owner, turn, settings=settings)
+            with self._turn():
+                self.memory.enqueue_turn(ctx.owner, turn, settings=settings)
         except Exception as exc:
             log.warning("memory.extraction.enqueue_failed error=%s", type(exc).__name__)
             self.metrics.inc("memroute_memory_errors_total", stage="extraction")
