@@ -34,9 +34,10 @@ _held = threading.local()  # the baton this thread holds (`_held.baton`), if any
 class _Turn:
     """One waiter's place: its lock is released when it is handed the baton."""
 
-    __slots__ = ("granted", "lock")
+    __slots__ = ("granted", "lock", "thread")
 
-    def __init__(self) -> None:
+    def __init__(self, thread: int) -> None:
+        self.thread = thread
         self.lock = threading.Lock()
         self.lock.acquire()
         self.granted = False
@@ -49,8 +50,15 @@ class Baton:
         self.lease_s = lease_s
         self._lock = threading.Lock()
         self._waiting: deque[_Turn] = deque()
-        self._holders = 0
-        self._taken_at = 0.0  # when the newest holder took it
+        self._holders: dict[int, float] = {}  # thread id → when it took the baton
+
+    def _fresh_until(self) -> float:
+        """When the last holder still within its lease reaches its end (in the past when
+        none is: the next may come in). Call with `_lock` held."""
+        return max(self._holders.values(), default=-self.lease_s) + self.lease_s
+
+    def _enter(self, thread: int) -> None:
+        self._holders[thread] = time.monotonic()
 
     @contextmanager
     def hold(self) -> Iterator[None]:
@@ -78,11 +86,12 @@ class Baton:
     def _take(self, *, first: bool = False) -> None:
         """Wait for the baton: behind every waiter, or ahead of them all when `first`. A
         waiter with n others ahead of it waits (n + 1) leases at most."""
+        me = threading.get_ident()
         with self._lock:
-            if self._holders == 0 and not self._waiting:
-                self._holders, self._taken_at = 1, time.monotonic()
+            if not self._waiting and time.monotonic() >= self._fresh_until():
+                self._enter(me)
                 return
-            turn = _Turn()
+            turn = _Turn(me)
             ahead = 0 if first else len(self._waiting)
             if first:
                 self._waiting.appendleft(turn)
@@ -95,24 +104,24 @@ class Baton:
                 if turn.granted:
                     return
                 now = time.monotonic()
-                overdue_at = self._taken_at + self.lease_s
+                fresh_until = self._fresh_until()
                 if self._waiting[0] is not turn:
                     deadline = now + self.lease_s
-                elif now < overdue_at:
-                    deadline = overdue_at
-                else:  # the holder is past its lease: in beside it
+                elif now < fresh_until:
+                    deadline = fresh_until
+                else:  # every holder is past its lease: in beside them
                     self._waiting.popleft()
-                    self._holders += 1
-                    self._taken_at = now
+                    self._enter(me)
                     return
 
     def _give(self) -> None:
+        """Leave; the first waiter comes in unless a holder within its lease remains."""
         with self._lock:
-            self._holders -= 1
-            if self._holders == 0 and self._waiting:
+            del self._holders[threading.get_ident()]
+            if self._waiting and time.monotonic() >= self._fresh_until():
                 turn = self._waiting.popleft()
+                self._enter(turn.thread)
                 turn.granted = True
-                self._holders, self._taken_at = 1, time.monotonic()
                 turn.lock.release()
 
 

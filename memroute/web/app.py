@@ -84,7 +84,9 @@ def create_app(config: Config, *, memory: Memory | None = None) -> FastAPI:
                 bounds=UpstreamBounds(config.upstream_total_timeout_s, config.max_upstream_body_bytes),
                 max_messages=config.max_chat_messages,
                 threads=config.chat_threads,
-                serial=config.chat_serial,
+                # On PostgreSQL an admission waits on the server several times; handing the
+                # turn on at each wait cost more than the turns saved (docs/benchmarks.md).
+                serial=config.chat_serial and config.database_url is None,
             )
             try:
                 async with anyio.create_task_group() as tasks:  # /mcp's session manager, once used
