@@ -3,13 +3,13 @@
 Threads that all run Python fight over the interpreter's lock: each time one of them
 waits briefly (a SQLite call, a lock), the lock passes to another and the kernel switches
 threads. With 16 chats admitted at once that was ~80 thread switches per chat, and each
-chat cost ~30 % more CPU than with one admission at a time. A `Baton` lets one holder run
+chat cost ~25 % more CPU than with one admission at a time. A `Baton` lets one holder run
 at a time, the others waiting in arrival order. A holder that waits outside Python (an
-embedding, a database server, a write lock another thread holds) steps out with
+embedding, a Qdrant server, a write lock another thread holds) steps out with
 `outside()` and takes its turn again afterwards, ahead of those who have not started (what
 a chat has begun, it finishes first). A holder that keeps the baton past its
-lease (`lease_s`) lets the next waiter in beside it, so a wait nobody declared delays the
-others by a lease at most, never longer.
+lease (`lease_s`) lets the next waiter in beside it, so a wait nobody declared holds the
+next one back for a lease at most.
 """
 
 from __future__ import annotations

@@ -19,7 +19,6 @@ import psycopg
 from psycopg import errors as pg_errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from memroute import baton
 from memroute.config import without_password
 from memroute.errors import StorageFull, StoreError
 
@@ -99,7 +98,7 @@ class PgDatabase:
     @contextmanager
     def _connection(self) -> Iterator[psycopg.Connection[Any]]:
         try:
-            with baton.outside(), self._pool.connection() as con:  # the server's answers are waited for
+            with self._pool.connection() as con:
                 yield con
         except PoolTimeout as exc:
             raise StoreError("no PostgreSQL connection became free in time") from exc
