@@ -175,9 +175,7 @@ class Config:
     max_chat_body_bytes: int = 16 * 1024 * 1024
     max_chat_messages: int = 4096
     chat_threads: int = 32  # threads that admit chats (recall, injection, queueing the turn)
-    chat_serial: bool = (
-        True  # admissions run their Python one at a time, in arrival order (memroute/baton.py)
-    )
+    chat_serial: bool = True  # on SQLite, admissions take turns through Python (baton.py)
     recall_index_memories: int = 50_000  # memories of recalled keys held in process (store/key_index.py)
     upstream_connect_timeout_s: float = 10.0
     upstream_timeout_s: float = 600.0
