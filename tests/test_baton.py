@@ -24,6 +24,7 @@ from memroute.baton import Baton
 from memroute.config import Config
 from memroute.embeddings import EmbeddingSources, SourceChoice
 from memroute.upstream.route import Route as ProviderRoute
+from memroute.web.app import admissions_take_turns, available_cores
 
 LONG = 30.0  # a lease no test reaches, where the lease is not what is tested
 
@@ -235,3 +236,15 @@ def test_chats_waiting_on_an_embedding_provider_wait_together_not_in_turn(gatewa
             answers = list(pool.map(ask, range(chats)))
         assert provider.most_waiting == chats
         assert all(raw.headers["x-memroute-memory-ids"] == stored.id for raw in answers)
+
+
+def test_admissions_take_turns_only_on_sqlite_with_a_core_to_spare(tmp_path: Path) -> None:
+    # A turn handed on wakes a waiting thread, which needs a free core at once.
+    config = Config(data_dir=tmp_path, db_path=tmp_path / "memroute.db")
+    cores = available_cores()
+    assert admissions_take_turns(config.with_overrides(workers=1)) is (cores > 1)
+    assert not admissions_take_turns(config.with_overrides(workers=cores))
+    assert not admissions_take_turns(config.with_overrides(workers=1, chat_serial=False))
+    assert not admissions_take_turns(
+        config.with_overrides(workers=1, database_url="postgresql://db/memroute")
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import os
 from collections.abc import AsyncIterator
 
 import anyio
@@ -84,9 +85,7 @@ def create_app(config: Config, *, memory: Memory | None = None) -> FastAPI:
                 bounds=UpstreamBounds(config.upstream_total_timeout_s, config.max_upstream_body_bytes),
                 max_messages=config.max_chat_messages,
                 threads=config.chat_threads,
-                # On PostgreSQL an admission waits on the server several times; handing the
-                # turn on at each wait cost more than the turns saved (docs/benchmarks.md).
-                serial=config.chat_serial and config.database_url is None,
+                serial=admissions_take_turns(config),
             )
             try:
                 async with anyio.create_task_group() as tasks:  # /mcp's session manager, once used
@@ -144,3 +143,21 @@ def create_app(config: Config, *, memory: Memory | None = None) -> FastAPI:
 
     register(app)
     return app
+
+
+def admissions_take_turns(config: Config) -> bool:
+    """Whether the chat admissions take turns (`MEMROUTE_CHAT_SERIAL`, memroute/baton.py):
+    only with the SQLite store, and only while the server's processes leave a core free.
+    A turn handed on wakes a waiting thread, which must get a core at once: with as many
+    processes as cores it waited for one, and two workers on two cores served 5–11 % fewer
+    chats taking turns. On PostgreSQL an admission waits on the server several times, and
+    handing the turn on at each wait cost more than the turns saved (docs/benchmarks.md)."""
+    return config.chat_serial and config.database_url is None and config.workers < available_cores()
+
+
+def available_cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - platforms without affinity
+        return os.cpu_count() or 1
