@@ -17,11 +17,9 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Protocol, TypeVar
-
-T = TypeVar("T")
+from typing import Protocol
 
 
 class Lockable(Protocol):
@@ -73,11 +71,6 @@ class Baton:
         finally:
             _held.baton = None
             self._give()
-
-    def run(self, fn: Callable[[], T]) -> T:
-        """`fn()`, holding the baton."""
-        with self.hold():
-            return fn()
 
     @property
     def waiting(self) -> int:

@@ -29,6 +29,12 @@ from memroute.web.app import admissions_take_turns, available_cores
 LONG = 30.0  # a lease no test reaches, where the lease is not what is tested
 
 
+def holding(b: Baton, fn: Callable[[], Any]) -> Any:
+    """`fn()` with the baton held."""
+    with b.hold():
+        return fn()
+
+
 class Holders:
     """Threads that each take the baton, note their turn and run `inside` while holding it."""
 
@@ -140,7 +146,7 @@ def test_waiting_for_a_lock_held_elsewhere_is_done_outside_the_baton() -> None:
     first = threading.Thread(target=wants_lock)
     first.start()
     wait_until(lambda: lock.locked() and b.waiting == 0)
-    second = threading.Thread(target=lambda: b.run(other_in.set))
+    second = threading.Thread(target=lambda: holding(b, other_in.set))
     second.start()
     assert other_in.wait(10)  # the baton was free while the first thread waited for the lock
     assert not got_lock.is_set()
@@ -153,8 +159,8 @@ def test_waiting_for_a_lock_held_elsewhere_is_done_outside_the_baton() -> None:
 def test_holding_again_on_the_same_thread_does_not_wait() -> None:
     b = Baton(lease_s=LONG)
     with b.hold(), b.hold():
-        assert b.run(lambda: "nested") == "nested"
-    assert b.run(lambda: "free") == "free"
+        assert holding(b, lambda: "nested") == "nested"
+    assert holding(b, lambda: "free") == "free"
 
 
 class BarrierEmbeddings:
@@ -203,7 +209,7 @@ def test_threads_that_wait_for_an_embedding_provider_wait_outside_their_turn(tmp
         try:
             with ThreadPoolExecutor(2) as pool:
                 asked = [
-                    pool.submit(b.run, lambda n=n: sources.embed_query(choice, f"question {n}?"))
+                    pool.submit(holding, b, lambda n=n: sources.embed_query(choice, f"question {n}?"))
                     for n in (1, 2)
                 ]
                 assert all(len(done.result(20)) == 3 for done in asked)

@@ -17,6 +17,7 @@ import time
 import uuid
 import warnings
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -108,11 +109,11 @@ class QdrantConnection:
     # -- errors ----------------------------------------------------------------------
 
     def _guard(self, what: str, call: Any) -> Any:
+        # A server's answer is waited for outside Python; local mode runs Python.
+        waiting = baton.outside() if self.settings.local_location is None else nullcontext()
         try:
-            if self.settings.local_location is None:
-                with baton.outside():  # a server's answer is waited for outside Python
-                    return call()
-            return call()
+            with waiting:
+                return call()
         except QdrantError:
             raise
         except ImportError:
