@@ -7,12 +7,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 from gateways import Gateway
 from memories import open_configured
 from small_talk import FILLER
 
 from memroute import Memory
+from memroute.embeddings.word_vectors import WordVectors, machine_cache_dir
 from memroute.store.key_index import ADMIT_AFTER
 
 SAID = {
@@ -91,6 +93,37 @@ def test_what_another_process_adds_is_related_at_once(tmp_path: Path) -> None:
         assert _keyword_matches(reader, "k", "Which instrument do I play?") == [cello.content]
         writer.delete(cello.id)
         assert _keyword_matches(reader, "k", "Which instrument do I play?") == []
+
+
+def test_a_question_asked_again_finds_what_a_fresh_start_finds(tmp_path: Path) -> None:
+    # A running process remembers the words' vectors and each question word's near words;
+    # as the key learns new words, asking again must find what a process started afresh
+    # (nothing remembered) finds.
+    questions = [*QUESTIONS, "Which instrument and which pet do I have?"]
+    with open_configured(tmp_path / "m.db", model=False) as running:
+        _seed(running, "k", FILLER)
+        for question in questions:
+            assert _keyword_matches(running, "k", question) == []
+        cello = "so I bought a second-hand cello"
+        for said in [*SAID.values(), cello, "our cat sleeps on the phone charger"]:
+            running.add("k", said)
+            asked = {question: _keyword_matches(running, "k", question) for question in questions}
+            with open_configured(tmp_path / "m.db", model=False) as fresh:
+                for _ in range(ADMIT_AFTER):
+                    fresh.retrieve_preview("k", "anything", strategy="semantic")
+                assert {question: _keyword_matches(fresh, "k", question) for question in questions} == asked
+        assert set(asked["Which instrument do I play?"][:2]) == {SAID["banjo"], cello}
+
+
+def test_word_vectors_are_the_same_whatever_is_remembered() -> None:
+    words = ["banjo", "cello", "dog", "banjo", "zzqx", "iphone", "dog", "cello", "pet"]
+    plain = WordVectors([machine_cache_dir()], kept=len(words)).vectors(words)
+    assert plain is not None and plain.shape[0] == len(words)
+    small = WordVectors([machine_cache_dir()], kept=2)  # rows replaced all the time
+    for start in range(len(words)):
+        rows = small.vectors(words[start:] + words[:start])
+        assert rows is not None
+        assert np.array_equal(rows, np.roll(plain, -start, axis=0))
 
 
 def test_through_the_gateway_what_was_said_in_other_words_is_injected_first(gateway: Gateway) -> None:

@@ -19,7 +19,7 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,9 @@ log = logging.getLogger("memroute.embeddings")
 
 TABLE_FILE = "model.safetensors"
 TOKENIZER_FILE = "tokenizer.json"
+# The rows of the words asked last are kept (1 KB each at 256 dimensions): a question's
+# words mostly came up before, and finding a word's tokens is most of what its row costs.
+WORDS_KEPT = 4096
 
 
 def machine_cache_dir() -> Path:
@@ -44,12 +47,14 @@ def machine_cache_dir() -> Path:
 
 class WordVectors:
     """`vectors(words)`: one unit row per word (a word without known tokens: a zero row),
-    or None while the model is not loaded. Thread-safe."""
+    or None while the model is not loaded; the rows of the last `kept` words are kept
+    (the oldest replaced first). Thread-safe."""
 
-    def __init__(self, folders: Sequence[Path]) -> None:
+    def __init__(self, folders: Sequence[Path], kept: int = WORDS_KEPT) -> None:
         """`folders`: where the distilled model may be, in order; it is built in the last."""
         self._folders = [Path(f).expanduser() for f in folders]
         self._lock = threading.Lock()
+        self._kept = _KeptRows(kept)
         self._table: np.ndarray | None = None
         self._tokenizer: Any = None
         self._unknown: int | None = None
@@ -71,6 +76,10 @@ class WordVectors:
         zeros); None while the model is not loaded."""
         if self._table is None and not self._load():
             return None
+        return self._kept.rows(words, self._made)
+
+    def _made(self, words: Sequence[str]) -> FloatMatrix:
+        """`vectors` of `words`, made from the model's table."""
         table, tokenizer = self._table, self._tokenizer
         assert table is not None
         # One word at a time: `encode_batch` hands the words to a pool of threads that spin
@@ -143,6 +152,60 @@ class WordVectors:
             )
             return
         self._load()
+
+
+class _KeptRows:
+    """The rows of the last `capacity` words made, in one matrix (allocated on first use;
+    a slot is reused for a new word once every other slot was filled after it)."""
+
+    def __init__(self, capacity: int) -> None:
+        if capacity < 1:
+            raise ValueError("capacity must be at least 1")
+        self.capacity = capacity
+        self._slots: dict[str, int] = {}
+        self._words: list[str | None] = [None] * capacity
+        self._matrix: np.ndarray | None = None
+        self._next = 0
+        self._lock = threading.Lock()
+
+    def rows(self, words: Sequence[str], make: Callable[[Sequence[str]], FloatMatrix]) -> FloatMatrix:
+        """The rows of `words`: those kept, and the others from `make` (then kept)."""
+        if not words:
+            return make(words)
+        with self._lock:
+            slots = self._slots
+            missing = [word for word in dict.fromkeys(words) if word not in slots]
+            made = make(missing) if missing else None
+            fresh = dict(zip(missing, made, strict=True)) if made is not None else {}
+            if made is not None and len(missing) == len(words):
+                out = made
+            else:  # some words were kept, or some come twice
+                kept = self._matrix
+                width = made.shape[1] if made is not None else kept.shape[1] if kept is not None else 0
+                out = np.empty((len(words), width), dtype=np.float32)
+                for position, word in enumerate(words):
+                    row = fresh.get(word)
+                    if row is None:
+                        assert kept is not None
+                        row = kept[slots[word]]
+                    out[position] = row
+            for word, row in fresh.items():
+                self._keep(word, row)
+            return out
+
+    def _keep(self, word: str, row: np.ndarray) -> None:
+        if self._matrix is None or self._matrix.shape[1] != row.shape[0]:
+            self._matrix = np.zeros((self.capacity, row.shape[0]), dtype=np.float32)
+            self._slots.clear()
+            self._words = [None] * self.capacity
+        slot = self._next
+        self._next = (slot + 1) % self.capacity
+        old = self._words[slot]
+        if old is not None:
+            del self._slots[old]
+        self._words[slot] = word
+        self._slots[word] = slot
+        self._matrix[slot] = row
 
 
 def word_vectors_for(config: Config) -> WordVectors | None:

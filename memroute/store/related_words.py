@@ -18,8 +18,9 @@ lifted keyword recall@10 by 7–23 points (docs/benchmarks.md).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -39,6 +40,8 @@ MIN_LENGTH = 3
 # Words given their vector in one go (~1 ms; a key index built in the background pauses
 # between two batches, so recalls go on).
 ROWS_AT_ONCE = 32
+# Question words whose near words a key keeps (`NearWords`): a few KB each at most.
+NEAR_WORDS_KEPT = 256
 
 WordVectorsFn = Callable[[Sequence[str]], "np.ndarray | None"]
 Related = tuple[tuple[str, float], ...]  # a question word's related stems with their weight
@@ -49,13 +52,67 @@ def relatable(word: str) -> bool:
     return len(word) >= MIN_LENGTH and word.isalpha() and word not in STOP_WORDS
 
 
+class NearWords:
+    """For each question word asked lately (the last `capacity`), the rows of a key's words
+    at cosine `MIN_SIMILARITY` or more, with their cosine: found once, then extended by
+    the rows added since (a vocabulary only appends rows and never changes one), so a
+    word asked again costs no pass over the key's words. Thread-safe."""
+
+    def __init__(self, capacity: int = NEAR_WORDS_KEPT) -> None:
+        self.capacity = capacity
+        self._found: dict[str, tuple[int, np.ndarray, np.ndarray]] = {}  # word → (rows seen, rows, cosines)
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._found)
+
+    def of(
+        self, words: Sequence[str], vectors: np.ndarray, matrix: np.ndarray
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """For each of `words` (unit rows `vectors`, in order), the rows of `matrix` (the
+        key's words as they are now) at `MIN_SIMILARITY` or more, and their cosines."""
+        count = len(matrix)
+        with self._lock:
+            entries = [self._found.get(word) for word in words]
+        behind = [i for i, entry in enumerate(entries) if entry is None or entry[0] < count]
+        if behind:
+            starts = [0 if (entry := entries[i]) is None else entry[0] for i in behind]
+            low = min(starts)
+            similarities = matrix[low:count] @ vectors[behind].T
+            for column, (i, start) in enumerate(zip(behind, starts, strict=True)):
+                scores = similarities[start - low :, column]
+                hits = np.flatnonzero(scores >= MIN_SIMILARITY)
+                rows, cosines = hits + start, scores[hits]
+                entry = entries[i]
+                if entry is not None:
+                    rows, cosines = np.concatenate((entry[1], rows)), np.concatenate((entry[2], cosines))
+                entries[i] = (count, rows, cosines)
+            with self._lock:
+                for i in behind:
+                    self._found.pop(words[i], None)
+                    self._found[words[i]] = entries[i]  # type: ignore[assignment]
+                while len(self._found) > self.capacity:
+                    del self._found[next(iter(self._found))]
+        out = []
+        for entry in entries:
+            assert entry is not None
+            seen, rows, cosines = entry
+            if seen > count:  # found against more rows than this caller's snapshot has
+                kept = rows < count
+                rows, cosines = rows[kept], cosines[kept]
+            out.append((rows, cosines))
+        return out
+
+
 @dataclass(frozen=True, slots=True)
 class KeyWords:
     """A key's words as they were when taken: `stems[i]` has row `i` of `matrix` (the list
-    is only ever appended to, so its first rows stay)."""
+    is only ever appended to, so its first rows stay); `near` remembers each question
+    word's near rows among them."""
 
     stems: Sequence[str]
     matrix: np.ndarray
+    near: NearWords = field(default_factory=NearWords)
 
 
 def asked_words(words: Sequence[str]) -> list[int]:
@@ -81,15 +138,14 @@ def related(
     if not asked:
         return out
     most = min(MAX_COMMON, max(MIN_COMMON, int(documents * MAX_SHARE)))
-    similarities = known.matrix @ query.T
     depth = min(len(known.matrix), PER_WORD + len(taken) + 8)
-    for column, i in enumerate(asked):
-        scores = similarities[:, column]
-        nearest = np.argpartition(-scores, depth - 1)[:depth]
+    near = known.near.of([words[i] for i in asked], query, known.matrix)
+    for (rows, cosines), i in zip(near, asked, strict=True):
+        if len(rows) > depth:
+            best = np.argpartition(-cosines, depth - 1)[:depth]
+            rows, cosines = rows[best], cosines[best]
         found: list[tuple[str, float]] = []
-        for row in nearest[np.argsort(-scores[nearest])]:
-            if scores[row] < MIN_SIMILARITY:
-                break
+        for row in rows[np.argsort(-cosines)].tolist():
             stem = known.stems[row]
             if stem not in taken and 0 < frequency(stem) <= most:
                 found.append((stem, WEIGHT))
@@ -112,6 +168,7 @@ class KeyVocabulary:
         self._index: dict[str, int] = {}  # stem → its row
         self._matrix = np.zeros((0, 0), dtype=np.float32)
         self._rows = 0  # how many stems have a row
+        self._near = NearWords()  # the question words' near rows, for these rows
 
     def __len__(self) -> int:
         return len(self._stems)
@@ -139,7 +196,7 @@ class KeyVocabulary:
         rows still missing are made `ROWS_AT_ONCE` at a time, `pause` running after each."""
         if not self._stems or not self._catch_up(vectors, pause):
             return None
-        return KeyWords(self._stems, self._matrix[: self._rows])
+        return KeyWords(self._stems, self._matrix[: self._rows], self._near)
 
     def _catch_up(self, vectors: WordVectorsFn, pause: Callable[[], None] | None) -> bool:
         """Give every stem added since the last question its row; False without vectors."""
