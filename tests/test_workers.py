@@ -6,8 +6,10 @@ a signal stops them all."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -124,6 +126,56 @@ def test_two_processes_serve_one_memory_and_a_signal_stops_them_all(workers: Wor
     for pid in (first, second):
         assert not Path(f"/proc/{pid}").exists() or b"zombie" in Path(f"/proc/{pid}/status").read_bytes()
     assert not _healthy(workers.url)
+
+
+def _connections_held(pid: int, port: int) -> int:
+    """How many established TCP connections to `port` process `pid` holds."""
+    sockets = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):
+            target = os.readlink(fd)
+            if target.startswith("socket:["):
+                sockets.add(target[8:-1])
+    held = 0
+    for table in ("tcp", "tcp6"):
+        for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+            fields = line.split()
+            if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "01" and fields[9] in sockets:
+                held += 1
+    return held
+
+
+def _opened_at_once(url: str, count: int) -> list[socket.socket]:
+    """`count` keep-alive connections opened in one burst, each answered once."""
+    host, port = url.removeprefix("http://").split(":")
+    pool = [socket.create_connection((host, int(port)), timeout=10) for _ in range(count)]
+    for sock in pool:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nhost: memroute\r\n\r\n")
+    for sock in pool:
+        assert sock.recv(4096).startswith(b"HTTP/1.1 200")
+    return pool
+
+
+def test_a_pool_of_keep_alive_connections_opened_at_once_is_shared_by_the_processes(workers: Workers) -> None:
+    # A client's pool opens its connections in a burst and keeps them: each process must
+    # take its share, or one serves every request while the other idles.
+    port = int(workers.url.rsplit(":", 1)[1])
+
+    def held() -> list[int]:
+        return [_connections_held(pid, port) for pid in workers.children()]
+
+    def close(pool: list[socket.socket]) -> None:
+        for sock in pool:
+            sock.close()
+        wait_until(lambda: sum(held()) == 0, timeout=10)
+
+    started: list[socket.socket] = []  # one connection at a time until both processes serve
+    wait_until(lambda: bool(started.extend(_opened_at_once(workers.url, 1))) or min(held()) >= 1, timeout=20)
+    close(started)
+    for _round in range(3):
+        pool = _opened_at_once(workers.url, 16)
+        assert sum(held()) == 16 and min(held()) >= 7, held()
+        close(pool)
 
 
 def test_a_process_that_dies_is_replaced_and_its_background_jobs_move_to_another(workers: Workers) -> None:

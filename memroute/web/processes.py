@@ -4,6 +4,8 @@ The parent binds the listening socket (or takes the inherited one) and starts N 
 processes on it; the kernel hands each new connection to one of them. Each process runs
 the whole app on the shared database: the chat path needs no coordination, and the
 background jobs that must run once at a time hold a lease (memroute/service/lease.py).
+The processes count their open connections in shared memory and take new ones in turn,
+so a pool of keep-alive connections is spread evenly (memroute/web/connection_share.py).
 
 The parent restarts a process that exits by itself (and gives up, with status 1, when
 that happens more than `MAX_RESTARTS` times in a minute). On SIGTERM or SIGINT it asks
@@ -26,6 +28,7 @@ from multiprocessing.process import BaseProcess
 from types import FrameType
 
 from memroute.config import Config
+from memroute.web.connection_share import ConnectionCounts, ConnectionShare
 
 log = logging.getLogger("memroute.server")
 
@@ -62,9 +65,14 @@ def run_processes(config: Config, listener: socket.socket | None = None) -> int:
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
 
+    counts = ConnectionCounts(config.workers)
+
     def start(index: int) -> BaseProcess:
+        counts.absent(index)  # until it serves
         process = context.Process(
-            target=serve_one, args=(config, sock, index, os.getpid()), name=f"memroute-worker-{index}"
+            target=serve_one,
+            args=(config, sock, counts.of(index), os.getpid()),
+            name=f"memroute-worker-{index}",
         )
         process.start()
         log.info("worker %d started (pid %s)", index, process.pid)
@@ -80,6 +88,7 @@ def run_processes(config: Config, listener: socket.socket | None = None) -> int:
                 if process.is_alive() or stopping:
                     continue
                 log.error("worker %d (pid %s) exited with status %s", index, process.pid, process.exitcode)
+                counts.absent(index)
                 now = time.monotonic()
                 restarts.append(now)
                 while restarts and now - restarts[0] > 60:
@@ -112,12 +121,13 @@ def _stop_all(processes: list[BaseProcess]) -> None:
             process.join(5)
 
 
-def serve_one(config: Config, sock: socket.socket, index: int, parent_pid: int) -> None:
-    """One server process (the target of each worker): the whole app on `sock`."""
+def serve_one(config: Config, sock: socket.socket, share: ConnectionShare, parent_pid: int) -> None:
+    """One server process (the target of each worker): the whole app on `sock`, its
+    connections counted in `share`."""
     os.setpgid(0, 0)  # a terminal's Ctrl+C reaches the parent only; it stops us once
     from memroute.web.app import create_app
     from memroute.web.serve import run_foreground
 
     app = create_app(config)
-    status = run_foreground(app, config, sock, parent_pid=parent_pid)
+    status = run_foreground(app, config, sock, parent_pid=parent_pid, share=share)
     raise SystemExit(status)

@@ -13,6 +13,7 @@ from typing import Any
 
 from memroute.config import Config
 from memroute.errors import InvalidInput
+from memroute.web.connection_share import ConnectionShare
 from memroute.web.logs import configure_process_logging
 from memroute.web.server import build_server, describe, serve_in_foreground
 from memroute.web.server_limits import ServerLimits, open_files_limit, raise_open_files_limit
@@ -55,11 +56,17 @@ def inherited_socket(fd: int) -> socket.socket:
 
 
 def run_foreground(
-    app: Any, config: Config, listener: socket.socket | None = None, *, parent_pid: int | None = None
+    app: Any,
+    config: Config,
+    listener: socket.socket | None = None,
+    *,
+    parent_pid: int | None = None,
+    share: ConnectionShare | None = None,
 ) -> int:
     """Serve `app` in this thread with the process's logging, a raised open-files limit and
     the limits of `config`, on `listener` or else config's host and port, until a signal
-    stops it (or, with `parent_pid`, that process is gone). Returns the exit status: 0
+    stops it (or, with `parent_pid`, that process is gone); `share`: its part of the
+    connections of a listener shared with other processes. Returns the exit status: 0
     then, 1 when serving ended any other way."""
     configure_process_logging("info")
     limits = ServerLimits.of(config)
@@ -73,6 +80,7 @@ def run_foreground(
         access_log=config.access_log,
         parent_pid=parent_pid,
         freeze_heap=True,
+        share=share,
     )
     log.info(describe(server, limits))
     if listener is not None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from memroute.web.connection_share import ConnectionShare
 from memroute.web.logs import LogBudget
 
 log = logging.getLogger("memroute.server")
@@ -39,12 +40,14 @@ EVICTABLE_AFTER_S = 0.5
 
 @dataclass(frozen=True, slots=True)
 class Guard:
-    """What every connection of one server is held to."""
+    """What every connection of one server is held to; `share` counts the connections
+    served, for the processes sharing the listening socket (memroute/web/connection_share.py)."""
 
     max_connections: int
     header_timeout_s: float
     body_timeout_s: float
     refusals: LogBudget = field(default_factory=lambda: LogBudget(burst=1, window=10.0), compare=False)
+    share: ConnectionShare | None = field(default=None, compare=False)
 
 
 class GuardedProtocol(HttpToolsProtocol):
@@ -69,11 +72,15 @@ class GuardedProtocol(HttpToolsProtocol):
             self._log_refusal()
             return
         super().connection_made(transport)
+        if self.guard.share is not None:
+            self.guard.share.opened()
         self._expect("head", self.guard.header_timeout_s)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel()
         if not self.refused:
+            if self.guard.share is not None:
+                self.guard.share.closed()
             super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:

@@ -1,0 +1,115 @@
+"""Connections spread evenly over the server processes that share one listening socket
+(`memroute serve --workers N`).
+
+A client or proxy with a pool of keep-alive connections opens them in a burst and keeps
+them, so the process each connection lands on serves everything sent on it. asyncio
+takes every connection waiting each time the socket is ready, and the kernel wakes the
+processes in no fair order: 16 connections opened at once went 16 / 0 or 15 / 1 to two
+processes in some runs, one process then serving every request while the other idled.
+
+Here each process counts its open connections in memory shared with the others (set up
+by the parent, `ConnectionCounts`), takes one connection at a time, and lets a new one
+go to the others while it holds more than `SLACK` connections above the process holding
+the fewest: for `MAX_HOLD_S` at most, so a process that is slow to accept (busy, or
+starting) never leaves a client waiting longer than that.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import multiprocessing
+from typing import Any
+
+SLACK = 1  # connections a process may hold above the least loaded one before it holds back
+MAX_HOLD_S = 0.02  # how long a process leaves waiting connections to the others, at most
+RECHECK_S = 0.002  # how soon a process that held back looks at the socket again
+ABSENT = 1 << 30  # the count of a process not serving (starting, or gone): never the least
+
+SHARING_LOOP = "memroute.web.connection_share:SharingLoop"
+
+
+class ConnectionCounts:
+    """The open connections of each of `n` processes, in shared memory: process `index`
+    writes only its own count, and reads the others'."""
+
+    def __init__(self, n: int) -> None:
+        self.counts = multiprocessing.get_context("spawn").RawArray("i", [ABSENT] * n)
+
+    def of(self, index: int) -> ConnectionShare:
+        """What process `index` holds, for that process."""
+        return ConnectionShare(self.counts, index)
+
+    def absent(self, index: int) -> None:
+        """Mark process `index` as not serving (before it starts, after it is gone)."""
+        self.counts[index] = ABSENT
+
+
+class ConnectionShare:
+    """One process's count among the others' (see the module's docstring); the others see
+    it once the process serves."""
+
+    def __init__(self, counts: Any, index: int) -> None:
+        self.counts = counts
+        self.index = index
+        self.held = 0
+        self._shown = False
+
+    def serving(self) -> None:
+        """This process has started: the others see its count from now on."""
+        self._shown = True
+        self.counts[self.index] = self.held
+
+    def opened(self) -> None:
+        self.held += 1
+        if self._shown:
+            self.counts[self.index] = self.held
+
+    def closed(self) -> None:
+        self.held -= 1
+        if self._shown:
+            self.counts[self.index] = self.held
+
+    def ahead(self) -> bool:
+        """Whether this process holds more than `SLACK` connections above the least loaded."""
+        others = [count for i, count in enumerate(self.counts) if i != self.index]
+        return self.held > min(others, default=ABSENT) + SLACK
+
+
+class SharingLoop(asyncio.SelectorEventLoop):
+    """asyncio's event loop, taking one new connection each time the listening socket is
+    ready, and none for a while (`MAX_HOLD_S` at most) while `share` is ahead."""
+
+    share: ConnectionShare | None = None
+    _holding_since: float | None = None
+
+    def _accept_connection(self, protocol_factory: Any, sock: Any, *args: Any) -> None:
+        share = self.share
+        if share is not None and share.ahead():
+            now = self.time()
+            if self._holding_since is None:
+                self._holding_since = now
+            if now - self._holding_since < MAX_HOLD_S:
+                self.remove_reader(sock.fileno())
+                self.call_later(RECHECK_S, functools.partial(self._look_again, protocol_factory, sock, *args))
+                return
+        self._holding_since = None
+        # (sslcontext, server, backlog, …): asyncio's `backlog` is how many it takes at once.
+        super()._accept_connection(protocol_factory, sock, *args[:2], 1, *args[3:])  # type: ignore[misc]
+
+    def _look_again(self, protocol_factory: Any, sock: Any, *args: Any) -> None:
+        server = args[1] if len(args) > 1 else None
+        if sock.fileno() >= 0 and (server is None or server.is_serving()):
+            self.add_reader(sock.fileno(), self._accept_connection, protocol_factory, sock, *args)
+
+
+def can_share() -> bool:
+    """Whether asyncio's loop accepts connections as `SharingLoop` expects (a private
+    method: another Python version falls back to asyncio's own loop)."""
+    method = getattr(asyncio.selector_events.BaseSelectorEventLoop, "_accept_connection", None)
+    try:
+        names = list(inspect.signature(method).parameters) if method is not None else []
+    except (TypeError, ValueError):
+        return False
+    return names[:6] == ["self", "protocol_factory", "sock", "sslcontext", "server", "backlog"]
