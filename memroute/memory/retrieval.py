@@ -449,24 +449,21 @@ def _fuse(
     question that names two things matches each answer with half its words, and a strong
     match of one tier must not sink below the other's near misses. Each is labelled
     `tier`, or else with the tier that found it (`second`'s when both did); it keeps the
-    cosine of `first` (else of `second`) and the keyword score."""
+    cosine of `first` (else of `second`) and the keyword score. The candidates given are
+    scored in place (each list is made for one ranking)."""
     merged: dict[str, _Candidate] = {}
     for c in first:
-        merged[c.memory.id] = _Candidate(
-            c.memory,
-            weight * first_score(c),
-            tier or c.tier,
-            vec_score=c.vec_score,
-            fts_score=c.fts_score,
-        )
+        c.score = weight * first_score(c)
+        c.tier = tier or c.tier
+        merged[c.memory.id] = c
     rest = 1.0 - weight
     for c in second:
         part = rest * second_score(c)
         found = merged.get(c.memory.id)
         if found is None:
-            merged[c.memory.id] = _Candidate(
-                c.memory, part, tier or c.tier, vec_score=c.vec_score, fts_score=c.fts_score
-            )
+            c.score = part
+            c.tier = tier or c.tier
+            merged[c.memory.id] = c
         else:
             found.score += part
             if c.fts_score is not None:
