@@ -20,7 +20,7 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from memroute.memory.lines import episode_day, injected_line, reads_metadata
+from memroute.memory.lines import episode_day, framed_line, injected_line, reads_metadata
 from memroute.models.records import MemoryRecord
 
 log = logging.getLogger("memroute.memory.injection")
@@ -269,7 +269,24 @@ def _place(
 def memory_block(memories: Sequence[object] | None, *, framed: bool = True) -> str:
     """The memory block of `memories` (see `inject` for what they may be): one line each
     behind the prefix (see ``format_memory_context``); ``""`` when none has text."""
-    return format_memory_context(_lines(memories), framed=framed)
+    return _block(memories, framed)[0]
+
+
+def _block(memories: Sequence[object] | None, framed: bool) -> tuple[str, int]:
+    """`memory_block`, and how many lines it holds. Framed, a retrieved memory's line comes
+    as retrieval made it (`RetrievedItem.framed`), each other one is framed here."""
+    if not framed:
+        lines = _lines(memories)
+        return format_memory_context(lines, framed=False), len(lines)
+    lines = [line for line in map(_framed_memory_line, memories or ()) if line]
+    return (MEMORY_PREFIX + FRAMING + "\n" + "\n".join(lines) if lines else ""), len(lines)
+
+
+def _framed_memory_line(item: object) -> str:
+    framed = getattr(item, "framed", None)
+    if isinstance(framed, str) and framed:
+        return framed
+    return framed_line(_memory_line(item))
 
 
 def _lines(memories: Sequence[object] | None) -> list[str]:
@@ -298,13 +315,12 @@ def inject(
     if not memories:
         log.debug("memory.injection.skipped reason=no_memories model=%s", model)
         return _unchanged(request)
-    contents = _lines(memories)
-    memory_text = format_memory_context(contents, framed=framed)
+    memory_text, count = _block(memories, framed)
     if not memory_text:
         log.debug("memory.injection.skipped reason=empty_context model=%s", model)
         return _unchanged(request)
     placed, strategy = _placed(request, memory_text, provider, model, cache_safe)
-    log.debug("memory.injection.injected count=%d strategy=%s model=%s", len(contents), strategy, model)
+    log.debug("memory.injection.injected count=%d strategy=%s model=%s", count, strategy, model)
     return placed
 
 

@@ -118,12 +118,21 @@ def content_words(text: str) -> frozenset[str]:
 
 @dataclass(frozen=True, slots=True)
 class Rendered:
-    """A memory as it is injected: its line, the tokens the line costs, and its content's
-    words (what the repeat and already-said checks compare)."""
+    """A memory as it is injected: its line, the tokens the line costs, its content's
+    words (what the repeat and already-said checks compare), and the line as a framed
+    block shows it (`framed_line`: the same string when nothing changes)."""
 
     line: str
     tokens: int
     words: frozenset[str]
+    framed: str
+
+
+def framed_line(line: str) -> str:
+    """`line` as a framed memory block shows it: on one line, each run of white space one
+    space, trimmed (`line` itself when it already reads so)."""
+    framed = " ".join(line.split())
+    return line if framed == line else framed
 
 
 def episode_day(memory: MemoryRecord) -> str:
@@ -142,7 +151,7 @@ def render(memory: MemoryRecord) -> Rendered:
         line = injected_line(memory.content, memory.metadata, day)
     else:
         line = f"[{day}] {memory.content}" if day else memory.content
-    return Rendered(line, estimate_tokens(line), content_words(memory.content))
+    return Rendered(line, estimate_tokens(line), content_words(memory.content), framed_line(line))
 
 
 class RenderedLines:
@@ -198,7 +207,8 @@ class RenderedLines:
 
 
 def _estimated_bytes(content: str, stored: str, made: Rendered) -> int:
-    """Roughly what one entry holds: its texts, its line when that is another string, and
+    """Roughly what one entry holds: its texts, its lines when they are other strings, and
     its word set (a word and its slot in the set)."""
     line = len(made.line) if made.line is not content else 0
-    return 200 + len(content) + len(stored) + line + 90 * len(made.words)
+    framed = len(made.framed) if made.framed is not made.line else 0
+    return 200 + len(content) + len(stored) + line + framed + 90 * len(made.words)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from memroute.errors import MemrouteError
-from memroute.memory.lines import AlreadySaid, LineDeduper, RenderedLines, render
+from memroute.memory.lines import AlreadySaid, LineDeduper, Rendered, RenderedLines, render
 from memroute.models.owners import owner_for_logs
 from memroute.models.records import (
     MemoryFilter,
@@ -234,7 +234,7 @@ def pack(
             room = max(1, max_tokens * 4 - (len(form.line) - len(memory.content)))
             cut = replace(memory, content=memory.content[:room])
             cut_form = render(cut)
-            out.append(_item(cand, cut, cut_form.line, min(max_tokens, cut_form.tokens), truncated=True))
+            out.append(_item(cand, cut, cut_form, min(max_tokens, cut_form.tokens), truncated=True))
             break
         if used + form.tokens > max_tokens:
             misfits += 1
@@ -243,7 +243,7 @@ def pack(
             continue
         if _unwanted(memory.content, form.words, said, lines):
             continue
-        out.append(_item(cand, memory, form.line, form.tokens))
+        out.append(_item(cand, memory, form, form.tokens))
         used += form.tokens
         misfits = 0
         if len(out) >= limit or used >= max_tokens:
@@ -258,11 +258,12 @@ def _unwanted(content: str, words: frozenset[str], said: AlreadySaid, lines: Lin
 
 
 def _item(
-    cand: _Candidate, memory: MemoryRecord, line: str, tokens: int, truncated: bool = False
+    cand: _Candidate, memory: MemoryRecord, form: Rendered, tokens: int, truncated: bool = False
 ) -> RetrievedItem:
     return RetrievedItem(
         memory=memory,
-        line=line,
+        line=form.line,
+        framed=form.framed,
         score=cand.score,
         tokens=tokens,
         tier=cand.tier,

@@ -199,12 +199,12 @@ class MemoryFilter:
 @dataclass(slots=True)
 class RetrievedItem:
     """A memory chosen by retrieval, with its score and the tier that found it, and the
-    line it is injected as (`line`, built once while the budget is counted; "" when not
-    known). On the wire the memory is flattened to the fields a ranking needs (`id` …
-    `content`)."""
+    line it is injected as (`line`, built once while the budget is counted, and `framed`,
+    that line in a framed block; "" when not known). On the wire the memory is flattened
+    to the fields a ranking needs (`id` … `content`)."""
 
     __wire__: ClassVar[Wire] = Wire(
-        hidden=("memory", "line"),
+        hidden=("memory", "line", "framed"),
         computed=("id", "key_id", "user_id", "type", "key", "content"),
         renamed={"key_id": "apiKeyId"},
     )
@@ -217,6 +217,7 @@ class RetrievedItem:
     fts_score: float | None = None
     truncated: bool = False
     line: str = ""
+    framed: str = ""
 
     @property
     def id(self) -> str:
