@@ -178,6 +178,23 @@ def test_a_pool_of_keep_alive_connections_opened_at_once_is_shared_by_the_proces
         close(pool)
 
 
+def test_connections_are_served_while_the_least_loaded_process_is_stalled(workers: Workers) -> None:
+    # The process holding the fewest connections is the one the others leave new ones to;
+    # stalled (stopped, or busy for long), it must not keep them waiting for long.
+    port = int(workers.url.rsplit(":", 1)[1])
+    stalled, serving = workers.children()
+    os.kill(stalled, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        pool = _opened_at_once(workers.url, 16)  # each answered, or the test fails on its timeout
+        assert time.monotonic() - started < 5
+        assert _connections_held(serving, port) == 16
+    finally:
+        os.kill(stalled, signal.SIGCONT)
+    for sock in pool:
+        sock.close()
+
+
 def test_a_process_that_dies_is_replaced_and_its_background_jobs_move_to_another(workers: Workers) -> None:
     wait_until(lambda: {"reindex", "qdrant-sync"} <= set(_lease_holder_pids(workers.db)), timeout=20)
     holders = _lease_holder_pids(workers.db)

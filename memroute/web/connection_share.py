@@ -20,6 +20,7 @@ import asyncio
 import functools
 import inspect
 import multiprocessing
+import select
 from typing import Any
 
 SLACK = 1  # connections a process may hold above the least loaded one before it holds back
@@ -100,8 +101,18 @@ class SharingLoop(asyncio.SelectorEventLoop):
 
     def _look_again(self, protocol_factory: Any, sock: Any, *args: Any) -> None:
         server = args[1] if len(args) > 1 else None
-        if sock.fileno() >= 0 and (server is None or server.is_serving()):
-            self.add_reader(sock.fileno(), self._accept_connection, protocol_factory, sock, *args)
+        if sock.fileno() < 0 or (server is not None and not server.is_serving()):
+            return
+        if not _waiting(sock):  # another process took what was waiting: the hold is over
+            self._holding_since = None
+        self.add_reader(sock.fileno(), self._accept_connection, protocol_factory, sock, *args)
+
+
+def _waiting(sock: Any) -> bool:
+    """Whether a connection waits on the listening socket `sock`."""
+    poller = select.poll()
+    poller.register(sock.fileno(), select.POLLIN)
+    return bool(poller.poll(0))
 
 
 def can_share() -> bool:
