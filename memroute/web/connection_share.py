@@ -11,7 +11,8 @@ Here each process counts its open connections in memory shared with the others (
 by the parent, `ConnectionCounts`), takes one connection at a time, and lets a new one
 go to the others while it holds more than `SLACK` connections above the process holding
 the fewest: for `MAX_HOLD_S` at most, so a process that is slow to accept (busy, or
-starting) never leaves a client waiting longer than that.
+stopped) never leaves a client waiting much longer than that. A process still starting,
+or gone, counts as holding more than any other (`ABSENT`) until it serves.
 """
 
 from __future__ import annotations

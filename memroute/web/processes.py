@@ -1,11 +1,11 @@
 """Serving with several processes (`memroute serve --workers N`).
 
 The parent binds the listening socket (or takes the inherited one) and starts N server
-processes on it; the kernel hands each new connection to one of them. Each process runs
-the whole app on the shared database: the chat path needs no coordination, and the
-background jobs that must run once at a time hold a lease (memroute/service/lease.py).
-The processes count their open connections in shared memory and take new ones in turn,
-so a pool of keep-alive connections is spread evenly (memroute/web/connection_share.py).
+processes on it. They count their open connections in shared memory and take new ones in
+turn, so a pool of keep-alive connections is spread evenly over them
+(memroute/web/connection_share.py). Each process runs the whole app on the shared
+database: the chat path needs no coordination, and the background jobs that must run
+once at a time hold a lease (memroute/service/lease.py).
 
 The parent restarts a process that exits by itself (and gives up, with status 1, when
 that happens more than `MAX_RESTARTS` times in a minute). On SIGTERM or SIGINT it asks
