@@ -241,7 +241,8 @@ def test_chats_waiting_on_an_embedding_provider_wait_together_not_in_turn(gatewa
         with ThreadPoolExecutor(chats) as pool:
             answers = list(pool.map(ask, range(chats)))
         assert provider.most_waiting == chats
-        assert all(raw.headers["x-memroute-memory-ids"] == stored.id for raw in answers)
+        # (A chat may also get another's question, kept as a turn while it ranked.)
+        assert all(stored.id in raw.headers["x-memroute-memory-ids"].split(",") for raw in answers)
 
 
 def test_admissions_take_turns_only_on_sqlite_with_a_core_to_spare(tmp_path: Path) -> None:
