@@ -40,7 +40,7 @@ MIN_LENGTH = 3
 # Words given their vector in one go (~1 ms; a key index built in the background pauses
 # between two batches, so recalls go on).
 ROWS_AT_ONCE = 32
-# Question words whose near words a key keeps (`NearWords`): a few KB each at most.
+# Question words whose near words a key keeps (`NearWords`): ~0.5 KB each (~3 near words).
 NEAR_WORDS_KEPT = 256
 
 WordVectorsFn = Callable[[Sequence[str]], "np.ndarray | None"]
