@@ -145,6 +145,18 @@ def _connections_held(pid: int, port: int) -> int:
     return held
 
 
+def _idle(pids: list[int], window_s: float = 0.5) -> bool:
+    """Whether each of `pids` used under a tenth of a core over `window_s`."""
+
+    def cpu_s(pid: int) -> float:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    before = [cpu_s(pid) for pid in pids]
+    time.sleep(window_s)
+    return all(cpu_s(pid) - then < 0.1 * window_s for pid, then in zip(pids, before, strict=True))
+
+
 def _opened_at_once(url: str, count: int) -> list[socket.socket]:
     """`count` keep-alive connections opened in one burst, each answered once."""
     host, port = url.removeprefix("http://").split(":")
@@ -174,6 +186,9 @@ def test_a_pool_of_keep_alive_connections_is_shared_and_a_stalled_process_holds_
     started: list[socket.socket] = []  # one connection at a time until both processes serve
     wait_until(lambda: bool(started.extend(_opened_at_once(workers.url, 1))) or min(held()) >= 1, timeout=20)
     close(started)
+    # ... and until they are done starting (the bundled model loads in the background, and
+    # a process busy with that answers late: the others take the connections meanwhile).
+    wait_until(lambda: _idle(workers.children()), timeout=60, interval=0.1)
     for _round in range(3):
         pool = _opened_at_once(workers.url, 16)
         assert sum(held()) == 16 and min(held()) >= 7, held()
