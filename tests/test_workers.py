@@ -23,6 +23,7 @@ import pytest
 from servers import ScriptedUpstream, free_port, wait_until
 from storage import open_parts, rows
 
+from bench.common import process_cpu_s
 from memroute import Memory
 from memroute.service.turn_queue import ChatTurn
 
@@ -147,14 +148,9 @@ def _connections_held(pid: int, port: int) -> int:
 
 def _idle(pids: list[int], window_s: float = 0.5) -> bool:
     """Whether each of `pids` used under a tenth of a core over `window_s`."""
-
-    def cpu_s(pid: int) -> float:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-    before = [cpu_s(pid) for pid in pids]
+    before = [process_cpu_s(pid) for pid in pids]
     time.sleep(window_s)
-    return all(cpu_s(pid) - then < 0.1 * window_s for pid, then in zip(pids, before, strict=True))
+    return all(process_cpu_s(pid) - then < 0.1 * window_s for pid, then in zip(pids, before, strict=True))
 
 
 def _opened_at_once(url: str, count: int) -> list[socket.socket]:

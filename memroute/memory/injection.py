@@ -73,8 +73,13 @@ def format_memory_context(contents: Iterable[str], *, framed: bool = True) -> st
     if not lines:
         return ""
     if framed:
-        return MEMORY_PREFIX + FRAMING + "\n" + "\n".join(" ".join(line.split()) for line in lines)
+        return _framed_block([framed_line(line) for line in lines])
     return MEMORY_PREFIX + "\n".join(lines)
+
+
+def _framed_block(lines: Sequence[str]) -> str:
+    """Framed lines (`framed_line`) behind the prefix and the framing sentence."""
+    return MEMORY_PREFIX + FRAMING + "\n" + "\n".join(lines) if lines else ""
 
 
 def _normalise_id(value: str | None) -> str:
@@ -279,7 +284,7 @@ def _block(memories: Sequence[object] | None, framed: bool) -> tuple[str, int]:
         lines = _lines(memories)
         return format_memory_context(lines, framed=False), len(lines)
     lines = [line for line in map(_framed_memory_line, memories or ()) if line]
-    return (MEMORY_PREFIX + FRAMING + "\n" + "\n".join(lines) if lines else ""), len(lines)
+    return _framed_block(lines), len(lines)
 
 
 def _framed_memory_line(item: object) -> str:

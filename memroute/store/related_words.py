@@ -18,12 +18,13 @@ lifted keyword recall@10 by 7–23 points (docs/benchmarks.md).
 
 from __future__ import annotations
 
-import threading
+import math
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from memroute.lru import LruTtlCache
 from memroute.store.fts import STOP_WORDS
 
 MIN_SIMILARITY = 0.4
@@ -53,15 +54,14 @@ def relatable(word: str) -> bool:
 
 
 class NearWords:
-    """For each question word asked lately (the last `capacity`), the rows of a key's words
-    at cosine `MIN_SIMILARITY` or more, with their cosine: found once, then extended by
+    """For each of the `capacity` question words asked most recently, the rows of a key's
+    words at cosine `MIN_SIMILARITY` or more, with their cosine: found once, then extended by
     the rows added since (a vocabulary only appends rows and never changes one), so a
     word asked again costs no pass over the key's words. Thread-safe."""
 
     def __init__(self, capacity: int = NEAR_WORDS_KEPT) -> None:
-        self.capacity = capacity
-        self._found: dict[str, tuple[int, np.ndarray, np.ndarray]] = {}  # word → (rows seen, rows, cosines)
-        self._lock = threading.Lock()
+        # word → (rows seen, rows, cosines); nothing expires, the least recently asked go first
+        self._found: LruTtlCache[tuple[int, np.ndarray, np.ndarray]] = LruTtlCache(capacity, math.inf)
 
     def __len__(self) -> int:
         return len(self._found)
@@ -72,8 +72,7 @@ class NearWords:
         """For each of `words` (unit rows `vectors`, in order), the rows of `matrix` (the
         key's words as they are now) at `MIN_SIMILARITY` or more, and their cosines."""
         count = len(matrix)
-        with self._lock:
-            entries = [self._found.get(word) for word in words]
+        entries = [self._found.get(word) for word in words]
         behind = [i for i, entry in enumerate(entries) if entry is None or entry[0] < count]
         if behind:
             starts = [0 if (entry := entries[i]) is None else entry[0] for i in behind]
@@ -86,13 +85,9 @@ class NearWords:
                 entry = entries[i]
                 if entry is not None:
                     rows, cosines = np.concatenate((entry[1], rows)), np.concatenate((entry[2], cosines))
-                entries[i] = (count, rows, cosines)
-            with self._lock:
-                for i in behind:
-                    self._found.pop(words[i], None)
-                    self._found[words[i]] = entries[i]  # type: ignore[assignment]
-                while len(self._found) > self.capacity:
-                    del self._found[next(iter(self._found))]
+                found = (count, rows, cosines)
+                entries[i] = found
+                self._found.set(words[i], found)
         out = []
         for entry in entries:
             assert entry is not None

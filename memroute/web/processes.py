@@ -88,7 +88,6 @@ def run_processes(config: Config, listener: socket.socket | None = None) -> int:
                 if process.is_alive() or stopping:
                     continue
                 log.error("worker %d (pid %s) exited with status %s", index, process.pid, process.exitcode)
-                counts.absent(index)
                 now = time.monotonic()
                 restarts.append(now)
                 while restarts and now - restarts[0] > 60:
