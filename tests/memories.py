@@ -27,7 +27,8 @@ def open_memory(
 ) -> Memory:
     """A `Memory` on `path` (or `config`'s database), usable as a context manager. Without
     `workers=True` nothing runs in the background: a test seeds or inspects the file. With
-    `model=False` its settings switch the bundled model off before anything is stored."""
+    `model=False` its settings switch the bundled model off before anything is stored (and
+    before any worker starts)."""
     if config is None:
         assert path is not None
         config = Config.for_path(path)
@@ -36,8 +37,13 @@ def open_memory(
     url = postgres.url_for(config.db_path)
     if url is not None:
         config = config.with_overrides(database_url=url)
+    if not model and workers:
+        # Switched off before the workers start: a re-index pass they begin at once must not
+        # read the default settings and embed what the test stores next with the model.
+        with Memory.open(config=config, clock=clock, start_workers=False) as setup:
+            setup.update_settings(**NO_MODEL)
     memory = Memory.open(config=config, clock=clock, start_workers=workers)
-    if not model:
+    if not model and not workers:
         memory.update_settings(**NO_MODEL)
     return memory
 
