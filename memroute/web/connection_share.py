@@ -10,8 +10,9 @@ processes in some runs, one process then serving every request while the other i
 Here each process counts its open connections in memory shared with the others (set up
 by the parent, `ConnectionCounts`), takes one connection at a time, and lets a new one
 go to the others while it holds more than `SLACK` connections above the process holding
-the fewest: for `MAX_HOLD_S` at most, so a process that is slow to accept (busy, or
-stopped) never leaves a client waiting much longer than that. A process still starting,
+the fewest, as long as the others keep taking them: a process that takes none for
+`MAX_HOLD_S` (busy, or stopped) is passed over, so a client never waits much longer than
+that for it. A process still starting,
 or gone, counts as holding more than any other (`ABSENT`) until it serves.
 """
 
@@ -73,10 +74,13 @@ class ConnectionShare:
         if self._shown:
             self.counts[self.index] = self.held
 
+    def least_other(self) -> int:
+        """The fewest connections another process holds (`ABSENT` with no other serving)."""
+        return min((count for i, count in enumerate(self.counts) if i != self.index), default=ABSENT)
+
     def ahead(self) -> bool:
         """Whether this process holds more than `SLACK` connections above the least loaded."""
-        others = [count for i, count in enumerate(self.counts) if i != self.index]
-        return self.held > min(others, default=ABSENT) + SLACK
+        return self.held > self.least_other() + SLACK
 
 
 class SharingLoop(asyncio.SelectorEventLoop):
@@ -85,13 +89,16 @@ class SharingLoop(asyncio.SelectorEventLoop):
 
     share: ConnectionShare | None = None
     _holding_since: float | None = None
+    _least_at_hold = ABSENT  # the least loaded other's count when the hold (re)started
 
     def _accept_connection(self, protocol_factory: Any, sock: Any, *args: Any) -> None:
         share = self.share
         if share is not None and share.ahead():
-            now = self.time()
-            if self._holding_since is None:
-                self._holding_since = now
+            now, least = self.time(), share.least_other()
+            if self._holding_since is None or least > self._least_at_hold:
+                # A hold starts, or starts again because the others are taking connections:
+                # only one that takes none for `MAX_HOLD_S` (stopped, busy) is passed over.
+                self._holding_since, self._least_at_hold = now, least
             if now - self._holding_since < MAX_HOLD_S:
                 self.remove_reader(sock.fileno())
                 self.call_later(RECHECK_S, functools.partial(self._look_again, protocol_factory, sock, *args))
