@@ -86,6 +86,19 @@ def _float(env: Mapping[str, str], name: str, default: float | None) -> float | 
         raise InvalidInput(f"must be a number, got {raw!r}", name) from None
 
 
+MAX_STREAM_GATHER_MS = 100
+
+
+def _stream_gather_ms(env: Mapping[str, str]) -> int:
+    """MEMROUTE_STREAM_GATHER_MS: from 0 (off) to `MAX_STREAM_GATHER_MS`."""
+    value = _int(env, "MEMROUTE_STREAM_GATHER_MS", 5, minimum=0)
+    if value > MAX_STREAM_GATHER_MS:
+        raise InvalidInput(
+            f"must be at most {MAX_STREAM_GATHER_MS} (ms), got {value}", "MEMROUTE_STREAM_GATHER_MS"
+        )
+    return value
+
+
 def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
     """A duration in seconds, more than 0."""
     value = _float(env, name, default)
@@ -189,6 +202,9 @@ class Config:
     trusted_proxies: tuple[str, ...] = ()  # peers whose X-Forwarded-For/-Proto are believed
     upstream_total_timeout_s: float = 600.0  # a whole answer, however it trickles in
     max_upstream_body_bytes: int = 64 * 1024 * 1024  # a non-streamed answer
+    # A provider's stream pieces that come faster than this are relayed together, each at
+    # most this late (0: each as it arrives); see UpstreamResponse.chunks.
+    stream_gather_ms: int = 5
     # Gateway limits: upstream calls at once (all keys, one key) and a key's requests a minute.
     max_concurrent: int = 128
     key_max_concurrent: int = 16
@@ -290,6 +306,7 @@ class Config:
             max_upstream_body_bytes=_int(
                 env, "MEMROUTE_MAX_UPSTREAM_BODY_BYTES", 64 * 1024 * 1024, minimum=1024
             ),
+            stream_gather_ms=_stream_gather_ms(env),
             max_concurrent=_int(env, "MEMROUTE_MAX_CONCURRENT", 128, minimum=1),
             key_max_concurrent=_int(env, "MEMROUTE_KEY_MAX_CONCURRENT", 16, minimum=1),
             key_rpm=_int(env, "MEMROUTE_KEY_RPM", 600),

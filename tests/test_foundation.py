@@ -146,6 +146,10 @@ def test_config_defaults_to_home_data_dir() -> None:
     assert config.decay_enabled is False and config.hybrid_vector_weight is None  # the source's own
     assert config.workers == 1 and Config.from_env({"MEMROUTE_WORKERS": "4"}).workers == 4
     assert config.chat_threads == 32 > config.key_max_concurrent  # one key cannot hold them all
+    assert (
+        config.stream_gather_ms == 5
+        and Config.from_env({"MEMROUTE_STREAM_GATHER_MS": "0"}).stream_gather_ms == 0
+    )
 
 
 @pytest.mark.parametrize(
@@ -165,6 +169,8 @@ def test_config_defaults_to_home_data_dir() -> None:
         ("MEMROUTE_WORKERS", "65"),
         ("MEMROUTE_WORKERS", "two"),
         ("MEMROUTE_CHAT_THREADS", "0"),
+        ("MEMROUTE_STREAM_GATHER_MS", "-1"),
+        ("MEMROUTE_STREAM_GATHER_MS", "101"),
     ],
 )
 def test_bad_environment_values_name_the_variable(name: str, value: str) -> None:

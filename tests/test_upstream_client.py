@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ import openai
 import pytest
 from gateways import gateway_config
 from memories import open_memory
-from servers import LiveServer
+from servers import LiveServer, ScriptedUpstream
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -105,3 +106,57 @@ def test_calls_go_through_the_proxy_the_environment_names(
         with LiveServer(create_app(config)) as server:
             assert _chat(server.url, secret).choices[0].message.content == "ok"
     assert proxy.seen[0]["host"] == "provider.invalid"
+
+
+def _relayed_pieces(url: str, secret: str) -> list[bytes]:
+    """A streamed chat's answer as the gateway wrote it: the body of each write (one HTTP
+    chunk of its chunked answer), whatever the client's reads cut it into."""
+    host, port = url.removeprefix("http://").split(":")
+    body = json.dumps(
+        {"model": "m", "stream": True, "messages": [{"role": "user", "content": "go"}]}
+    ).encode()
+    head = (
+        f"POST /v1/chat/completions HTTP/1.1\r\nhost: {host}\r\nauthorization: Bearer {secret}\r\n"
+        f"content-type: application/json\r\ncontent-length: {len(body)}\r\nconnection: close\r\n\r\n"
+    )
+    with socket.create_connection((host, int(port)), timeout=20) as sock:
+        sock.sendall(head.encode() + body)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    headers, _, rest = answer.partition(b"\r\n\r\n")
+    assert headers.startswith(b"HTTP/1.1 200") and b"transfer-encoding: chunked" in headers.lower()
+    pieces = []
+    while True:
+        size_line, _, rest = rest.partition(b"\r\n")
+        size = int(size_line, 16)
+        if size == 0:
+            return pieces
+        pieces.append(rest[:size])
+        rest = rest[size + 2 :]
+
+
+@pytest.mark.parametrize(
+    ("gather_ms", "chunk_delay", "pieces_at_most", "pieces_at_least"),
+    [
+        (0, 0.01, 32, 16),  # gathering off: each token as it comes
+        (60, 0.01, 12, 1),  # tokens 10 ms apart: gathered, each at most 60 ms late
+        (60, 0.12, 6, 6),  # tokens 120 ms apart: each relayed as it comes
+    ],
+)
+def test_a_fast_providers_tokens_are_relayed_together_and_a_slow_ones_one_by_one(
+    tmp_path: Path, gather_ms: int, chunk_delay: float, pieces_at_most: int, pieces_at_least: int
+) -> None:
+    words = 30 if chunk_delay < 0.1 else 4  # 32 or 6 events: the words, the final chunk, [DONE]
+    text = " ".join(f"w{n}" for n in range(words))
+    db, secret = _db_with_a_key(tmp_path)
+    upstream = ScriptedUpstream()
+    upstream.reply(text, chunk_delay=chunk_delay)
+    with LiveServer(upstream.app()) as up:
+        config = gateway_config(db, up.url, MEMROUTE_STREAM_GATHER_MS=str(gather_ms))
+        with LiveServer(create_app(config)) as server:
+            pieces = _relayed_pieces(server.url, secret)
+    events = b"".join(pieces).split(b"\n\n")
+    said = [json.loads(e[6:])["choices"][0]["delta"].get("content", "") for e in events if e[6:7] == b"{"]
+    assert "".join(said) == text and events[-2:] == [b"data: [DONE]", b""]  # every byte, in order
+    assert pieces_at_least <= len(pieces) <= pieces_at_most, len(pieces)

@@ -25,11 +25,13 @@ log = logging.getLogger("memroute.gateway")
 
 @dataclass(frozen=True, slots=True)
 class UpstreamBounds:
-    """A whole answer's time (`MEMROUTE_UPSTREAM_TOTAL_TIMEOUT`) and a non-streamed
-    answer's size (`MEMROUTE_MAX_UPSTREAM_BODY_BYTES`)."""
+    """A whole answer's time (`MEMROUTE_UPSTREAM_TOTAL_TIMEOUT`), a non-streamed answer's
+    size (`MEMROUTE_MAX_UPSTREAM_BODY_BYTES`), and how late a streamed piece may be
+    relayed to go with the next (`MEMROUTE_STREAM_GATHER_MS`; see `UpstreamResponse.chunks`)."""
 
     total_timeout_s: float
     max_body_bytes: int
+    gather_s: float = 0.0
 
 
 async def fetch_once(
@@ -86,7 +88,7 @@ class OpenStream:
 
         timer = asyncio.get_running_loop().call_later(max(0.0, self.deadline - time.monotonic()), expire)
         try:
-            async for chunk in self.response.chunks():
+            async for chunk in self.response.chunks(self.bounds.gather_s):
                 if expired:
                     break
                 yield chunk

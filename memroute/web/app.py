@@ -82,7 +82,11 @@ def create_app(config: Config, *, memory: Memory | None = None) -> FastAPI:
                     ),
                     processes=config.workers,
                 ),
-                bounds=UpstreamBounds(config.upstream_total_timeout_s, config.max_upstream_body_bytes),
+                bounds=UpstreamBounds(
+                    config.upstream_total_timeout_s,
+                    config.max_upstream_body_bytes,
+                    config.stream_gather_ms / 1000,
+                ),
                 max_messages=config.max_chat_messages,
                 threads=config.chat_threads,
                 serial=admissions_take_turns(config),
