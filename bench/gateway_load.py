@@ -185,8 +185,14 @@ def gateway(
         env["MEMROUTE_CHAT_THREADS"] = str(chat_threads)
     env.update(extra_env or {})
     # For A/B runs: the words asked alone (MEMROUTE_RELATED_WORDS=false), no recall by
-    # meaning (MEMROUTE_MEANINGS=false), admissions all at once (MEMROUTE_CHAT_SERIAL=false).
-    for name in ("MEMROUTE_RELATED_WORDS", "MEMROUTE_MEANINGS", "MEMROUTE_CHAT_SERIAL"):
+    # meaning (MEMROUTE_MEANINGS=false), admissions all at once (MEMROUTE_CHAT_SERIAL=false),
+    # each streamed piece relayed as it comes (MEMROUTE_STREAM_GATHER_MS=0).
+    for name in (
+        "MEMROUTE_RELATED_WORDS",
+        "MEMROUTE_MEANINGS",
+        "MEMROUTE_CHAT_SERIAL",
+        "MEMROUTE_STREAM_GATHER_MS",
+    ):
         if name in os.environ:
             env[name] = os.environ[name]
     command = [sys.executable, "-m", "memroute", "--db", str(db), "serve", "--port", str(port)]

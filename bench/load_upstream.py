@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 
 REPLY_WORDS = ("memory " * 48).split()  # 48 words: the reply of the measurements
-CHUNK_GAP_S = 0.001  # asleep this long (1–2 ms in practice) between two chunks
+# Asleep this long (1–2 ms in practice) between two chunks; BENCH_CHUNK_GAP_MS=0 writes them
+# back to back (what a stream costs without the wake-ups between its tokens).
+CHUNK_GAP_S = float(os.environ.get("BENCH_CHUNK_GAP_MS", "1")) / 1000
 _COMPLETION = json.dumps(
     {
         "id": "chatcmpl-load",
