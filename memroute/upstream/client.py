@@ -70,7 +70,7 @@ class UpstreamResponse:
         loop = asyncio.get_running_loop()
         first, hold = True, False
         while True:
-            if hold:
+            if hold and not content.is_eof():  # the end, once here, is handed out at once
                 await self._unread_for(gather_s)
             asked = loop.time()
             chunk = await content.readany()
