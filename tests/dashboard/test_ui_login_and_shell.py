@@ -44,6 +44,24 @@ def test_root_leads_to_memory_studio_and_tabs_follow_the_url(page: Any, studio: 
     expect(page.get_by_role("tab", name="Memories")).to_have_attribute("aria-selected", "true")
 
 
+def test_the_switches_take_a_click_only_once_they_show_the_saved_settings(page: Any, studio: Studio) -> None:
+    # A click made before the saved settings arrive would be undone when they do.
+    studio.api.put("/api/settings/memory", json={"enabled": False})
+    held: list[Any] = []
+    page.route("**/api/settings/memory", lambda route: held.append(route))  # its answer waits
+    page.goto("/dashboard/memory")
+    switch = page.get_by_role("switch", name="Memory")
+    expect(switch).to_be_disabled()
+    for route in held:
+        route.continue_()
+    page.unroute("**/api/settings/memory")
+    expect(switch).to_be_enabled()
+    expect(switch).not_to_be_checked()
+    switch.click()
+    expect(page.locator("#cost-warning")).to_be_visible()
+    assert studio.api.get("/api/settings/memory").json()["enabled"] is True
+
+
 def test_memory_switch_persists_and_shows_the_cost_warning(page: Any, studio: Studio) -> None:
     studio.api.put("/api/settings/memory", json={"enabled": False, "maxTokens": 1500})
     page.goto("/dashboard/memory")

@@ -91,8 +91,9 @@ function wireCapture() {
   });
 }
 
+// The switches come disabled and are enabled once they show the saved settings: a click
+// made before then would be undone when the settings arrive.
 async function wireSwitches() {
-  showSettings(await api("/api/settings/memory"));
   wireCapture();
   for (const [id, field] of Object.entries(SWITCHES)) {
     const input = document.getElementById(id);
@@ -110,6 +111,8 @@ async function wireSwitches() {
       }
     });
   }
+  showSettings(await api("/api/settings/memory"));
+  document.getElementById("memory-enabled").disabled = false;
 }
 
 renderTopbar();
