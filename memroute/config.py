@@ -19,7 +19,9 @@ DEFAULT_PORT = 20128
 DB_FILENAME = "memroute.db"
 
 
-def _int(env: Mapping[str, str], name: str, default: int, minimum: int = 0) -> int:
+def _int(
+    env: Mapping[str, str], name: str, default: int, minimum: int = 0, maximum: int | None = None
+) -> int:
     raw = env.get(name, "").strip()
     if not raw:
         return default
@@ -29,24 +31,13 @@ def _int(env: Mapping[str, str], name: str, default: int, minimum: int = 0) -> i
         raise InvalidInput(f"must be an integer, got {raw!r}", name) from None
     if value < minimum:
         raise InvalidInput(f"must be >= {minimum}, got {value}", name)
+    if maximum is not None and value > maximum:
+        raise InvalidInput(f"must be at most {maximum}, got {value}", name)
     return value
 
 
 MAX_WORKERS = 64
-
-
-def _workers(env: Mapping[str, str], name: str) -> int:
-    value = _int(env, name, 1, minimum=1)
-    if value > MAX_WORKERS:
-        raise InvalidInput(f"must be at most {MAX_WORKERS}, got {value}", name)
-    return value
-
-
-def _port(env: Mapping[str, str], name: str, default: int) -> int:
-    value = _int(env, name, default, minimum=1)
-    if value > 65535:
-        raise InvalidInput(f"must be a port from 1 to 65535, got {value}", name)
-    return value
+MAX_STREAM_GATHER_MS = 100
 
 
 def check_qdrant_host(value: str, field: str = "host") -> str | None:
@@ -84,19 +75,6 @@ def _float(env: Mapping[str, str], name: str, default: float | None) -> float | 
         return float(raw)
     except ValueError:
         raise InvalidInput(f"must be a number, got {raw!r}", name) from None
-
-
-MAX_STREAM_GATHER_MS = 100
-
-
-def _stream_gather_ms(env: Mapping[str, str]) -> int:
-    """MEMROUTE_STREAM_GATHER_MS: from 0 (off) to `MAX_STREAM_GATHER_MS`."""
-    value = _int(env, "MEMROUTE_STREAM_GATHER_MS", 5, minimum=0)
-    if value > MAX_STREAM_GATHER_MS:
-        raise InvalidInput(
-            f"must be at most {MAX_STREAM_GATHER_MS} (ms), got {value}", "MEMROUTE_STREAM_GATHER_MS"
-        )
-    return value
 
 
 def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
@@ -297,7 +275,7 @@ class Config:
             upstream_timeout_s=_float(env, "MEMROUTE_UPSTREAM_TIMEOUT", 600.0) or 600.0,
             header_timeout_s=_seconds(env, "MEMROUTE_HEADER_TIMEOUT", 10.0),
             access_log=_bool(env, "MEMROUTE_ACCESS_LOG", True),
-            workers=_workers(env, "MEMROUTE_WORKERS"),
+            workers=_int(env, "MEMROUTE_WORKERS", 1, minimum=1, maximum=MAX_WORKERS),
             body_timeout_s=_seconds(env, "MEMROUTE_BODY_TIMEOUT", 30.0),
             keep_alive_timeout_s=_int(env, "MEMROUTE_KEEP_ALIVE_TIMEOUT", 30, minimum=1),
             max_connections=_optional_int(env, "MEMROUTE_MAX_CONNECTIONS", minimum=1),
@@ -306,7 +284,7 @@ class Config:
             max_upstream_body_bytes=_int(
                 env, "MEMROUTE_MAX_UPSTREAM_BODY_BYTES", 64 * 1024 * 1024, minimum=1024
             ),
-            stream_gather_ms=_stream_gather_ms(env),
+            stream_gather_ms=_int(env, "MEMROUTE_STREAM_GATHER_MS", 5, maximum=MAX_STREAM_GATHER_MS),
             max_concurrent=_int(env, "MEMROUTE_MAX_CONCURRENT", 128, minimum=1),
             key_max_concurrent=_int(env, "MEMROUTE_KEY_MAX_CONCURRENT", 16, minimum=1),
             key_rpm=_int(env, "MEMROUTE_KEY_RPM", 600),
@@ -328,7 +306,7 @@ class Config:
             backfill_batch=_int(env, "MEMORY_BACKFILL_BATCH", 32),
             reindex_poll_s=_float(env, "MEMORY_REINDEX_POLL_S", 5.0) or 5.0,
             qdrant_host=check_qdrant_host(env.get("QDRANT_HOST", ""), "QDRANT_HOST") or "",
-            qdrant_port=_port(env, "QDRANT_PORT", 6333),
+            qdrant_port=_int(env, "QDRANT_PORT", 6333, minimum=1, maximum=65535),
             qdrant_api_key=env.get("QDRANT_API_KEY", "").strip() or None,
             qdrant_collection=_str(env, "QDRANT_COLLECTION", "memroute_memory"),
             qdrant_embedding_model=env.get("QDRANT_EMBEDDING_MODEL", "").strip() or None,
