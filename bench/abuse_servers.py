@@ -22,6 +22,8 @@ from pathlib import Path
 
 import httpx
 
+from bench.common import wait_http
+
 HOST = "127.0.0.1"
 ADMIN_TOKEN = "bench-abuse-admin-token-0123456789abcdef"
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,17 +42,6 @@ def upstream_stats(url: str) -> dict[str, int]:
         return figures
     except (httpx.HTTPError, ValueError):
         return {}
-
-
-def _wait_http(url: str, alive: Callable[[], bool], timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(url, timeout=1).status_code == 200:
-                return
-        if not alive() or time.monotonic() > deadline:
-            raise RuntimeError(f"{url} did not answer")
-        time.sleep(0.05)
 
 
 def _fd_limit(soft: int | None) -> Callable[[], None] | None:
@@ -105,8 +96,8 @@ def servers(
             )
         served = Served(f"http://{HOST}:{port}", proc, log)
         try:
-            _wait_http(up_url + "/stats", lambda: up.poll() is None, 60)
-            _wait_http(served.url + "/healthz", served.alive, 60)
+            wait_http(up_url + "/stats", 60, lambda: up.poll() is None)
+            wait_http(served.url + "/healthz", 60, served.alive)
             yield up_url, served
         finally:
             served.stopped = stop(proc)

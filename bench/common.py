@@ -226,6 +226,21 @@ def process_cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def wait_http(url: str, timeout: float = 60.0, alive: Callable[[], bool] | None = None) -> None:
+    """Return once `url` answers below 500; RuntimeError after `timeout` seconds, or as soon
+    as `alive()` says the server's process has ended."""
+    import httpx  # only the benchmarks that start servers need it
+
+    deadline = time.monotonic() + timeout
+    while True:
+        with contextlib.suppress(httpx.HTTPError):
+            if httpx.get(url, timeout=2).status_code < 500:
+                return
+        if (alive is not None and not alive()) or time.monotonic() > deadline:
+            raise RuntimeError(f"{url} did not answer")
+        time.sleep(0.05)
+
+
 def log(message: str) -> None:
     """Progress on stderr, so stdout stays clean markdown."""
     print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)

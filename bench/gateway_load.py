@@ -12,6 +12,11 @@ of each server process) idle, after start, and after the load.
     python -m bench.gateway_load                   # workers 1 and 2, 5 s per run
     python -m bench.gateway_load --workers 1,2,4 --seconds 10
     python -m bench.gateway_load --quick                 # workers 1,2; 1 and 8 clients; 1 s
+    python -m bench.gateway_load --litellm /opt/litellm/bin/litellm   # LiteLLM Proxy beside it
+
+With `--litellm`, LiteLLM Proxy (installed in a virtual environment of its own, see
+bench/litellm_proxy.py) takes the same load after memroute, and a table sets the two side
+by side as the gateway-efficiency issue did.
 """
 
 from __future__ import annotations
@@ -29,8 +34,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from bench.common import (
     NO_MODEL,
     Latency,
@@ -43,10 +46,12 @@ from bench.common import (
     remove_database,
     table,
     verdict,
+    wait_http,
     work_dir,
 )
 from bench.corpus import queries
 from bench.gateway import SETTINGS, store_memories
+from bench.litellm_proxy import executable, litellm_proxy
 from bench.soak import proc_status
 from memroute import Memory
 from memroute.web.serve import free_port
@@ -54,6 +59,7 @@ from memroute.web.serve import free_port
 HOST = "127.0.0.1"
 ADMIN_TOKEN = "bench-admin-token-for-memroute-load-runs"
 DIRECT, OFF, ON = "direct", "off", "on"
+LITELLM = "LiteLLM Proxy"
 
 # Targets of the gateway-efficiency issue (2 cores, side by side in one run).
 TARGET_OFF_CPU_MS = 1.5
@@ -75,19 +81,10 @@ class Plan:
     memories: int = 1000
     questions: int = 400
     chat_threads: int | None = None  # MEMROUTE_CHAT_THREADS of the gateway (None: its default)
+    litellm: Path | None = None  # LiteLLM Proxy's `litellm` executable, to measure it beside memroute
 
 
 QUICK = Plan(concurrency=(1, 8), seconds=1.0, warmup_s=0.3, memories=200, questions=100)
-
-
-def _wait_http(url: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(url, timeout=2).status_code < 500:
-                return
-        time.sleep(0.1)
-    raise RuntimeError(f"{url} did not answer")
 
 
 def _tree(pid: int) -> list[int]:
@@ -154,7 +151,7 @@ def upstream() -> Iterator[Upstream]:
     port = free_port(HOST)
     proc = subprocess.Popen([sys.executable, "-m", "bench.load_upstream", str(port)])
     try:
-        _wait_http(f"http://{HOST}:{port}/v1/models")
+        wait_http(f"http://{HOST}:{port}/v1/models")
         yield Upstream(f"http://{HOST}:{port}", proc)
     finally:
         proc.terminate()
@@ -200,7 +197,7 @@ def gateway(
         [*command, "--workers", str(workers)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
-        _wait_http(f"http://{HOST}:{port}/healthz")
+        wait_http(f"http://{HOST}:{port}/healthz")
         running = Gateway(f"http://{HOST}:{port}", proc)
         deadline = time.monotonic() + 60
         while len(running.servers()) < workers and time.monotonic() < deadline:
@@ -363,7 +360,7 @@ def run(plan: Plan, *, seed: int, data_dir: Path | None) -> Report:
         store_memories(side, key.id, plan.memories, seed)
         qs = queries(seed + 1, plan.questions)
         runs: list[Run] = []
-        rss: dict[int, tuple[list[float], list[float]]] = {}
+        rss: dict[int | str, tuple[list[float], list[float]]] = {}
         idle_ms_per_s: dict[int, float] = {}
         with upstream() as up:
             runs += measure(plan, up, secret, qs, DIRECT, 0, None)
@@ -379,10 +376,31 @@ def run(plan: Plan, *, seed: int, data_dir: Path | None) -> Report:
                             plan, up, secret, qs, case, workers, gw, idle_cpu, lambda: drain(side)
                         )
                     rss[workers] = (idle, [_rss_mib(p) for p in gw.servers()])
+            if plan.litellm is not None:
+                runs += _beside_litellm(plan, plan.litellm, up, qs, directory, rss)
         side.close()
     _report(report, plan, runs, rss)
     report.data["idle_cpu_ms_per_s"] = idle_ms_per_s
     return report
+
+
+def _beside_litellm(
+    plan: Plan,
+    command: Path,
+    up: Upstream,
+    qs: Sequence[str],
+    directory: Path,
+    rss: dict[int | str, tuple[list[float], list[float]]],
+) -> list[Run]:
+    """Every streamed/not × concurrency run sent to LiteLLM Proxy (one worker) instead."""
+    with litellm_proxy(command, up.url, directory) as proxy:
+        gw = Gateway(proxy.url, proxy.process)
+        idle = [_rss_mib(p) for p in gw.servers()]
+        idle_cpu = idle_cpu_rate(gw)
+        log(f"{LITELLM} idle: {idle_cpu * 1000:.1f} ms of CPU per second")
+        runs = measure(plan, up, proxy.key, qs, LITELLM, 1, gw, idle_cpu)
+        rss[LITELLM] = (idle, [_rss_mib(p) for p in gw.servers()])
+    return runs
 
 
 def _find(
@@ -396,7 +414,7 @@ def _find(
 
 
 def _report(
-    report: Report, plan: Plan, runs: Sequence[Run], rss: dict[int, tuple[list[float], list[float]]]
+    report: Report, plan: Plan, runs: Sequence[Run], rss: dict[int | str, tuple[list[float], list[float]]]
 ) -> None:
     report.add(
         f"Each run: {plan.seconds:g} s timed after {plan.warmup_s:g} s of warm-up, one client key with "
@@ -434,11 +452,77 @@ def _report(
     figures.under_load()
     figures.scaling()
     for workers, (idle, _after) in rss.items():
-        figures.at_most(
-            f"idle RSS per worker, {workers} worker(s), MiB (largest)", TARGET_IDLE_RSS_MIB, max(idle)
-        )
+        if workers != LITELLM:
+            figures.at_most(
+                f"idle RSS per worker, {workers} worker(s), MiB (largest)", TARGET_IDLE_RSS_MIB, max(idle)
+            )
     report.add(table(["figure", "target", "result", "verdict"], figures.rows))
     report.data = {"runs": [r.to_dict() for r in runs], "rss_mib": rss, **figures.values}
+    if LITELLM in rss:
+        rows = SideBySide(plan, runs, rss).rows()
+        report.add(
+            f"**Beside {LITELLM}** (one worker each, the same upstream, client and questions; "
+            f"memroute's memory on injects up to 100 memories, {LITELLM} none):"
+        )
+        report.add(table(["measure", DIRECT, "memroute, memory off", "memroute, memory on", LITELLM], rows))
+        report.data["side_by_side"] = rows
+
+
+class SideBySide:
+    """The gateway-efficiency issue's table: direct, memroute (one worker) with memory off
+    and on, and LiteLLM Proxy, measure by measure (`rows`)."""
+
+    CASES = (DIRECT, OFF, ON, LITELLM)
+
+    def __init__(
+        self, plan: Plan, runs: Sequence[Run], rss: dict[int | str, tuple[list[float], list[float]]]
+    ) -> None:
+        self.runs, self.rss = runs, rss
+        self.one, self.low, self.high = min(plan.workers), min(plan.concurrency), max(plan.concurrency)
+        self.mid = sorted(plan.concurrency)[-2] if len(plan.concurrency) > 1 else self.high
+
+    def rows(self) -> list[list[str]]:
+        return [
+            ["added latency over direct, p50 ms, 1 client", *self._each(self._added)],
+            ["time to first token, p50 ms (streamed), 1 client", *self._each(self._ttft)],
+            [
+                "gateway CPU ms per request, non-streamed / streamed (48 chunks), 1 client",
+                *self._each(self._cpu),
+            ],
+            [f"requests/s at {self.mid} clients (p99 ms)", *self._each(lambda c: self._per_s(c, self.mid))],
+            [f"requests/s at {self.high} clients (p99 ms)", *self._each(lambda c: self._per_s(c, self.high))],
+            ["RSS idle → after the load, MiB (largest process)", *self._each(self._memory)],
+        ]
+
+    def _each(self, read: Callable[[str], str]) -> list[str]:
+        return [read(case) for case in self.CASES]
+
+    def _run(self, case: str, stream: bool, concurrency: int) -> Run | None:
+        return _find(self.runs, case, stream, concurrency, self.one if case in (OFF, ON) else 1)
+
+    def _added(self, case: str) -> str:
+        direct, r = self._run(DIRECT, False, self.low), self._run(case, False, self.low)
+        if case == DIRECT or r is None or direct is None:
+            return "—"
+        return f"+{r.latency.p50 - direct.latency.p50:.2f}"
+
+    def _ttft(self, case: str) -> str:
+        r = self._run(case, True, self.low)
+        return ms(r.ttft.p50) if r and r.ttft and r.ttft.n else "—"
+
+    def _cpu(self, case: str) -> str:
+        once, stream = self._run(case, False, self.low), self._run(case, True, self.low)
+        if once is None or stream is None or once.cpu_ms is None or stream.cpu_ms is None:
+            return "—"
+        return f"{once.cpu_ms:.2f} / {stream.cpu_ms:.2f}"
+
+    def _per_s(self, case: str, concurrency: int) -> str:
+        r = self._run(case, False, concurrency)
+        return "—" if r is None else f"{r.per_s:,.0f} (p99 {ms(r.latency.p99)})"
+
+    def _memory(self, case: str) -> str:
+        held = None if case == DIRECT else self.rss.get(LITELLM if case == LITELLM else self.one)
+        return "—" if held is None else f"{max(held[0]):.0f} → {max(held[1]):.0f}"
 
 
 class Figures:
@@ -528,6 +612,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--seconds", type=float, default=None, help="timed seconds per run (5)")
     ap.add_argument("--memories", type=int, default=None, help="memories stored for the key (1000)")
     ap.add_argument("--chat-threads", type=int, default=None, help="the gateway's MEMROUTE_CHAT_THREADS")
+    ap.add_argument(
+        "--litellm",
+        default=None,
+        metavar="PATH",
+        help="LiteLLM Proxy's `litellm` executable (its own virtual environment): measured beside memroute",
+    )
     args = ap.parse_args(argv)
     plan = QUICK if args.quick else Plan()
     if args.workers:
@@ -540,6 +630,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         plan = replace(plan, memories=args.memories)
     if args.chat_threads:
         plan = replace(plan, chat_threads=args.chat_threads)
+    if args.litellm:
+        plan = replace(plan, litellm=executable(args.litellm))  # a wrong path stops here, before any run
     emit(run(plan, seed=args.seed, data_dir=args.data_dir), args.json)
 
 

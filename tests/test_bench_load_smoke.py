@@ -41,3 +41,15 @@ def test_the_load_benchmark_measures_every_case_through_real_processes(tmp_path:
     assert len(idle) == len(after) == 1 and all(30 < mib < 1000 for mib in idle + after)
     assert "| memory on − memory off, p50 ms | ≤ 2 |" in done.stdout
     assert "| the upstream's CPU ms per 48-chunk stream (it only writes them) | — |" in done.stdout
+
+
+def test_a_litellm_path_that_is_no_executable_stops_the_run_before_it_starts(tmp_path: Path) -> None:
+    """`--litellm` names LiteLLM Proxy's `litellm` in a virtual environment of its own; a
+    wrong path is refused at once, saying how to install it, and nothing is started."""
+    missing = tmp_path / "venv" / "bin" / "litellm"
+    command = [sys.executable, "-m", "bench.gateway_load", "--quick", "--litellm", str(missing)]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0
+    assert f"--litellm {missing}: no executable there" in done.stderr
+    assert "pip install 'litellm[proxy]'" in done.stderr
+    assert "direct workers=" not in done.stderr  # no run was started

@@ -44,16 +44,11 @@ def deadline_error(route: Route, seconds: float) -> UpstreamError:
     )
 
 
-async def guarded(
-    receive: Receive, deadline: float, route: Route, seconds: float, work: Callable[[], Awaitable[T]]
-) -> T:
-    """`work()`'s result. Cancelled, with ClientGone, when the client disconnects first;
-    with an UpstreamError (504) when the monotonic `deadline` (`seconds` after the start)
-    passes first. Any error of `work` itself is raised as it is.
-
-    `work` runs in the caller's task; a watcher task cancels that task when the client
-    goes, and `asyncio.timeout` at the deadline (plain asyncio: the request path pays for
-    no task group)."""
+async def while_connected(receive: Receive, work: Callable[[], Awaitable[T]]) -> T:
+    """`work()`'s result, run in the caller's task; cancelled, with ClientGone, when the
+    client disconnects first (a watcher task cancels the caller's task then: plain
+    asyncio, the request path pays for no task group). Any error of `work` itself is
+    raised as it is."""
     task = asyncio.current_task()
     assert task is not None  # always called from a request's task
     gone = False
@@ -65,17 +60,27 @@ async def guarded(
         task.cancel()
 
     watcher = asyncio.get_running_loop().create_task(watch())
-    timer = asyncio.timeout_at(asyncio.get_running_loop().time() + max(0.0, deadline - time.monotonic()))
     try:
-        async with timer:
-            return await work()
+        return await work()
     except asyncio.CancelledError:
         if gone and task.uncancel() == 0:  # cancelled by the watcher, not from outside
             raise ClientGone from None
         raise
+    finally:
+        watcher.cancel()
+
+
+async def guarded(
+    receive: Receive, deadline: float, route: Route, seconds: float, work: Callable[[], Awaitable[T]]
+) -> T:
+    """`work()`'s result, ended early (see `while_connected`) when the client disconnects
+    first, and with an UpstreamError (504) when the monotonic `deadline` (`seconds` after
+    the start) passes first (`asyncio.timeout`)."""
+    timer = asyncio.timeout_at(asyncio.get_running_loop().time() + max(0.0, deadline - time.monotonic()))
+    try:
+        async with timer:
+            return await while_connected(receive, work)
     except TimeoutError:
         if timer.expired():
             raise deadline_error(route, seconds) from None
         raise
-    finally:
-        watcher.cancel()

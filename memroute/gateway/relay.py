@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -15,7 +16,7 @@ import anyio
 from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from memroute.gateway.guard import guarded
+from memroute.gateway.guard import ClientGone, guarded, while_connected
 from memroute.upstream.client import UpstreamClient, UpstreamResponse
 from memroute.upstream.http import CALL_ERRORS, open_stream, read_body
 from memroute.upstream.route import Route
@@ -145,7 +146,8 @@ async def open_streamed(
 
 class RelayResponse(StreamingResponse):
     """A streamed response that runs `finish` when it ends, however it ends: all sent,
-    the client gone, or its body never started."""
+    the client gone, or its body never started. A client that disconnects ends the relay
+    (`while_connected`: one watcher task, not Starlette's task group per stream)."""
 
     def __init__(
         self,
@@ -159,7 +161,8 @@ class RelayResponse(StreamingResponse):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
-            await super().__call__(scope, receive, send)
+            with contextlib.suppress(ClientGone):  # nobody is left to send the rest to
+                await while_connected(receive, functools.partial(self.stream_response, send))
         finally:
             with anyio.CancelScope(shield=True):
                 await self._finish()
