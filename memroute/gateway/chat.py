@@ -426,19 +426,19 @@ class ChatPipeline:
             queued = False
             try:
                 async for chunk in stream.chunks():
-                    if wanted:
+                    if wanted:  # the reply is learned: the end waits for it (else relayed in one piece)
                         assembler.feed(chunk)
-                    done_at = chunk.find(fmt.done_event)
-                    if done_at >= 0 and not queued:
-                        # Queue the reply before the client sees the end of the stream.
-                        if done_at:
-                            yield chunk[:done_at]
-                        await self.learn_with_reply(ctx, assembler.text)
-                        queued = True
-                        yield chunk[done_at:]
-                        continue
+                        done_at = chunk.find(fmt.done_event)
+                        if done_at >= 0 and not queued:
+                            # Queue the reply before the client sees the end of the stream.
+                            if done_at:
+                                yield chunk[:done_at]
+                            await self.learn_with_reply(ctx, assembler.text)
+                            queued = True
+                            yield chunk[done_at:]
+                            continue
                     yield chunk
-                if not queued:
+                if wanted and not queued:
                     await self.learn_with_reply(ctx, assembler.text)
                 self.record_use(ctx)
             except CALL_ERRORS as exc:
