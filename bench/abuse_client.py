@@ -23,7 +23,7 @@ from typing import Any
 
 import httpx
 
-from bench.common import Latency
+from bench.common import Latency, stop_process
 
 EVERY_S = 0.05
 TIMEOUT_S = 5.0
@@ -112,12 +112,7 @@ class SteadyClient:
     def __exit__(self, *exc: object) -> None:
         if self._proc is None or self._proc.poll() is not None:
             return
-        self._proc.send_signal(signal.SIGTERM)
-        try:
-            self._proc.wait(TIMEOUT_S + 10)
-        except subprocess.TimeoutExpired:
-            self._proc.kill()
-            self._proc.wait(5)
+        stop_process(self._proc, TIMEOUT_S + 10)
 
     def chats(self) -> list[Chat]:
         found = []

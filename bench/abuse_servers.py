@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import os
 import resource
-import signal
 import socket
 import subprocess
 import sys
@@ -22,7 +21,7 @@ from pathlib import Path
 
 import httpx
 
-from bench.common import wait_http
+from bench.common import stop_process, wait_http
 
 HOST = "127.0.0.1"
 ADMIN_TOKEN = "bench-abuse-admin-token-0123456789abcdef"
@@ -116,12 +115,7 @@ def stop(proc: subprocess.Popen[bytes]) -> str:
     if proc.poll() is not None:
         return f"had already exited ({proc.returncode})"
     started = time.monotonic()
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(STOP_S)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(5)
+    if stop_process(proc, STOP_S):
         return f"killed: still running {STOP_S:.0f} s after SIGTERM"
     return f"exited {proc.returncode} {time.monotonic() - started:.1f} s after SIGTERM"
 

@@ -10,6 +10,8 @@ import math
 import os
 import platform
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -239,6 +241,19 @@ def wait_http(url: str, timeout: float = 60.0, alive: Callable[[], bool] | None 
         if (alive is not None and not alive()) or time.monotonic() > deadline:
             raise RuntimeError(f"{url} did not answer")
         time.sleep(0.05)
+
+
+def stop_process(proc: subprocess.Popen[Any], grace_s: float) -> bool:
+    """SIGTERM `proc` and wait `grace_s` seconds for it to end; then kill it. Whether it
+    had to be killed."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(grace_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(10)
+        return True
+    return False
 
 
 def log(message: str) -> None:

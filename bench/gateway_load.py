@@ -22,10 +22,10 @@ by side as the gateway-efficiency issue did.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import resource
-import signal
 import subprocess
 import sys
 import time
@@ -44,6 +44,7 @@ from bench.common import (
     parser,
     process_cpu_s,
     remove_database,
+    stop_process,
     table,
     verdict,
     wait_http,
@@ -204,12 +205,7 @@ def gateway(
             time.sleep(0.1)
         yield running
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(90)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+        stop_process(proc, 90)
 
 
 def load(
@@ -482,15 +478,22 @@ class SideBySide:
         self.mid = sorted(plan.concurrency)[-2] if len(plan.concurrency) > 1 else self.high
 
     def rows(self) -> list[list[str]]:
+        one = f"{self.low} client" + ("" if self.low == 1 else "s")
+        loads = sorted({self.mid, self.high} - {self.low}) or [self.high]  # each load once
         return [
-            ["added latency over direct, p50 ms, 1 client", *self._each(self._added)],
-            ["time to first token, p50 ms (streamed), 1 client", *self._each(self._ttft)],
+            [f"added latency over direct, p50 ms, {one}", *self._each(self._added)],
+            [f"time to first token, p50 ms (streamed), {one}", *self._each(self._ttft)],
             [
-                "gateway CPU ms per request, non-streamed / streamed (48 chunks), 1 client",
+                f"gateway CPU ms per request, non-streamed / streamed (48 chunks), {one}",
                 *self._each(self._cpu),
             ],
-            [f"requests/s at {self.mid} clients (p99 ms)", *self._each(lambda c: self._per_s(c, self.mid))],
-            [f"requests/s at {self.high} clients (p99 ms)", *self._each(lambda c: self._per_s(c, self.high))],
+            *(
+                [
+                    f"requests/s at {n} clients (p99 ms)",
+                    *self._each(functools.partial(self._per_s, concurrency=n)),
+                ]
+                for n in loads
+            ),
             ["RSS idle → after the load, MiB (largest process)", *self._each(self._memory)],
         ]
 

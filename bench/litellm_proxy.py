@@ -15,13 +15,12 @@ import contextlib
 import json
 import os
 import secrets
-import signal
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.common import wait_http
+from bench.common import stop_process, wait_http
 from memroute.web.serve import free_port
 
 HOST = "127.0.0.1"
@@ -95,9 +94,4 @@ def litellm_proxy(command: Path, upstream_url: str, directory: Path) -> Iterator
         wait_http(f"http://{HOST}:{port}/health/liveliness", START_TIMEOUT_S, lambda: proc.poll() is None)
         yield Proxy(f"http://{HOST}:{port}", proc, key)
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+        stop_process(proc, 30)
