@@ -10,6 +10,7 @@ import json
 import logging
 import re
 import socket
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -320,6 +321,22 @@ def test_a_client_that_leaves_a_relayed_stream_closes_the_upstream_response(gw: 
         assert next(iter(stream)).choices[0].delta.content == "Hel"  # relayed as it arrived
         stream.close()
         wait_until(lambda: slow.closed_by_client == 1)
+        assert gw.chat_works("a")
+
+
+def test_a_client_that_leaves_while_a_fast_stream_is_gathered_closes_the_upstream_response(
+    gw: Gateway,
+) -> None:
+    # The provider's bytes come 2 ms apart: past its first pieces, the relay leaves the
+    # provider's connection unread between reads (MEMROUTE_STREAM_GATHER_MS, 5 ms), and the
+    # client leaves meanwhile. The upstream response is closed, the slot freed.
+    gw.limit("a", max_concurrent=1)
+    with RawUpstream(SSE_HEAD + FIRST_EVENT, trickle=b": keep-alive\n" * 100, every=0.002) as fast:
+        stream = gw.client("a").chat.completions.create(model=gw.provider(fast), messages=HI, stream=True)
+        assert next(iter(stream)).choices[0].delta.content == "Hel"
+        time.sleep(0.05)  # several holds in
+        stream.close()
+        wait_until(lambda: fast.closed_by_client == 1)
         assert gw.chat_works("a")
 
 
