@@ -10,10 +10,12 @@ processes in some runs, one process then serving every request while the other i
 Here each process counts its open connections in memory shared with the others (set up
 by the parent, `ConnectionCounts`), takes one connection at a time, and lets a new one
 go to the others while it holds more than `SLACK` connections above the process holding
-the fewest, as long as the others keep taking them: a process that takes none for
-`MAX_HOLD_S` (busy, or stopped) is passed over, so a client never waits much longer than
-that for it. A process still starting,
-or gone, counts as holding more than any other (`ABSENT`) until it serves.
+the fewest, as long as the others keep taking them. A process that takes none for
+`MAX_HOLD_S` (busy, or stopped) is passed over for one connection, and each further
+time in a row the wait is halved: a pool stays even across a pause of a few tens of
+milliseconds (a loaded machine, a collection), and a burst waits about twice `MAX_HOLD_S`
+in all for a process that stays stopped. A process still starting, or gone, counts as
+holding more than any other (`ABSENT`) until it serves.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ import select
 from typing import Any
 
 SLACK = 1  # connections a process may hold above the least loaded one before it holds back
-MAX_HOLD_S = 0.02  # how long a process leaves waiting connections to the others, at most
+MAX_HOLD_S = 0.1  # how long a process leaves a waiting connection to the others, at most
+FORGET_S = 1.0  # how long a process passed over stays known as slow to take connections
 RECHECK_S = 0.002  # how soon a process that held back looks at the socket again
 ABSENT = 1 << 30  # the count of a process not serving (starting, or gone): never the least
 
@@ -90,22 +93,36 @@ class SharingLoop(asyncio.SelectorEventLoop):
     share: ConnectionShare | None = None
     _holding_since: float | None = None
     _least_at_hold = ABSENT  # the least loaded other's count when the hold (re)started
+    _passed_over = 0  # holds in a row that ran out with the others taking none
+    _passed_at = 0.0  # when the last of them ran out
 
     def _accept_connection(self, protocol_factory: Any, sock: Any, *args: Any) -> None:
         share = self.share
         if share is not None and share.ahead():
-            now, least = self.time(), share.least_other()
-            if self._holding_since is None or least > self._least_at_hold:
-                # A hold starts, or starts again because the others are taking connections:
-                # only one that takes none for `MAX_HOLD_S` (stopped, busy) is passed over.
-                self._holding_since, self._least_at_hold = now, least
-            if now - self._holding_since < MAX_HOLD_S:
+            if self._holds_back(share):
                 self.remove_reader(sock.fileno())
                 self.call_later(RECHECK_S, functools.partial(self._look_again, protocol_factory, sock, *args))
                 return
+        else:
+            self._passed_over = 0
         self._holding_since = None
         # (sslcontext, server, backlog, …): asyncio's `backlog` is how many it takes at once.
         super()._accept_connection(protocol_factory, sock, *args[:2], 1, *args[3:])  # type: ignore[misc]
+
+    def _holds_back(self, share: ConnectionShare) -> bool:
+        """Whether this process, ahead of the others, leaves the waiting connection to them
+        a while longer: up to `MAX_HOLD_S` since they last took one, halved for each hold
+        in a row that ran out with them taking none."""
+        now, least = self.time(), share.least_other()
+        if least > self._least_at_hold or (self._passed_over and now - self._passed_at > FORGET_S):
+            # The others are taking connections (or were passed over long ago): a new hold.
+            self._holding_since, self._passed_over = None, 0
+        if self._holding_since is None:
+            self._holding_since, self._least_at_hold = now, least
+        if now - self._holding_since < MAX_HOLD_S / (1 << self._passed_over):
+            return True
+        self._passed_over, self._passed_at = min(self._passed_over + 1, 16), now
+        return False
 
     def _look_again(self, protocol_factory: Any, sock: Any, *args: Any) -> None:
         server = args[1] if len(args) > 1 else None
