@@ -13,10 +13,13 @@ of each server process) idle, after start, and after the load.
     python -m bench.gateway_load --workers 1,2,4 --seconds 10
     python -m bench.gateway_load --quick                 # workers 1,2; 1 and 8 clients; 1 s
     python -m bench.gateway_load --litellm /opt/litellm/bin/litellm   # LiteLLM Proxy beside it
+    python -m bench.gateway_load --wrk                   # non-streamed load sent by wrk
 
 With `--litellm`, LiteLLM Proxy (installed in a virtual environment of its own, see
 bench/litellm_proxy.py) takes the same load after memroute, and a table sets the two side
-by side as the gateway-efficiency issue did.
+by side as the gateway-efficiency issue did. With `--wrk`, the non-streamed runs are sent
+by Debian's `wrk` (bench/wrk_load.py), whose CPU per request is a tenth of the aiohttp
+client's: on two cores, more of the machine is left to the gateway.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from bench import wrk_load
 from bench.common import (
     NO_MODEL,
     Latency,
@@ -83,6 +87,7 @@ class Plan:
     questions: int = 400
     chat_threads: int | None = None  # MEMROUTE_CHAT_THREADS of the gateway (None: its default)
     litellm: Path | None = None  # LiteLLM Proxy's `litellm` executable, to measure it beside memroute
+    wrk: Path | None = None  # Debian's `wrk`, to send the non-streamed load (bench/wrk_load.py)
 
 
 QUICK = Plan(concurrency=(1, 8), seconds=1.0, warmup_s=0.3, memories=200, questions=100)
@@ -211,6 +216,8 @@ def gateway(
 def load(
     url: str, key: str, questions: Sequence[str], concurrency: int, stream: bool, plan: Plan
 ) -> dict[str, Any]:
+    if plan.wrk is not None and not stream:
+        return wrk_load.run(plan.wrk, url, key, questions, concurrency, plan.seconds, plan.warmup_s)
     command = [sys.executable, "-m", "bench.load_client", url, key, "--concurrency", str(concurrency)]
     command += ["--seconds", str(plan.seconds), "--warmup", str(plan.warmup_s)]
     if stream:
@@ -419,7 +426,13 @@ def _report(
         "background threads, the lower of two 1 s windows before the runs); the upstream's (a bare "
         "asyncio server: what answering costs at the least on this machine) and the load generator's "
         "per request; machine busy: the share of all cores in use during the run, every process "
-        "counted (near 100, a run measures the machine, not the gateway). `p99/p50` is the tail's spread."
+        "counted (near 100, a run measures the machine, not the gateway). `p99/p50` is the tail's spread. "
+        + (
+            "Load generator: wrk (C, one thread) for the non-streamed runs, whole seconds each, latencies "
+            "read from its histogram; the aiohttp client for the streamed ones."
+            if plan.wrk is not None
+            else "Load generator: the aiohttp client."
+        )
     )
     headers = [
         "workers",
@@ -616,6 +629,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--memories", type=int, default=None, help="memories stored for the key (1000)")
     ap.add_argument("--chat-threads", type=int, default=None, help="the gateway's MEMROUTE_CHAT_THREADS")
     ap.add_argument(
+        "--wrk",
+        nargs="?",
+        const="wrk",
+        default=None,
+        metavar="PATH",
+        help="send the non-streamed load with wrk (apt-get install wrk; PATH: its executable, else on PATH)",
+    )
+    ap.add_argument(
         "--litellm",
         default=None,
         metavar="PATH",
@@ -635,6 +656,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         plan = replace(plan, chat_threads=args.chat_threads)
     if args.litellm:
         plan = replace(plan, litellm=executable(args.litellm))  # a wrong path stops here, before any run
+    if args.wrk:
+        plan = replace(plan, wrk=wrk_load.executable(args.wrk))  # so does a missing wrk
     emit(run(plan, seed=args.seed, data_dir=args.data_dir), args.json)
 
 

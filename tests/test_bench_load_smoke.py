@@ -5,11 +5,16 @@ can run it beside the other benchmarks' smoke tests."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from gateways import Gateway
+
+from bench import wrk_load
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -53,3 +58,42 @@ def test_a_litellm_path_that_is_no_executable_stops_the_run_before_it_starts(tmp
     assert f"--litellm {missing}: no executable there" in done.stderr
     assert "pip install 'litellm[proxy]'" in done.stderr
     assert "direct workers=" not in done.stderr  # no run was started
+
+
+def _wrk() -> Path:
+    """Debian's wrk: skipped without it here, failed without it in CI (.ci/run installs it)."""
+    found = shutil.which("wrk")
+    if found is None:
+        message = "wrk is missing: apt-get install -y wrk"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    return Path(found)
+
+
+def test_wrk_sends_every_question_with_the_key_and_counts_what_is_refused(gateway: Gateway) -> None:
+    """`--wrk` sends the non-streamed load with wrk: each question in turn as a chat request
+    with the client key, each answered request timed; with a wrong key every request is
+    counted as refused and none is timed."""
+    wrk = _wrk()
+    questions = ["Where did I park the blue van?", 'Which "quoted" ]=] words survive?']
+    answered = wrk_load.run(wrk, gateway.url, gateway.secret, questions, 2, 1, 0)
+    assert answered["refused"] == {}
+    assert len(answered["latency_ns"]) > 10 and 0.9 < answered["timed_s"] < 3
+    timed = sorted(answered["latency_ns"])
+    assert 0 < timed[0] <= timed[len(timed) // 2] <= timed[-1] < 10 * 1e9
+    said = {r["body"]["messages"][-1]["content"] for r in gateway.upstream.requests}
+    assert said == set(questions)
+    sent_before = len(gateway.upstream.requests)
+    refused = wrk_load.run(wrk, gateway.url, "mr-not-a-key-of-this-gateway", questions, 2, 1, 0)
+    assert refused["latency_ns"] == [] and refused["refused"]["status_not_2xx"] > 10
+    assert len(gateway.upstream.requests) == sent_before  # refused before the provider is called
+
+
+def test_a_missing_wrk_stops_the_run_before_it_starts(tmp_path: Path) -> None:
+    missing = tmp_path / "bin" / "wrk"
+    command = [sys.executable, "-m", "bench.gateway_load", "--quick", "--wrk", str(missing)]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0
+    assert f"--wrk {missing}: no wrk there; install it (apt-get install wrk)" in done.stderr
+    assert "direct workers=" not in done.stderr

@@ -1,0 +1,128 @@
+"""wrk (Debian's `wrk`, a load generator written in C) as the load of `bench.gateway_load`'s
+non-streamed runs (`--wrk`): it spends ~0.02–0.07 ms of CPU per request where the aiohttp
+client spends ~0.2–0.5, so on a two-core machine more of it is left to the gateway.
+
+One wrk thread keeps `concurrency` keep-alive connections busy, each sending the next of
+the questions as a chat request; a first run of `warmup_s` is not timed. wrk cannot say
+when a stream's first piece arrives, so streamed runs keep the aiohttp client. wrk keeps
+latencies in a histogram of its own: the run's samples are read back from it at 1,000
+evenly spaced percentiles (p50 and p99 are wrk's own), one sample per request timed.
+
+    apt-get install wrk
+    python -m bench.gateway_load --wrk
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+MODEL = "echo-1"  # what the load upstream and bench/load_client.py answer and ask for
+PATH = "/v1/chat/completions"
+MARK = "memroute-wrk "  # the line the script's `done` writes its figures on
+GRID = 1000  # percentiles read back from wrk's histogram
+
+_DONE = """
+done = function(summary, latency, requests)
+  local points = {}
+  for i = 1, %(grid)d - 1 do points[i] = string.format("%%d", latency:percentile(i * 100 / %(grid)d)) end
+  points[%(grid)d] = string.format("%%d", latency.max)  -- its percentile(100) reads 0
+  local e = summary.errors
+  io.write(string.format('%(mark)s{"requests": %%d, "duration_us": %%d, "not_2xx": %%d, '
+    .. '"socket_errors": %%d, "percentiles_us": [%%s]}\\n', summary.requests, summary.duration, e.status,
+    e.connect + e.read + e.write + e.timeout, table.concat(points, ",")))
+end
+"""
+
+
+def executable(path: str) -> Path:
+    """The `wrk` command at `path` (or on PATH), or SystemExit saying how to install it."""
+    found = shutil.which(path)
+    if found is None:
+        raise SystemExit(f"--wrk {path}: no wrk there; install it (apt-get install wrk) or pass its path")
+    return Path(found)
+
+
+def script(key: str, questions: Sequence[str]) -> str:
+    """wrk's Lua script: chat requests with `key`, one question after another."""
+    bodies = [json.dumps({"model": MODEL, "messages": [{"role": "user", "content": q}]}) for q in questions]
+    level = "=" * next(n for n in range(1, 64) if not any(f"]{'=' * n}]" in body for body in bodies))
+    quoted = ",\n".join(f"[{level}[{body}]{level}]" for body in bodies)
+    return (
+        f"""
+local bodies = {{
+{quoted}
+}}
+local next_body = 0
+wrk.method = "POST"
+wrk.headers["content-type"] = "application/json"
+wrk.headers["authorization"] = "Bearer " .. {json.dumps(key)}
+request = function()
+  next_body = next_body % #bodies + 1
+  return wrk.format(nil, "{PATH}", nil, bodies[next_body])
+end
+"""
+        + _DONE % {"grid": GRID, "mark": MARK}
+    )
+
+
+def _whole_seconds(seconds: float) -> str:
+    return f"{max(1, math.ceil(seconds))}s"  # wrk takes whole seconds only
+
+
+def _wrk(wrk: Path, url: str, lua: Path, concurrency: int, seconds: float) -> dict[str, Any]:
+    command = [str(wrk), "-t1", f"-c{concurrency}", f"-d{_whole_seconds(seconds)}", "-s", str(lua)]
+    command += ["--timeout", "30s", url]
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    lines = [line for line in done.stdout.splitlines() if line.startswith(MARK)]
+    if not lines:
+        raise RuntimeError(f"wrk printed no figures: {done.stdout[-500:]} {done.stderr[-500:]}")
+    figures: dict[str, Any] = json.loads(lines[-1][len(MARK) :])
+    return figures
+
+
+def samples(figures: dict[str, Any]) -> list[int]:
+    """One latency (ns) per successful request, read from wrk's percentiles: the k-th
+    fastest of n is the first percentile read at or above k / n."""
+    answered = max(0, int(figures["requests"]) - int(figures["not_2xx"]))
+    points = figures["percentiles_us"]
+    if not answered or not points:
+        return []
+    last = len(points) - 1
+    return [
+        int(points[min(last, max(0, math.ceil(k * len(points) / answered) - 1))]) * 1000
+        for k in range(1, answered + 1)
+    ]
+
+
+def run(
+    wrk: Path, url: str, key: str, questions: Sequence[str], concurrency: int, seconds: float, warmup_s: float
+) -> dict[str, Any]:
+    """A timed wrk run (after an untimed one of `warmup_s`, when above 0) of chat requests to
+    `url`: the same figures as bench/load_client.py gives, without time to first token."""
+    with tempfile.TemporaryDirectory(prefix="memroute-wrk-") as directory:
+        lua = Path(directory) / "chat.lua"
+        lua.write_text(script(key, questions), encoding="utf-8")
+        os.chmod(lua, 0o600)  # it holds the client key
+        if warmup_s > 0:
+            _wrk(wrk, url, lua, concurrency, warmup_s)
+        figures = _wrk(wrk, url, lua, concurrency, seconds)
+    refused = {}
+    if figures["not_2xx"]:
+        refused["status_not_2xx"] = int(figures["not_2xx"])
+    if figures["socket_errors"]:
+        refused["status_socket_error"] = int(figures["socket_errors"])
+    return {
+        "seconds": seconds,
+        "timed_s": figures["duration_us"] / 1e6,
+        "latency_ns": samples(figures),
+        "ttft_ns": [],
+        "refused": refused,
+    }
