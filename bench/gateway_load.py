@@ -628,14 +628,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--seconds", type=float, default=None, help="timed seconds per run (5)")
     ap.add_argument("--memories", type=int, default=None, help="memories stored for the key (1000)")
     ap.add_argument("--chat-threads", type=int, default=None, help="the gateway's MEMROUTE_CHAT_THREADS")
-    ap.add_argument(
-        "--wrk",
-        nargs="?",
-        const="wrk",
-        default=None,
-        metavar="PATH",
-        help="send the non-streamed load with wrk (apt-get install wrk; PATH: its executable, else on PATH)",
-    )
+    wrk_load.add_option(ap)
     ap.add_argument(
         "--litellm",
         default=None,

@@ -12,7 +12,8 @@ Four parts (`--part`, all by default):
 - `replicas`: requests/s with memory on at 16 and 64 concurrent clients: SQLite (one
   process), PostgreSQL with one replica and with three (`memroute serve` each, the load
   client spreading its connections over them), the gateways' and PostgreSQL's CPU per
-  request from /proc.
+  request from /proc. With `--wrk`, Debian's `wrk` sends the non-streamed load, one thread
+  per replica (bench/wrk_load.py): on two cores it leaves more of the machine to them.
 
 The server is `--database-url`, else a PostgreSQL 16 with pgvector started for the run by
 the `pgserver` package (`pip install pgserver`; it is in memroute's test extras).
@@ -20,6 +21,7 @@ the `pgserver` package (`pip install pgserver`; it is in memroute's test extras)
     python -m bench.postgres                                 # every part, 10000x1
     python -m bench.postgres --part retrieval --sizes 10000x1 1000000x1000 --queries 500
     python -m bench.postgres --part replicas --seconds 10
+    python -m bench.postgres --part replicas --wrk
     python -m bench.postgres --quick
 """
 
@@ -33,13 +35,14 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import psycopg
 
+from bench import wrk_load
 from bench.common import NO_MODEL, Latency, Report, emit, log, ms, parser, table, verdict, work_dir
 from bench.corpus import MemoryGenerator, queries
 from bench.dataset import build
@@ -431,7 +434,9 @@ def _chats_report(rep: Report, results: Sequence[dict[str, Any]], plan: Plan) ->
                 ]
             )
     rep.add(
-        "Chats through the gateway (scripted upstream, `bench.load_client` in its own process); latency in"
+        "Chats through the gateway (scripted upstream, "
+        + ("wrk for the non-streamed runs, " if plan.wrk is not None else "")
+        + "`bench.load_client` in its own process); latency in"
         " ms, gateway CPU per request, PostgreSQL's CPU per request over the case's runs."
     )
     headers = ["store", "replicas", "case", "stream", "clients", "p50", "p99", "req/s", "gateway CPU ms"]
@@ -470,6 +475,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     ap.add_argument("--writes", type=int, default=2000)
     ap.add_argument("--seconds", type=float, default=5.0)
+    wrk_load.add_option(ap)
     ap.add_argument(
         "--database-url", default=None, help="a PostgreSQL server to use (a database is made per part)"
     )
@@ -479,6 +485,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     plan = Plan(concurrency=(1, 16, 64), seconds=args.seconds, memories=1000, questions=400)
     if quick:
         plan = Plan(concurrency=(1, 8), seconds=1.0, warmup_s=0.3, memories=200, questions=100)
+    if args.wrk:
+        plan = replace(plan, wrk=wrk_load.executable(args.wrk))
     sizes = ["2000x1"] if quick else args.sizes
     n_queries, warmup = (30, 10) if quick else (args.queries, 50)
     parts: dict[str, Any] = {}

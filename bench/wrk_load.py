@@ -3,7 +3,9 @@ non-streamed runs (`--wrk`): it spends ~0.02–0.07 ms of CPU per request where 
 client spends ~0.2–0.5, so on a two-core machine more of it is left to the gateway.
 
 One wrk thread keeps `concurrency` keep-alive connections busy, each sending the next of
-the questions as a chat request; a first run of `warmup_s` is not timed. wrk cannot say
+the questions as a chat request; a first run of `warmup_s` is not timed. Given several
+servers (replicas of one memory, comma-separated URLs), one wrk thread per server sends
+to it: wrk gives each thread `concurrency` ÷ threads connections (63 of 64 over three). wrk cannot say
 when a stream's first piece arrives, so streamed runs keep the aiohttp client. wrk keeps
 latencies in a histogram of its own: the run's samples are read back from it at 1,000
 evenly spaced percentiles (p50 and p99 are wrk's own), one sample per request timed.
@@ -14,6 +16,7 @@ evenly spaced percentiles (p50 and p99 are wrk's own), one sample per request ti
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
@@ -23,6 +26,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 MODEL = "echo-1"  # what the load upstream and bench/load_client.py answer and ask for
 PATH = "/v1/chat/completions"
@@ -42,6 +46,18 @@ end
 """
 
 
+def add_option(ap: argparse.ArgumentParser) -> None:
+    """The benchmark's `--wrk [PATH]` option (wrk on PATH when no path is given)."""
+    ap.add_argument(
+        "--wrk",
+        nargs="?",
+        const="wrk",
+        default=None,
+        metavar="PATH",
+        help="send the non-streamed load with wrk (apt-get install wrk; PATH: its executable, else on PATH)",
+    )
+
+
 def executable(path: str) -> Path:
     """The `wrk` command at `path` (or on PATH), or SystemExit saying how to install it."""
     found = shutil.which(path)
@@ -50,8 +66,9 @@ def executable(path: str) -> Path:
     return Path(found)
 
 
-def script(key: str, questions: Sequence[str]) -> str:
-    """wrk's Lua script: chat requests with `key`, one question after another."""
+def script(key: str, questions: Sequence[str], servers: Sequence[str] = ()) -> str:
+    """wrk's Lua script: chat requests with `key`, one question after another; with
+    several `servers` (URLs), wrk's n-th thread sends to the n-th."""
     bodies = [json.dumps({"model": MODEL, "messages": [{"role": "user", "content": q}]}) for q in questions]
     level = "=" * next(n for n in range(1, 64) if not any(f"]{'=' * n}]" in body for body in bodies))
     quoted = ",\n".join(f"[{level}[{body}]{level}]" for body in bodies)
@@ -69,16 +86,34 @@ request = function()
   return wrk.format(nil, "{PATH}", nil, bodies[next_body])
 end
 """
+        + _spread(servers)
         + _DONE % {"grid": GRID, "mark": MARK}
     )
+
+
+def _spread(servers: Sequence[str]) -> str:
+    """Lua that points wrk's n-th thread at the n-th of `servers` (nothing for one)."""
+    if len(servers) < 2:
+        return ""
+    places = [urlsplit(url) for url in servers]
+    targets = ", ".join(f'{{"{place.hostname}", "{place.port}"}}' for place in places)
+    return f"""
+local servers = {{ {targets} }}
+local threads_set_up = 0
+setup = function(thread)
+  threads_set_up = threads_set_up + 1
+  local server = servers[(threads_set_up - 1) % #servers + 1]
+  thread.addr = wrk.lookup(server[1], server[2])[1]
+end
+"""
 
 
 def _whole_seconds(seconds: float) -> str:
     return f"{max(1, math.ceil(seconds))}s"  # wrk takes whole seconds only
 
 
-def _wrk(wrk: Path, url: str, lua: Path, concurrency: int, seconds: float) -> dict[str, Any]:
-    command = [str(wrk), "-t1", f"-c{concurrency}", f"-d{_whole_seconds(seconds)}", "-s", str(lua)]
+def _wrk(wrk: Path, url: str, lua: Path, threads: int, concurrency: int, seconds: float) -> dict[str, Any]:
+    command = [str(wrk), f"-t{threads}", f"-c{concurrency}", f"-d{_whole_seconds(seconds)}", "-s", str(lua)]
     command += ["--timeout", "30s", url]
     done = subprocess.run(command, capture_output=True, text=True, check=True)
     lines = [line for line in done.stdout.splitlines() if line.startswith(MARK)]
@@ -106,14 +141,17 @@ def run(
     wrk: Path, url: str, key: str, questions: Sequence[str], concurrency: int, seconds: float, warmup_s: float
 ) -> dict[str, Any]:
     """A timed wrk run (after an untimed one of `warmup_s`, when above 0) of chat requests to
-    `url`: the same figures as bench/load_client.py gives, without time to first token."""
+    `url` (several, comma-separated: spread over them as bench/load_client.py does, the
+    first `concurrency` at most): the same figures as bench/load_client.py gives, without
+    time to first token."""
+    servers = url.split(",")[: max(1, concurrency)]
     with tempfile.TemporaryDirectory(prefix="memroute-wrk-") as directory:
         lua = Path(directory) / "chat.lua"
-        lua.write_text(script(key, questions), encoding="utf-8")
+        lua.write_text(script(key, questions, servers), encoding="utf-8")
         os.chmod(lua, 0o600)  # it holds the client key
         if warmup_s > 0:
-            _wrk(wrk, url, lua, concurrency, warmup_s)
-        figures = _wrk(wrk, url, lua, concurrency, seconds)
+            _wrk(wrk, servers[0], lua, len(servers), concurrency, warmup_s)
+        figures = _wrk(wrk, servers[0], lua, len(servers), concurrency, seconds)
     refused = {}
     if figures["not_2xx"]:
         refused["status_not_2xx"] = int(figures["not_2xx"])

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from gateways import Gateway
+from servers import LiveServer, ScriptedUpstream
 
 from bench import wrk_load
 
@@ -97,3 +98,19 @@ def test_a_missing_wrk_stops_the_run_before_it_starts(tmp_path: Path) -> None:
     assert done.returncode != 0
     assert f"--wrk {missing}: no wrk there; install it (apt-get install wrk)" in done.stderr
     assert "direct workers=" not in done.stderr
+
+
+def test_wrk_spreads_its_connections_over_replicas_as_the_load_client_does() -> None:
+    """Given several servers (replicas of one memory), one wrk thread sends to each; one
+    client sends to the first only."""
+    wrk = _wrk()
+    replicas = [ScriptedUpstream(), ScriptedUpstream()]
+    with LiveServer(replicas[0].app()) as first, LiveServer(replicas[1].app()) as second:
+        both = f"{first.url},{second.url}"
+        spread = wrk_load.run(wrk, both, "a-key", ["Hello there"], 4, 1, 0)
+        received = sum(len(r.requests) for r in replicas)  # the last of each connection may be cut off
+        assert spread["refused"] == {} and 0 <= received - len(spread["latency_ns"]) <= 4
+        assert all(len(r.requests) > 10 for r in replicas)
+        answered_by_second = len(replicas[1].requests)
+        alone = wrk_load.run(wrk, both, "a-key", ["Hello there"], 1, 1, 0)
+        assert len(alone["latency_ns"]) > 10 and len(replicas[1].requests) == answered_by_second
