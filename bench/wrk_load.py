@@ -1,14 +1,15 @@
-"""wrk (Debian's `wrk`, a load generator written in C) as the load of `bench.gateway_load`'s
-non-streamed runs (`--wrk`): it spends ~0.02–0.07 ms of CPU per request where the aiohttp
-client spends ~0.2–0.5, so on a two-core machine more of it is left to the gateway.
+"""wrk (Debian's `wrk`, a load generator written in C) as the load of the non-streamed runs
+of `bench.gateway_load` and `bench.postgres` (`--wrk`): it spends ~0.02–0.10 ms of CPU per
+request where the aiohttp client spends ~0.12–0.46, so on a two-core machine more of it is
+left to the gateway.
 
 One wrk thread keeps `concurrency` keep-alive connections busy, each sending the next of
 the questions as a chat request; a first run of `warmup_s` is not timed. Given several
-servers (replicas of one memory, comma-separated URLs), one wrk thread per server sends
-to it: wrk gives each thread `concurrency` ÷ threads connections (63 of 64 over three). wrk cannot say
-when a stream's first piece arrives, so streamed runs keep the aiohttp client. wrk keeps
-latencies in a histogram of its own: the run's samples are read back from it at 1,000
-evenly spaced percentiles (p50 and p99 are wrk's own), one sample per request timed.
+servers (replicas of one memory, comma-separated URLs), one wrk thread per server sends to
+it, and wrk gives each thread `concurrency` ÷ threads connections (63 of 64 over three).
+wrk cannot say when a stream's first piece arrives, so streamed runs keep the aiohttp
+client. wrk keeps latencies in a histogram of its own: the run's samples are read back from
+it at 1,000 evenly spaced percentiles (p50 and p99 are wrk's own), one per request timed.
 
     apt-get install wrk
     python -m bench.gateway_load --wrk
@@ -19,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import shutil
 import subprocess
 import tempfile
@@ -146,9 +146,8 @@ def run(
     time to first token."""
     servers = url.split(",")[: max(1, concurrency)]
     with tempfile.TemporaryDirectory(prefix="memroute-wrk-") as directory:
-        lua = Path(directory) / "chat.lua"
+        lua = Path(directory) / "chat.lua"  # it holds the client key: the directory is this user's alone
         lua.write_text(script(key, questions, servers), encoding="utf-8")
-        os.chmod(lua, 0o600)  # it holds the client key
         if warmup_s > 0:
             _wrk(wrk, servers[0], lua, len(servers), concurrency, warmup_s)
         figures = _wrk(wrk, servers[0], lua, len(servers), concurrency, seconds)
