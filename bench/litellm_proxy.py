@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.common import stop_process, wait_http
+from bench.load_upstream import MODEL
 from memroute.web.serve import free_port
 
 HOST = "127.0.0.1"
-MODEL = "echo-1"  # what bench/load_client.py asks for
 START_TIMEOUT_S = 180.0  # it imports a great deal before it listens
 
 

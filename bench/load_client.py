@@ -20,6 +20,8 @@ import time
 
 import aiohttp
 
+from bench.load_upstream import MODEL
+
 
 async def _worker(
     session: aiohttp.ClientSession,
@@ -68,9 +70,7 @@ async def run(
     url: str, key: str, questions: list[str], concurrency: int, seconds: float, warmup_s: float, stream: bool
 ) -> dict[str, object]:
     bodies = [
-        json.dumps(
-            {"model": "echo-1", "messages": [{"role": "user", "content": q}], "stream": stream}
-        ).encode()
+        json.dumps({"model": MODEL, "messages": [{"role": "user", "content": q}], "stream": stream}).encode()
         for q in questions
     ]
     urls = url.split(",")

@@ -13,6 +13,7 @@ import json
 import os
 import sys
 
+MODEL = "echo-1"  # the model the load asks for and this upstream answers as
 REPLY_WORDS = ("memory " * 48).split()  # 48 words: the reply of the issue's measurements
 # Asleep this long (1–2 ms in practice) between two chunks; BENCH_CHUNK_GAP_MS=0 writes them
 # back to back (what a stream costs without the wake-ups between its tokens).
@@ -22,7 +23,7 @@ _COMPLETION = json.dumps(
         "id": "chatcmpl-load",
         "object": "chat.completion",
         "created": 0,
-        "model": "echo-1",
+        "model": MODEL,
         "choices": [
             {
                 "index": 0,
@@ -40,7 +41,7 @@ def _chunk(word: str) -> bytes:
         "id": "chatcmpl-load",
         "object": "chat.completion.chunk",
         "created": 0,
-        "model": "echo-1",
+        "model": MODEL,
         "choices": [{"index": 0, "delta": {"content": word}, "finish_reason": None}],
     }
     data = b"data: " + json.dumps(event).encode() + b"\n\n"
@@ -57,7 +58,7 @@ _STREAM_HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-
 _STREAM_CHUNKS = [_chunk(word if i == 0 else " " + word) for i, word in enumerate(REPLY_WORDS)]
 _DONE = b"data: [DONE]\n\n"
 _STREAM_END = f"{len(_DONE):x}\r\n".encode() + _DONE + b"\r\n0\r\n\r\n"
-_MODELS = json.dumps({"object": "list", "data": [{"id": "echo-1", "object": "model"}]}).encode()
+_MODELS = json.dumps({"object": "list", "data": [{"id": MODEL, "object": "model"}]}).encode()
 _MODELS_ANSWER = (
     b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
     + str(len(_MODELS)).encode()

@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-MODEL = "echo-1"  # what the load upstream and bench/load_client.py answer and ask for
+from bench.load_upstream import MODEL
+
 PATH = "/v1/chat/completions"
 MARK = "memroute-wrk "  # the line the script's `done` writes its figures on
 GRID = 1000  # percentiles read back from wrk's histogram
