@@ -16,10 +16,10 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
-import pytest
+from environment import missing
 
 TEMPLATE = "memroute_template"
 
@@ -32,11 +32,8 @@ _names = itertools.count(1)
 _by_path: dict[str, str] | None = None
 
 
-def _unavailable(reason: str) -> None:
-    message = f"PostgreSQL is not available: {reason}"
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(message, pytrace=False)
-    pytest.skip(message)
+def _unavailable(reason: str) -> NoReturn:
+    missing(f"PostgreSQL is not available: {reason}")
 
 
 def _start() -> Any:

@@ -5,13 +5,13 @@ can run it beside the other benchmarks' smoke tests."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from environment import missing
 from gateways import Gateway
 from servers import LiveServer, ScriptedUpstream
 
@@ -65,10 +65,7 @@ def _wrk() -> Path:
     """Debian's wrk: skipped without it here, failed without it in CI (.ci/run installs it)."""
     found = shutil.which("wrk")
     if found is None:
-        message = "wrk is missing: apt-get install -y wrk"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(message)
-        pytest.skip(message)
+        missing("wrk is missing: apt-get install -y wrk")
     return Path(found)
 
 
