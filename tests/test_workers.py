@@ -131,20 +131,27 @@ def test_two_processes_serve_one_memory_and_a_signal_stops_them_all(workers: Wor
 
 
 def _connections_held(pid: int, port: int) -> int:
-    """How many established TCP connections to `port` process `pid` holds."""
+    """How many established TCP connections to `port` process `pid` holds. The kernel's
+    table is read in pieces while other tests open and close connections, so one reading
+    may list a socket twice or miss one: its sockets are counted once, over two readings."""
     sockets = set()
     for fd in Path(f"/proc/{pid}/fd").iterdir():
         with contextlib.suppress(OSError):
             target = os.readlink(fd)
             if target.startswith("socket:["):
                 sockets.add(target[8:-1])
-    held = 0
-    for table in ("tcp", "tcp6"):
-        for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
-            fields = line.split()
-            if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "01" and fields[9] in sockets:
-                held += 1
-    return held
+    held = set()
+    for _reading in range(2):
+        for table in ("tcp", "tcp6"):
+            for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+                fields = line.split()
+                if (
+                    int(fields[1].rsplit(":", 1)[1], 16) == port
+                    and fields[3] == "01"
+                    and fields[9] in sockets
+                ):
+                    held.add(fields[9])
+    return len(held)
 
 
 def _idle(pids: list[int], window_s: float = 0.5) -> bool:
