@@ -173,22 +173,24 @@ def _assemble(store: Store, config: Config, clock: Clock) -> Parts:
             maintenance.sweep_decayed(store, policy, owner=None, now=clock(), dry_run=False)
             qdrant.notify()
 
+    def queue_turn(t: HeldTurn) -> int:
+        return store.jobs.enqueue(
+            t.owner,
+            t.session,
+            t.source,
+            t.text,
+            now=t.queued_at,
+            request_id=t.request_id,
+            speaker=t.speaker,
+            capture=t.capture,
+            facts=t.facts,
+        )
+
     def queue_turns(turns: list[HeldTurn]) -> list[int]:
+        if len(turns) == 1:  # one statement is atomic alone: on PostgreSQL one round trip, not three
+            return [queue_turn(turns[0])]
         with store.transaction(savepoints=False):  # any error ends the transaction: no savepoints
-            return [
-                store.jobs.enqueue(
-                    t.owner,
-                    t.session,
-                    t.source,
-                    t.text,
-                    now=t.queued_at,
-                    request_id=t.request_id,
-                    speaker=t.speaker,
-                    capture=t.capture,
-                    facts=t.facts,
-                )
-                for t in turns
-            ]
+            return [queue_turn(t) for t in turns]
 
     held = HeldTurns(queue_turns)
     extraction = ExtractionWorker(

@@ -88,6 +88,15 @@ def test_a_job_is_finished_once_and_a_failed_one_is_counted(store: Store) -> Non
     assert store.jobs.next_batch(max_attempts=3, limit=10) == []
 
 
+def test_a_job_queued_alone_is_kept_and_one_queued_in_a_failed_transaction_is_not(store: Store) -> None:
+    kept = store.jobs.enqueue("k1", "s", "user_message", "I live in Lyon", now=NOW)
+    with pytest.raises(RuntimeError), store.transaction():
+        store.jobs.enqueue("k1", "s", "user_message", "I like tea", now=NOW)
+        raise RuntimeError("the write fails after the job was queued")
+    queued = store.jobs.next_batch(max_attempts=3, limit=10)
+    assert [(j.id, j.text) for j in queued] == [(kept, "I live in Lyon")]
+
+
 def test_the_change_log_lists_a_keys_changes_in_order(store: Store) -> None:
     with store.changes.snapshot("k1") as (start, rows):
         assert list(rows) == []

@@ -34,7 +34,7 @@ class PgJobRepository:
         capture: bool = False,
         facts: bool = True,
     ) -> int:
-        with self.db.write() as con:
+        with self.db.write_alone() as con:
             row = con.execute(
                 "INSERT INTO extraction_jobs (api_key_id, session_id, source, text, created_at,"
                 " request_id, speaker, capture, facts) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"

@@ -59,7 +59,7 @@ class PgMemoryRepository:
     def upsert(self, new: NewMemory, *, now: str, actor: str) -> tuple[MemoryRecord, bool]:
         """Insert, or update the row with the same (api_key_id, key). Returns (memory, created)."""
         with self.db.write() as con:
-            _lock_memories(con)
+            _lock_memories(self.db, con)
             old = None
             if new.key:
                 old = _one(
@@ -158,7 +158,7 @@ class PgMemoryRepository:
     def update(self, memory_id: str, changes: dict[str, Any], *, now: str, actor: str) -> MemoryRecord | None:
         """Apply `changes` (columns: type, key, content, metadata, expires_at, session_id)."""
         with self.db.write() as con:
-            _lock_memories(con)
+            _lock_memories(self.db, con)
             old = _one(con, f"SELECT {COLUMNS} FROM memories WHERE id = %s", (memory_id,))
             if old is None:
                 return None
@@ -234,7 +234,7 @@ class PgMemoryRepository:
             return {}
         if self.db.in_write_transaction():  # read to write: what it finds stays true
             with self.db.read() as con:
-                _lock_memories(con)
+                _lock_memories(self.db, con)
         rows = self.db.fetchall(
             f"SELECT {COLUMNS} FROM memories WHERE api_key_id = %s AND key = ANY(%s) AND key <> ''",
             (api_key_id, wanted),
@@ -431,11 +431,11 @@ class PgMemoryRepository:
         return int(row[0]) if row else 0
 
 
-def _lock_memories(con: Any) -> None:
+def _lock_memories(db: PgDatabase, con: Any) -> None:
     """Take the memories' write lock of this transaction now (every statement that writes
     memories takes it, see the migration): a read that decides a write (is this key
     taken?) then stays true until the transaction ends, whichever replica writes."""
-    con.execute("SELECT pg_advisory_xact_lock(%s, 1)", (MEMORY_WRITE_LOCK,))
+    db.lock_for_transaction(con, MEMORY_WRITE_LOCK, 1)
 
 
 def _one(con: Any, sql: str, params: Sequence[Any]) -> MemoryRecord | None:
