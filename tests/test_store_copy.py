@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import psycopg
 import pytest
 from clocks import ManualClock
 from memories import open_memory
@@ -71,6 +72,14 @@ def test_a_copy_moves_everything_and_checks_the_counts(tmp_path: Path, pg_url: s
         assert [p.id for p in after.providers.list()] == ["claude"]
         assert after.extraction_queue().pending == 1
         assert after.retrieve(key_id, "which tea?")[0].memory.content == "prefers green tea"
+    # Vacuumed and analyzed, as autovacuum would do later: the first searches of the copy
+    # read rows already marked as visible, with the planner's statistics of what was loaded.
+    with psycopg.connect(pg_url, autocommit=True) as con:
+        row = con.execute(
+            "SELECT last_vacuum IS NOT NULL, last_analyze IS NOT NULL FROM pg_stat_user_tables"
+            " WHERE relname = 'memories'"
+        ).fetchone()
+    assert row == (True, True)
 
 
 def test_a_copy_that_stopped_resumes_without_copying_twice(tmp_path: Path, pg_url: str) -> None:

@@ -104,7 +104,7 @@ def copy_store(
     with target.db.write() as con:  # replicas already running read the copied settings
         con.execute("SELECT nextval('settings_version')")
     with target.db.read() as con:  # the planner's statistics of the loaded tables, now
-        con.execute("ANALYZE")
+        con.execute("VACUUM ANALYZE")
     return report
 
 
