@@ -15,11 +15,13 @@ from typing import Any
 import apsw
 import pytest
 from memories import open_memory
-from storage import rows
+from storage import open_parts, rows
 
 from memroute import InvalidInput, Memory
 from memroute.clock import to_iso
+from memroute.config import Config
 from memroute.models.results import ExtractionQueue
+from memroute.service.turn_queue import ChatTurn
 from memroute.service.workers import ExtractionWorker
 from memroute.store import ExtractionJob
 
@@ -321,3 +323,34 @@ def test_a_burst_of_chats_is_stored_in_one_pass_and_a_waiter_is_not_held_by_the_
         assert batches == [[1, 2, 3, 4, 5]]
     finally:
         worker.stop(5.0)
+
+
+def _episodes(mem: Memory, owner: str) -> list[str]:
+    return sorted(m.content for m in mem.list(owner, limit=200).items if m.key.startswith("turn:"))
+
+
+def test_turns_learned_in_one_pass_are_kept_once_and_again_once_the_cap_evicted_them(tmp_path: Path) -> None:
+    """One pass stores several queued turns per transaction, reading what each owner
+    already has once: a text said twice in the pass is kept once, and a text whose memory
+    the key's cap evicted earlier in the same pass is kept again."""
+    config = Config.for_path(tmp_path / "memroute.db", environ={"MEMROUTE_MAX_MEMORIES_PER_KEY": "4"})
+    mem, parts = open_parts(config)
+    mem.update_settings(enabled=True)
+    key, _ = mem.keys.create("k")
+    other, _ = mem.keys.create("other")
+    kept = [mem.add(key.id, f"note {n} about the garden", key=f"note:{n}").id for n in range(3)]
+    mem.record_access(kept)  # used: a turn never used goes first when the cap makes room
+    said = ["The sea was calm at dawn.", "Our train left late again.", "The sea was calm at dawn."]
+    for text in said:
+        mem.enqueue_turn(key.id, ChatTurn(text))
+    mem.enqueue_turn(other.id, ChatTurn("The sea was calm at dawn."))
+    mem.enqueue_turn(other.id, ChatTurn("The sea was calm at dawn."))
+    jobs = parts.store.jobs.next_batch(max_attempts=5, limit=10)
+    assert len(jobs) == 5
+    parts.learner.process_jobs(jobs)
+    # The calm sea was stored, evicted to make room for the train, and stored again
+    # (evicting the train): the key holds its three notes and the sea.
+    assert _episodes(mem, key.id) == ["The sea was calm at dawn."]
+    assert _episodes(mem, other.id) == ["The sea was calm at dawn."]  # said twice, kept once
+    assert mem.extraction_queue().pending == 0
+    mem.close()

@@ -28,6 +28,8 @@ log = logging.getLogger("memroute.memory")
 ROLES = {"user_message": "user", "llm_response": "assistant"}
 JOBS_PER_TRANSACTION = 4
 
+Found = tuple[ExtractionJob, list[turns.Chunk], list[Fact]]  # a job, its chunks and its facts
+
 
 def origin_of(job: ExtractionJob) -> Origin:
     """Where what `job` teaches came from: its request, session, role, speaker and time."""
@@ -69,14 +71,19 @@ class TurnLearner:
         found = [(job, *self._read(job)) for job in jobs]
         stored = 0
         for start in range(0, len(found), JOBS_PER_TRANSACTION):
+            group = found[start : start + JOBS_PER_TRANSACTION]
             # Any error ends the whole transaction (the worker then retries the jobs one by
             # one), so nested writes need no savepoints.
             with self._store.transaction(savepoints=False):
-                for job, chunks, facts in found[start : start + JOBS_PER_TRANSACTION]:
-                    if not self._store.jobs.finish(job.id):
-                        continue  # another process took this job first: stored once, by it
+                mine = self._store.jobs.finish([job.id for job, _, _ in group])
+                # Another process took the others first: stored once, by it.
+                group = [item for item in group if item[0].id in mine]
+                held = self._held_turns(group)
+                for job, chunks, facts in group:
                     origin = origin_of(job)
-                    stored += len(self.store_episodes(job.api_key_id, chunks, origin))
+                    evicted = self._cap.evicted
+                    owned = held.get(job.api_key_id)
+                    stored += len(self.store_episodes(job.api_key_id, chunks, origin, owned))
                     if facts:
                         self._facts.store(
                             job.api_key_id,
@@ -86,8 +93,18 @@ class TurnLearner:
                             actor="extraction",
                             origin=origin,
                         )
+                    if self._cap.evicted != evicted:  # memories were removed: ask again
+                        held.clear()
         if stored:
             self._on_stored()
+
+    def _held_turns(self, group: Sequence[Found]) -> dict[str, set[str]]:
+        """The chunk keys each owner of `group` already has, read once per owner (in the
+        caller's transaction, so they stay true until it ends)."""
+        wanted: dict[str, list[str]] = {}
+        for job, chunks, _ in group:
+            wanted.setdefault(job.api_key_id, []).extend(c.key for c in chunks)
+        return {owner: set(self._store.memories.by_keys(owner, keys)) for owner, keys in wanted.items()}
 
     def _read(self, job: ExtractionJob) -> tuple[list[turns.Chunk], list[Fact]]:
         text = job.text  # redacted before it was queued
@@ -95,10 +112,15 @@ class TurnLearner:
         facts = self._facts.extract(text, job.speaker) if job.facts and job.source == "user_message" else []
         return chunks, facts
 
-    def store_episodes(self, owner: str, chunks: Sequence[turns.Chunk], origin: Origin) -> list[MemoryRecord]:
+    def store_episodes(
+        self, owner: str, chunks: Sequence[turns.Chunk], origin: Origin, held: set[str] | None = None
+    ) -> list[MemoryRecord]:
         """Store `chunks` as `owner`'s episodes (in the caller's transaction); a chunk whose
-        text the owner already has is not stored again."""
-        held = self._store.memories.by_keys(owner, [c.key for c in chunks])
+        text the owner already has is not stored again. `held`: the chunk keys the owner
+        is known to have in this transaction (read here when not given); the keys stored
+        are added to it."""
+        if held is None:
+            held = set(self._store.memories.by_keys(owner, [c.key for c in chunks]))
         fresh = list({c.key: c for c in chunks if c.key not in held}.values())
         self.turns_repeated += len(chunks) - len(fresh)
         if not fresh:
@@ -124,6 +146,7 @@ class TurnLearner:
             memory = self._store.memories.insert(
                 new, now=origin.learned_at, actor="capture", text_in_history=False
             )
+            held.add(chunk.key)
             stored.append(memory)
         self.turns_captured += len(stored)
         log.debug("memory.capture.complete apiKeyId=%s chunks=%d", owner_for_logs(owner), len(stored))

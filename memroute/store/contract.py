@@ -17,8 +17,8 @@ What every store promises, beyond the signatures:
 - **The change log** (`changes`) lists, in commit order, which memory rows changed, so a
   process keeping a key's memories in memory (`store/key_index.py`) can catch up with what
   other processes wrote.
-- **Jobs** are stored once: `finish` deletes a job in the transaction that stores what it
-  teaches and says False when another process finished it first. PostgreSQL's
+- **Jobs** are stored once: `finish` deletes jobs in the transaction that stores what they
+  teach and leaves out of its answer those another process finished first. PostgreSQL's
   `next_batch` also claims its batch for a while (`FOR UPDATE SKIP LOCKED`), so replicas
   work on different jobs, and a dead replica's claim ends.
 - Nothing secret is stored in the clear except a provider's own API key (which only the
@@ -176,7 +176,7 @@ class JobStore(Protocol):
         facts: bool = True,
     ) -> int: ...
     def next_batch(self, *, max_attempts: int, limit: int) -> list[ExtractionJob]: ...
-    def finish(self, job_id: int) -> bool: ...
+    def finish(self, job_ids: Sequence[int]) -> set[int]: ...
     def fail(self, job_id: int, error: str) -> None: ...
     def counts(self, *, max_attempts: int) -> tuple[int, int]: ...
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from memroute.store.db import Database
 from memroute.store.records import ExtractionJob
 
@@ -66,12 +68,18 @@ class JobRepository:
         )
         return [row_to_job(row) for row in rows]
 
-    def finish(self, job_id: int) -> bool:
-        """Remove a job, inside the transaction that stores what it teaches; False when it
-        was gone already (another process stored it), and then nothing must be stored."""
+    def finish(self, job_ids: Sequence[int]) -> set[int]:
+        """Remove jobs, inside the transaction that stores what they teach; the ids that
+        were still there (the others another process stored: nothing of theirs must be
+        stored)."""
+        if not job_ids:
+            return set()
+        marks = ", ".join("?" * len(job_ids))
         with self.db.write() as con:
-            con.execute("DELETE FROM extraction_jobs WHERE id = ?", (job_id,))
-            return con.changes() > 0
+            rows = con.execute(
+                f"DELETE FROM extraction_jobs WHERE id IN ({marks}) RETURNING id", tuple(job_ids)
+            )
+            return {int(row[0]) for row in rows}
 
     def fail(self, job_id: int, error: str) -> None:
         with self.db.write() as con:

@@ -79,7 +79,8 @@ def test_a_job_is_finished_once_and_a_failed_one_is_counted(store: Store) -> Non
         (first, "I live in Lyon", "Ann", False),
         (second, "I like tea", "", True),
     ]
-    assert store.jobs.finish(first) and not store.jobs.finish(first)
+    assert store.jobs.finish([first, 12345]) == {first}  # a job that is not there is left out
+    assert store.jobs.finish([first]) == set()  # once
     store.jobs.fail(second, "boom")
     assert store.jobs.counts(max_attempts=3) == (1, 0)
     for _ in range(2):

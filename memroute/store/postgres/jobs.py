@@ -6,6 +6,7 @@ died are handed out again once its claim expires. A job is still finished at mos
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 from memroute.store.jobs import COLUMNS, row_to_job
 from memroute.store.postgres.db import PgDatabase
@@ -47,7 +48,7 @@ class PgJobRepository:
     def next_batch(self, *, max_attempts: int, limit: int) -> list[ExtractionJob]:
         """Claim the oldest unclaimed jobs that have not used up their attempts."""
         now = time.time()
-        with self.db.write() as con:
+        with self.db.write_alone() as con:
             rows = con.execute(
                 f"UPDATE extraction_jobs SET claimed_until = %s WHERE id IN ("
                 " SELECT id FROM extraction_jobs WHERE attempts < %s AND claimed_until < %s"
@@ -57,11 +58,17 @@ class PgJobRepository:
             ).fetchall()
         return sorted((row_to_job(r) for r in rows), key=lambda job: job.id)
 
-    def finish(self, job_id: int) -> bool:
-        """Remove a job, inside the transaction that stores what it teaches; False when it
-        was gone already (another replica stored it), and then nothing must be stored."""
+    def finish(self, job_ids: Sequence[int]) -> set[int]:
+        """Remove jobs, inside the transaction that stores what they teach; the ids that
+        were still there (the others another replica stored: nothing of theirs must be
+        stored)."""
+        if not job_ids:
+            return set()
         with self.db.write() as con:
-            return con.execute("DELETE FROM extraction_jobs WHERE id = %s", (job_id,)).rowcount > 0
+            rows = con.execute(
+                "DELETE FROM extraction_jobs WHERE id = ANY(%s) RETURNING id", (list(job_ids),)
+            ).fetchall()
+        return {int(row[0]) for row in rows}
 
     def fail(self, job_id: int, error: str) -> None:
         """Count a failed attempt and hand the job out again."""
