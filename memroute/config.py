@@ -104,6 +104,14 @@ def _str(env: Mapping[str, str], name: str, default: str) -> str:
     return env.get(name, "").strip() or default
 
 
+def _synchronous(env: Mapping[str, str], name: str) -> str:
+    """A store's `normal` / `full` durability setting (InvalidInput naming `name` else)."""
+    value = _str(env, name, "normal").lower()
+    if value not in ("normal", "full"):
+        raise InvalidInput("must be 'normal' or 'full'", name)
+    return value
+
+
 def _optional_int(env: Mapping[str, str], name: str, minimum: int) -> int | None:
     return _int(env, name, 0, minimum=minimum) if env.get(name, "").strip() else None
 
@@ -226,6 +234,7 @@ class Config:
     max_facts_per_message: int = 20
     max_memories_per_key: int = 20_000
     sqlite_synchronous: str = "normal"
+    postgres_synchronous: str = "normal"  # full: chat turns too wait for the log's flush
     # Authentication: wrong admin tokens per minute (per client address, over all), Host names.
     admin_failures_per_address: int = 10
     admin_failures_total: int = 100
@@ -249,9 +258,7 @@ class Config:
         db = Path(db_path).expanduser() if db_path else root / DB_FILENAME
         static_dir = env.get("MEMORY_STATIC_CACHE_DIR", "").strip()
         quant = _str(env, "MEMORY_VEC_QUANTIZATION", "none").lower()
-        sync = _str(env, "MEMROUTE_SQLITE_SYNCHRONOUS", "normal").lower()
-        if sync not in ("normal", "full"):
-            raise InvalidInput("must be 'normal' or 'full'", "MEMROUTE_SQLITE_SYNCHRONOUS")
+        sync = _synchronous(env, "MEMROUTE_SQLITE_SYNCHRONOUS")
         return cls(
             data_dir=root,
             db_path=db,
@@ -321,6 +328,7 @@ class Config:
             max_facts_per_message=_int(env, "MEMROUTE_MAX_FACTS_PER_MESSAGE", 20, minimum=1),
             max_memories_per_key=_int(env, "MEMROUTE_MAX_MEMORIES_PER_KEY", 20_000, minimum=0),
             sqlite_synchronous=sync,
+            postgres_synchronous=_synchronous(env, "MEMROUTE_POSTGRES_SYNCHRONOUS"),
             admin_failures_per_address=_int(env, "MEMROUTE_ADMIN_FAILURES_PER_ADDRESS", 10, minimum=1),
             admin_failures_total=_int(env, "MEMROUTE_ADMIN_FAILURES_TOTAL", 100, minimum=1),
             allowed_hosts=_names(env, "MEMROUTE_ALLOWED_HOSTS"),

@@ -159,6 +159,7 @@ def test_config_defaults_to_home_data_dir() -> None:
         ("MEMORY_HYBRID_VECTOR_WEIGHT", "1.5"),
         ("MEMORY_HYBRID_VECTOR_WEIGHT", "half"),
         ("MEMROUTE_SQLITE_SYNCHRONOUS", "off"),
+        ("MEMROUTE_POSTGRES_SYNCHRONOUS", "off"),
         ("MEMROUTE_KEY_MAX_CONCURRENT", "0"),
         ("MEMROUTE_MAX_CONCURRENT", "0"),
         ("MEMROUTE_KEY_RPM", "-1"),

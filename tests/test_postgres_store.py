@@ -1,16 +1,22 @@
 """What only the PostgreSQL store has to get right: recalling memories does not rewrite
-their index entries, and the memories' write lock, which orders every replica's
-writes, is held for the rest of a transaction however its savepoints end."""
+their index entries; the memories' write lock, which orders every replica's writes, is
+held for the rest of a transaction however its savepoints end; and a chat's turn is
+queued without waiting for the log's flush, while every other write waits for it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import psycopg
 import pytest
+from memories import open_memory
 
+from memroute.config import Config
+from memroute.service.turn_queue import ChatTurn
 from memroute.store import NewMemory
 from memroute.store.postgres import PostgresStore
+from memroute.store.postgres.db import PgDatabase
 from memroute.store.postgres.memories import MEMORY_WRITE_LOCK
 
 NOW = "2026-12-06T10:00:00.000Z"
@@ -75,3 +81,83 @@ def test_the_write_lock_is_held_again_after_a_savepoint_that_took_it_rolled_back
         assert not _lock_is_free(pg_url)  # taken again, until the transaction ends
         store.memories.by_keys("k1", ["city"])
     assert _lock_is_free(pg_url)
+
+
+TURNS = 40
+
+
+def _log_flushes(db: PgDatabase, url: str, write: Callable[[], object]) -> int:
+    """How often the server flushed its write-ahead log to disk while `write` ran. Each
+    backend counts its flushes and hands them to the server's statistics when it goes
+    idle, forced here; the store's pool holds one connection in a test's single thread."""
+
+    def flushes() -> int:
+        db.fetchone("SELECT pg_stat_force_next_flush()")
+        with psycopg.connect(url, autocommit=True) as con:
+            row = con.execute("SELECT wal_sync FROM pg_stat_wal").fetchone()
+        assert row is not None
+        return int(row[0])
+
+    before = flushes()
+    write()
+    return flushes() - before
+
+
+def _queue(store: PostgresStore, *, durable: bool) -> None:
+    for n in range(TURNS):
+        store.jobs.enqueue("k1", "", "user_message", f"I moved to city number {n}", now=NOW, durable=durable)
+
+
+def test_a_turn_is_queued_without_waiting_for_the_log_flush(store: PostgresStore, pg_url: str) -> None:
+    """A chat waits while its turn is queued: that write does not wait for the disk (the
+    server flushes it within a moment). A durable one waits, one flush each."""
+    assert _log_flushes(store.db, pg_url, lambda: _queue(store, durable=True)) >= TURNS
+    assert _log_flushes(store.db, pg_url, lambda: _queue(store, durable=False)) <= TURNS // 4
+    assert store.jobs.counts(max_attempts=5) == (2 * TURNS, 0)
+
+
+def test_full_synchronous_waits_for_the_flush_of_every_turn(pg_url: str) -> None:
+    full = PostgresStore.open(pg_url, synchronous="full")
+    try:
+        assert _log_flushes(full.db, pg_url, lambda: _queue(full, durable=False)) >= TURNS
+    finally:
+        full.close()
+
+
+def test_a_turn_queued_inside_a_transaction_leaves_it_durable(store: PostgresStore, pg_url: str) -> None:
+    """The turn's relaxed commit is its own statement's: a transaction it joins (with a
+    memory written through the API, say) still waits for the flush when it commits."""
+
+    def write() -> None:
+        for n in range(TURNS):
+            with store.transaction():
+                store.memories.insert(NewMemory(api_key_id="k1", content=f"Fact {n}"), now=NOW, actor="test")
+                store.jobs.enqueue("k1", "", "user_message", f"Turn {n}", now=NOW, durable=False)
+
+    assert _log_flushes(store.db, pg_url, write) >= TURNS
+
+
+def test_chat_turns_are_queued_relaxed_and_extractions_asked_through_the_api_durably(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """The API acknowledges an extraction with its job id: that write waits for the disk.
+    A chat's turn, which the chat waits for, does not."""
+    config = Config.for_path(tmp_path / "m.db").with_overrides(database_url=pg_url)
+    with open_memory(config=config) as mem:
+        mem.update_settings(enabled=True)
+        key, _ = mem.keys.create("app")
+        db = mem._store.db
+        assert isinstance(db, PgDatabase)
+
+        def chats() -> None:
+            for n in range(TURNS):
+                mem.enqueue_turn(key.id, ChatTurn(f"I prefer green tea, cup number {n}."))
+
+        def asked() -> None:
+            for n in range(TURNS):
+                assert mem.enqueue_extraction(key.id, f"I prefer black coffee, cup number {n}.") is not None
+
+        assert _log_flushes(db, pg_url, chats) <= TURNS // 4
+        assert mem.extraction_queue().pending == TURNS
+        assert _log_flushes(db, pg_url, asked) >= TURNS
+        assert mem.extraction_queue().pending == 2 * TURNS

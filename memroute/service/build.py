@@ -100,7 +100,9 @@ def open_store(config: Config) -> Store:
         raise StoreError(
             "MEMROUTE_DATABASE_URL needs psycopg and psycopg-pool: pip install 'memroute[postgres]'"
         ) from exc
-    return PostgresStore.open(config.database_url, max_connections=config.database_pool)
+    return PostgresStore.open(
+        config.database_url, max_connections=config.database_pool, synchronous=config.postgres_synchronous
+    )
 
 
 def _assemble(store: Store, config: Config, clock: Clock) -> Parts:
@@ -184,6 +186,7 @@ def _assemble(store: Store, config: Config, clock: Clock) -> Parts:
             speaker=t.speaker,
             capture=t.capture,
             facts=t.facts,
+            durable=t.durable,
         )
 
     def queue_turns(turns: list[HeldTurn]) -> list[int]:

@@ -26,7 +26,8 @@ DEFAULT_MAX_BYTES = 8 * 1024 * 1024
 @dataclass(frozen=True, slots=True)
 class HeldTurn:
     """One text waiting for the queue: whose, from which session, source, request and
-    speaker, when it came, and whether it is kept as an episode and/or read for facts."""
+    speaker, when it came, whether it is kept as an episode and/or read for facts, and
+    whether its write must wait for the database's log to reach its disk (see `JobStore`)."""
 
     owner: str
     session: str
@@ -37,6 +38,7 @@ class HeldTurn:
     speaker: str = ""
     capture: bool = False
     facts: bool = True
+    durable: bool = True
 
 
 class HeldTurns:

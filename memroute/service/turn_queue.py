@@ -59,7 +59,8 @@ class TurnQueue:
 
     def queue_turn(self, owner: str, turn: ChatTurn, *, capture: str, facts: bool) -> list[int]:
         """Queue what `turn` can teach: the user's message as an episode (`capture` user or
-        all) and for facts (`facts`), the reply as the assistant's episode (`capture` all)."""
+        all) and for facts (`facts`), the reply as the assistant's episode (`capture` all).
+        A chat waits for this write, so it is not `durable` (see `JobStore`)."""
         now = self._now()
         pending: list[HeldTurn] = []
         user = turn.user_text if isinstance(turn.user_text, str) else ""
@@ -77,6 +78,7 @@ class TurnQueue:
                     speaker=turn.speaker,
                     capture=keep,
                     facts=learn,
+                    durable=False,
                 )
             )
         reply = turn.reply if isinstance(turn.reply, str) else ""
@@ -91,6 +93,7 @@ class TurnQueue:
                     request_id=turn.request_id,
                     capture=True,
                     facts=False,
+                    durable=False,
                 )
             )
         return self._write(pending)

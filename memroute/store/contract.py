@@ -160,7 +160,11 @@ class SettingsStore(Protocol):
 
 
 class JobStore(Protocol):
-    """The durable queue of chat turns waiting to be learned from."""
+    """The durable queue of chat turns waiting to be learned from. `enqueue(...,
+    durable=False)`: the write need not wait for the database's log to reach its disk (a
+    killed gateway still loses nothing; a crash of the database server itself may lose
+    the last moment's turns). PostgreSQL honours it unless its store is `full`; SQLite's
+    synchronous setting decides for every write."""
 
     def enqueue(
         self,
@@ -174,6 +178,7 @@ class JobStore(Protocol):
         speaker: str = "",
         capture: bool = False,
         facts: bool = True,
+        durable: bool = True,
     ) -> int: ...
     def next_batch(self, *, max_attempts: int, limit: int) -> list[ExtractionJob]: ...
     def finish(self, job_ids: Sequence[int]) -> set[int]: ...

@@ -47,6 +47,7 @@ class JobRepository:
         speaker: str = "",
         capture: bool = False,
         facts: bool = True,
+        durable: bool = True,  # the file's synchronous setting decides for every write
     ) -> int:
         with self.db.write() as con:
             con.execute(

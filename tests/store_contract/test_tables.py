@@ -89,10 +89,13 @@ def test_a_job_is_finished_once_and_a_failed_one_is_counted(store: Store) -> Non
     assert store.jobs.next_batch(max_attempts=3, limit=10) == []
 
 
-def test_a_job_queued_alone_is_kept_and_one_queued_in_a_failed_transaction_is_not(store: Store) -> None:
-    kept = store.jobs.enqueue("k1", "s", "user_message", "I live in Lyon", now=NOW)
+@pytest.mark.parametrize("durable", [True, False])
+def test_a_job_queued_alone_is_kept_and_one_queued_in_a_failed_transaction_is_not(
+    store: Store, durable: bool
+) -> None:
+    kept = store.jobs.enqueue("k1", "s", "user_message", "I live in Lyon", now=NOW, durable=durable)
     with pytest.raises(RuntimeError), store.transaction():
-        store.jobs.enqueue("k1", "s", "user_message", "I like tea", now=NOW)
+        store.jobs.enqueue("k1", "s", "user_message", "I like tea", now=NOW, durable=durable)
         raise RuntimeError("the write fails after the job was queued")
     queued = store.jobs.next_batch(max_attempts=3, limit=10)
     assert [(j.id, j.text) for j in queued] == [(kept, "I live in Lyon")]

@@ -32,13 +32,15 @@ class PostgresStore:
 
     kind = "postgresql"
 
-    def __init__(self, db: PgDatabase) -> None:
+    def __init__(self, db: PgDatabase, *, synchronous: str = "normal") -> None:
+        """`synchronous`: `normal` (chat turns are queued without waiting for the log's
+        flush) or `full` (every commit waits for it)."""
         self.db = db
         self.vectors = PgVectorRepository(db)
         self.memories = PgMemoryRepository(db, delete_vector=self.vectors.delete_in)
         self.changes = PgChangeFeed(db)
         self.settings = PgSettingsRepository(db)
-        self.jobs = PgJobRepository(db)
+        self.jobs = PgJobRepository(db, always_durable=synchronous == "full")
         self.keys = PgKeyRepository(db)
         self.providers = PgProviderRepository(db)
         self.qdrant = PgQdrantSyncRepository(db, self.settings)
@@ -48,7 +50,7 @@ class PostgresStore:
         self.admin_failures = PgAdminFailures(db)
 
     @classmethod
-    def open(cls, url: str, *, max_connections: int = 10) -> PostgresStore:
+    def open(cls, url: str, *, max_connections: int = 10, synchronous: str = "normal") -> PostgresStore:
         """Connect, and migrate the schema (under a lock replicas share)."""
         db = PgDatabase(url, max_connections=max_connections)
         try:
@@ -56,7 +58,7 @@ class PostgresStore:
         except BaseException:
             db.close()
             raise
-        return cls(db)
+        return cls(db, synchronous=synchronous)
 
     @property
     def vec_error(self) -> str | None:

@@ -19,8 +19,11 @@ CLAIM_S = 10.0
 
 
 class PgJobRepository:
-    def __init__(self, db: PgDatabase) -> None:
+    """`always_durable`: every job waits for the log's flush (`MEMROUTE_POSTGRES_SYNCHRONOUS=full`)."""
+
+    def __init__(self, db: PgDatabase, *, always_durable: bool = False) -> None:
         self.db = db
+        self.always_durable = always_durable
 
     def enqueue(
         self,
@@ -34,12 +37,20 @@ class PgJobRepository:
         speaker: str = "",
         capture: bool = False,
         facts: bool = True,
+        durable: bool = True,
     ) -> int:
+        """Queue one text; its job id. Not `durable`, and a transaction of its own: the
+        commit does not wait for the write-ahead log's flush (asynchronous commit, set for
+        this statement's transaction alone). A later durable commit of any session flushes
+        it; the server flushes it within 3 × `wal_writer_delay` (0.6 s by default)."""
+        returning = "id"
+        if not durable and not self.always_durable and not self.db.in_write_transaction():
+            returning = "id, set_config('synchronous_commit', 'off', true)"
         with self.db.write_alone() as con:
             row = con.execute(
                 "INSERT INTO extraction_jobs (api_key_id, session_id, source, text, created_at,"
                 " request_id, speaker, capture, facts) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
-                " RETURNING id",
+                f" RETURNING {returning}",
                 (api_key_id, session_id, source, text, now, request_id, speaker, int(capture), int(facts)),
             ).fetchone()
             assert row is not None
