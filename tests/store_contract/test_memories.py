@@ -43,6 +43,29 @@ def test_a_memory_reads_back_as_written_with_its_history(store: Store) -> None:
         ("UPDATE", "Priya is vegetarian", "Priya is vegan"),
         ("DELETE", "Priya is vegan", None),
     ]
+    added = store.memories.history(memory_id)[0]
+    assert (added.memory_id, added.old_key, added.new_key, added.at, added.actor) == (
+        memory_id,
+        None,
+        "profile:diet",
+        NOW,
+        "test",
+    )
+
+
+def test_a_captured_turns_add_entry_leaves_its_text_out_of_the_history(store: Store) -> None:
+    """A kept chat turn is the memory itself; its history says when it came, not again what."""
+    turn = store.memories.insert(
+        NewMemory(api_key_id="k1", content="We hiked the ridge on Sunday", key="turn:abc"),
+        now=NOW,
+        actor="capture",
+        text_in_history=False,
+    )
+    entries = [
+        (h.event, h.old_content, h.new_content, h.new_key, h.actor) for h in store.memories.history(turn.id)
+    ]
+    assert entries == [("ADD", None, None, "turn:abc", "capture")]
+    assert store.memories.get(turn.id).content == "We hiked the ridge on Sunday"  # type: ignore[union-attr]
 
 
 def test_an_upsert_by_key_replaces_the_owners_memory_and_keeps_its_id(store: Store) -> None:

@@ -82,9 +82,14 @@ class PgMemoryRepository:
         memory_id = new.id or str(uuid.uuid4())
         created = new.created_at or now
         updated = new.updated_at or created
+        # The memory and its history entry in one statement: one round trip, not two.
         con.execute(
-            "INSERT INTO memories (id, api_key_id, session_id, type, key, content, metadata,"
-            " created_at, updated_at, expires_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            "WITH added AS (INSERT INTO memories (id, api_key_id, session_id, type, key, content,"
+            " metadata, created_at, updated_at, expires_at)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id, api_key_id, key)"
+            " INSERT INTO memory_history (memory_id, api_key_id, event, old_content, new_content,"
+            " old_key, new_key, at, actor) SELECT id, api_key_id, 'ADD', NULL, %s::text, NULL, key, %s, %s"
+            " FROM added",
             (
                 memory_id,
                 new.api_key_id,
@@ -96,10 +101,11 @@ class PgMemoryRepository:
                 created,
                 updated,
                 new.expires_at,
+                new.content if text_in_history else None,
+                now,
+                actor,
             ),
         )
-        added = new.content if text_in_history else None
-        _history(con, memory_id, new.api_key_id, "ADD", None, added, None, new.key, now, actor)
         return MemoryRecord(
             id=memory_id,
             api_key_id=new.api_key_id,
