@@ -594,7 +594,9 @@ class Memory:
     ) -> builtins.list[int]:
         """Queue one chat exchange for learning, as the settings say: the user's message kept
         as an episode (`captureTurns` user or all) and read for facts, the reply kept as the
-        assistant's episode (`captureTurns` all). Nothing when memory or learning is off."""
+        assistant's episode (`captureTurns` all). Nothing when memory or learning is off. On
+        PostgreSQL the write does not wait for the server's disk, as a chat waits for it
+        (`MEMROUTE_POSTGRES_SYNCHRONOUS`, docs/scaling.md)."""
         settings = settings or self.settings()
         if not settings.extracts:
             return []
