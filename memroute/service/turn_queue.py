@@ -60,7 +60,8 @@ class TurnQueue:
     def queue_turn(self, owner: str, turn: ChatTurn, *, capture: str, facts: bool) -> list[int]:
         """Queue what `turn` can teach: the user's message as an episode (`capture` user or
         all) and for facts (`facts`), the reply as the assistant's episode (`capture` all).
-        A chat waits for this write, so it is not `durable` (see `JobStore`)."""
+        Chat turns are not `durable` (see `JobStore`): a chat's admission waits while its
+        user message is queued."""
         now = self._now()
         pending: list[HeldTurn] = []
         user = turn.user_text if isinstance(turn.user_text, str) else ""
