@@ -202,7 +202,7 @@ def test_a_pool_of_keep_alive_connections_is_shared_and_a_stalled_process_holds_
     for paused in workers.children() * 2:
         pool = _opened_at_once(workers.url, 10)
         os.kill(paused, signal.SIGSTOP)
-        threading.Timer(0.03, os.kill, (paused, signal.SIGCONT)).start()
+        threading.Timer(0.1, os.kill, (paused, signal.SIGCONT)).start()
         pool += _opened_at_once(workers.url, 6)
         assert sum(held()) == 16 and min(held()) >= 7, held()
         close(pool)

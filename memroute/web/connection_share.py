@@ -12,9 +12,9 @@ by the parent, `ConnectionCounts`), takes one connection at a time, and lets a n
 go to the others while it holds more than `SLACK` connections above the process holding
 the fewest, as long as the others keep taking them. A process that takes none for
 `MAX_HOLD_S` (busy, or stopped) is passed over for one connection, and each further
-time in a row the wait is halved: a pool stays even across a pause of a few tens of
-milliseconds (a loaded machine, a collection), and a burst waits about twice `MAX_HOLD_S`
-in all for a process that stays stopped. A process still starting, or gone, counts as
+time in a row the wait is halved: a pool stays even across a pause of up to a few
+hundred milliseconds (a loaded machine, a collection), and a burst waits about twice
+`MAX_HOLD_S` in all for a process that stays stopped. A process still starting, or gone, counts as
 holding more than any other (`ABSENT`) until it serves.
 """
 
@@ -28,7 +28,7 @@ import select
 from typing import Any
 
 SLACK = 1  # connections a process may hold above the least loaded one before it holds back
-MAX_HOLD_S = 0.1  # how long a process leaves a waiting connection to the others, at most
+MAX_HOLD_S = 0.25  # how long a process leaves a waiting connection to the others, at most
 FORGET_S = 1.0  # how long a process passed over stays known as slow to take connections
 RECHECK_S = 0.002  # how soon a process that held back looks at the socket again
 ABSENT = 1 << 30  # the count of a process not serving (starting, or gone): never the least
