@@ -73,7 +73,7 @@ from memroute.memory.injection import MEMORY_PREFIX
 from memroute.memory.redact import redact
 from memroute.memory.turns import chunks, said_in
 from memroute.models.owners import is_user_owner, owner_of, split_owner
-from memroute.models.records import MEMORY_TYPES, MemoryFilter, MemoryRecord
+from memroute.models.records import MEMORY_TYPES, TURN_KEY_PREFIX, MemoryFilter, MemoryRecord
 from memroute.models.wire import to_wire
 from memroute.service.build import Parts
 from memroute.store.fts import owner_token
@@ -883,10 +883,17 @@ class IsolationMachine(RuleBasedStateMachine):
         seen = self.check(reader, (Seen.of(i.memory, i.truncated) for i in items))
         if type_ is not None:
             assert all(self.live[s.id].type == type_ for s in seen)
-        if strategy != "semantic" and not items:  # exact and hybrid fill with the newest memories
+        if strategy != "semantic" and not items:
+            # Exact fills with the newest memories; hybrid too, but not with kept turns (the
+            # conversation itself: recalled only when they match).
             now = self.now()
             missed = self.expected(
-                reader, lambda r: (r.expires_at is None or r.expires_at > now) and type_ in (None, r.type)
+                reader,
+                lambda r: (
+                    (r.expires_at is None or r.expires_at > now)
+                    and type_ in (None, r.type)
+                    and (strategy == "exact" or not r.key.startswith(TURN_KEY_PREFIX))
+                ),
             )
             assert not missed, f"{reader.path}: returned nothing, but may see {missed}"
 
