@@ -336,6 +336,9 @@ def open_harness(folder: Path, *, qdrant: bool, database_url: str | None = None)
         up = stack.enter_context(LiveServer(upstream.app()))
         clock = ManualClock()
         env = {"MEMROUTE_UPSTREAM_BASE_URL": up.url + "/v1", "MEMROUTE_ADMIN_TOKEN": ADMIN}
+        # Each tenant chats several hundred times a minute; a key's rate limit (600 a
+        # minute by default) would refuse a long or fast run's chats: off, it is not tested here.
+        env["MEMROUTE_KEY_RPM"] = "0"
         config = Config.for_path(folder / "memroute.db", environ=env)
         config = config.with_overrides(database_url=database_url)
         mem, parts = open_parts(config, clock)
