@@ -14,8 +14,8 @@ the fewest, as long as the others keep taking them. A process that takes none fo
 `MAX_HOLD_S` (busy, or stopped) is passed over for one connection, and each further
 time in a row the wait is halved: a pool stays even across a pause of up to a few
 hundred milliseconds (a loaded machine, a collection), and a burst waits about twice
-`MAX_HOLD_S` in all for a process that stays stopped. A process still starting, or gone, counts as
-holding more than any other (`ABSENT`) until it serves.
+`MAX_HOLD_S` in all for a process that stays stopped. A process still starting, or gone,
+counts as holding more than any other (`ABSENT`) until it serves.
 """
 
 from __future__ import annotations
