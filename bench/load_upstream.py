@@ -4,6 +4,8 @@ the same 48-word reply, as one JSON completion or, when the body asks for `"stre
 true`, as 48 SSE chunks and `[DONE]`, each written on its own, a moment after the last (a
 provider's tokens arrive one by one: the gateway relays each). It reads no JSON, so
 the gateway is what a load run measures. Run it in its own process: `python -m bench.load_upstream PORT`.
+`BENCH_THINK_MS` makes it answer a non-streamed request that much later (a provider's think
+time; 0, at once, by default).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ REPLY_WORDS = ("memory " * 48).split()  # 48 words: the reply of the issue's mea
 # Asleep this long (1–2 ms in practice) between two chunks; BENCH_CHUNK_GAP_MS=0 writes them
 # back to back (what a stream costs without the wake-ups between its tokens).
 CHUNK_GAP_S = float(os.environ.get("BENCH_CHUNK_GAP_MS", "1")) / 1000
+THINK_S = float(os.environ.get("BENCH_THINK_MS", "0")) / 1000
 _COMPLETION = json.dumps(
     {
         "id": "chatcmpl-load",
@@ -98,7 +101,13 @@ class _Answer(asyncio.Protocol):
             self.transport.write(_MODELS_ANSWER)
         elif b'"stream":true' in body.replace(b" ", b""):
             asyncio.get_running_loop().create_task(self._stream())
+        elif THINK_S:
+            asyncio.get_running_loop().call_later(THINK_S, self._answer_once)
         else:
+            self.transport.write(_ONCE)
+
+    def _answer_once(self) -> None:
+        if self.transport is not None and not self.transport.is_closing():
             self.transport.write(_ONCE)
 
     async def _stream(self) -> None:

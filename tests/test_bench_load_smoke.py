@@ -8,14 +8,18 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import httpx
 import pytest
 from environment import missing
 from gateways import Gateway
 from servers import LiveServer, ScriptedUpstream
 
-from bench import wrk_load
+from bench import load_upstream, wrk_load
+from bench.gateway_load import upstream
+from bench.relay_floor import bare_relay
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -115,3 +119,35 @@ def test_wrk_spreads_its_connections_over_replicas_as_the_load_client_does() -> 
             {"Hello there", "Just one client here"},
             {"Hello there"},
         ]
+
+
+def test_the_bare_relay_passes_streams_through_unchanged() -> None:
+    """`python -m bench.relay_floor` compares memroute with a bare relay (the floor of what
+    relaying costs): the relay must deliver what the upstream sends, stream after stream on
+    one kept-alive connection, gathering or not."""
+    body = {"model": load_upstream.MODEL, "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    with upstream() as up:
+        with httpx.Client() as direct:
+            expected = direct.post(f"{up.url}/v1/chat/completions", json=body).text
+        assert expected.count("data: ") == 49 and expected.endswith("data: [DONE]\n\n")
+        for gather_ms in (0, 5):
+            with bare_relay(up.url, gather_ms) as relay, httpx.Client() as client:
+                for _ in range(2):
+                    with client.stream("POST", f"{relay.url}/v1/chat/completions", json=body) as answer:
+                        assert answer.status_code == 200
+                        assert "".join(answer.iter_text()) == expected
+
+
+def test_the_load_upstream_takes_its_think_time_before_a_single_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`BENCH_THINK_MS` (bench/load_upstream.py): a non-streamed answer comes that much later,
+    the same answer, through the bare relay too."""
+    body = {"model": load_upstream.MODEL, "messages": [{"role": "user", "content": "hi"}]}
+    monkeypatch.setenv("BENCH_THINK_MS", "60")
+    with upstream() as up, bare_relay(up.url, 0) as relay, httpx.Client() as client:
+        for url in (up.url, relay.url):
+            started = time.perf_counter()
+            answer = client.post(f"{url}/v1/chat/completions", json=body)
+            assert time.perf_counter() - started >= 0.06
+            assert answer.json()["choices"][0]["message"]["content"] == " ".join(load_upstream.REPLY_WORDS)

@@ -1,0 +1,291 @@
+"""What relaying costs any Python process on this machine: a bare asyncio relay beside
+`memroute serve` (memory off), at one client: streams with the load upstream's chunks 1–2 ms
+apart and back to back, and single answers given at once and after a provider's think time.
+
+The bare relay (`python -m bench.relay_floor serve PORT UPSTREAM_PORT [GATHER_MS]`) gives
+each client connection a connection to the upstream and passes the bytes through both
+ways: no HTTP parsing, no routing, no key, no memory. With GATHER_MS above 0 it leaves the
+upstream unread for that long after each piece past the second, as memroute does
+(`MEMROUTE_STREAM_GATHER_MS`). So it is a floor: a gateway does all of this and more.
+Each run sends from one client (`bench/load_client.py`) for a few seconds; the CPU per
+request is read per thread from `/proc/<pid>/task/*/schedstat` (nanoseconds; `/proc/<pid>/stat`
+counts 10 ms ticks), net of what the process spends idle. Rounds alternate the cases.
+
+    python -m bench.relay_floor                 # 3 rounds of 6 s
+    python -m bench.relay_floor --rounds 5 --seconds 8
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import median
+from tempfile import TemporaryDirectory
+
+from bench.common import NO_MODEL, Report, emit, log, parser, table, wait_http
+from bench.corpus import queries
+from bench.gateway_load import HOST, gateway, upstream
+from memroute import Memory
+from memroute.web.serve import free_port
+
+TARGET_STREAM_CPU_MS = 3.0  # issue 17: memory off, a 48-chunk stream at one client
+GAPS_MS = ("1", "0")  # the load upstream's pause between chunks (bench/load_upstream.py)
+BARE, BARE_GATHERED, MEMROUTE = "bare relay", "bare relay, 5 ms gathering", "memroute, memory off"
+CASES = (BARE, BARE_GATHERED, MEMROUTE)
+
+
+class _ToClient(asyncio.Protocol):
+    """The upstream side of one relayed connection: what arrives goes to the client."""
+
+    def __init__(self, client: asyncio.Transport, gather_s: float) -> None:
+        self.client = client
+        self.gather_s = gather_s
+        self.pieces = 0  # of the current answer
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        self.client.write(data)
+        if data.endswith(b"0\r\n\r\n"):  # the end of a chunked answer
+            self.pieces = 0
+            return
+        self.pieces += 1
+        if self.gather_s and self.pieces > 2 and self.transport is not None:
+            self.transport.pause_reading()
+            asyncio.get_running_loop().call_later(self.gather_s, self._resume)
+
+    def _resume(self) -> None:
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.resume_reading()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.client.close()
+
+
+class _FromClient(asyncio.Protocol):
+    """The client side of one relayed connection: what it sends goes upstream."""
+
+    def __init__(self, upstream_port: int, gather_s: float) -> None:
+        self.upstream_port = upstream_port
+        self.gather_s = gather_s
+        self.upstream: asyncio.Transport | None = None
+        self.early: list[bytes] = []  # sent before the upstream connection was open
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        client: asyncio.Transport = transport  # type: ignore[assignment]
+        asyncio.get_running_loop().create_task(self._open(client))
+
+    async def _open(self, client: asyncio.Transport) -> None:
+        loop = asyncio.get_running_loop()
+        upstream, _ = await loop.create_connection(
+            lambda: _ToClient(client, self.gather_s), HOST, self.upstream_port
+        )
+        self.upstream = upstream
+        for data in self.early:
+            upstream.write(data)
+        self.early.clear()
+
+    def data_received(self, data: bytes) -> None:
+        if self.upstream is None:
+            self.early.append(data)
+        else:
+            self.upstream.write(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.upstream is not None:
+            self.upstream.close()
+
+
+async def serve(port: int, upstream_port: int, gather_ms: float) -> None:
+    """Relay connections to `port` to the upstream on `upstream_port`, until stopped."""
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(lambda: _FromClient(upstream_port, gather_ms / 1000), HOST, port)
+    async with server:
+        await server.serve_forever()
+
+
+def thread_cpu_s(pids: Sequence[int]) -> float:
+    """CPU seconds of every thread of `pids`, to the nanosecond."""
+    total = 0
+    for pid in pids:
+        for task in Path(f"/proc/{pid}/task").glob("*"):
+            with contextlib.suppress(OSError):
+                total += int((task / "schedstat").read_text().split()[0])
+    return total / 1e9
+
+
+@dataclass
+class Served:
+    """A relay under test: its URL and the processes whose CPU it spends."""
+
+    url: str
+    pids: Callable[[], list[int]]
+
+
+@contextlib.contextmanager
+def bare_relay(upstream_url: str, gather_ms: float) -> Iterator[Served]:
+    port = free_port(HOST)
+    upstream_port = int(upstream_url.rsplit(":", 1)[1])
+    command = [sys.executable, "-m", "bench.relay_floor", "serve", str(port), str(upstream_port)]
+    proc = subprocess.Popen([*command, str(gather_ms)])
+    try:
+        wait_http(f"http://{HOST}:{port}/v1/models")
+        yield Served(f"http://{HOST}:{port}", lambda: [proc.pid])
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+@dataclass(frozen=True)
+class Condition:
+    """How the upstream answers (its environment), whether the client streams, and the
+    relays measured so."""
+
+    name: str
+    upstream_env: dict[str, str]
+    stream: bool
+    cases: tuple[str, ...]
+
+
+THINK_MS = "70"  # a provider's think time: a short chat's answer takes about this long
+CONDITIONS = (
+    Condition("streamed, chunks 1–2 ms apart", {"BENCH_CHUNK_GAP_MS": "1"}, True, CASES),
+    Condition("streamed, chunks back to back", {"BENCH_CHUNK_GAP_MS": "0"}, True, CASES),
+    Condition("not streamed, answered at once", {"BENCH_THINK_MS": "0"}, False, (BARE, MEMROUTE)),
+    Condition(
+        f"not streamed, answered after {THINK_MS} ms", {"BENCH_THINK_MS": THINK_MS}, False, (BARE, MEMROUTE)
+    ),
+)
+
+
+@dataclass
+class Figures:
+    """CPU ms per request of each (condition, case) over the rounds, and the upstream's."""
+
+    cpu_ms: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+    upstream_ms: dict[str, list[float]] = field(default_factory=dict)
+
+    def add(self, condition: str, case: str, cpu_ms: float, upstream_ms: float) -> None:
+        self.cpu_ms.setdefault((condition, case), []).append(cpu_ms)
+        self.upstream_ms.setdefault(condition, []).append(upstream_ms)
+
+
+def cpu_ms_per_request(
+    served: Served, up_pid: int, key: str, questions: Sequence[str], seconds: float, stream: bool
+) -> tuple[float, float]:
+    """CPU ms per request of `served` and of the upstream, at one client, net of idle."""
+    pids = served.pids()
+    time.sleep(0.5)
+    before = thread_cpu_s(pids)
+    time.sleep(1.0)
+    idle_per_s = thread_cpu_s(pids) - before
+    command = [sys.executable, "-m", "bench.load_client", served.url, key, "--concurrency", "1"]
+    command += ["--seconds", str(seconds), "--warmup", "1", *(["--stream"] if stream else [])]
+    before, up_before, started = thread_cpu_s(pids), thread_cpu_s([up_pid]), time.perf_counter()
+    done = subprocess.run(command, input="\n".join(questions), capture_output=True, text=True, check=True)
+    wall = time.perf_counter() - started
+    result = json.loads(done.stdout)
+    sent = max(len(result["latency_ns"]) * wall / result["timed_s"], 1)
+    cpu = max(0.0, thread_cpu_s(pids) - before - idle_per_s * wall)
+    return cpu * 1000 / sent, (thread_cpu_s([up_pid]) - up_before) * 1000 / sent
+
+
+def run(rounds: int, seconds: float) -> Report:
+    report = Report("What relaying costs any Python process here")
+    figures = Figures()
+    questions = queries(1235, 200)
+    with TemporaryDirectory(prefix="memroute-floor-") as directory:
+        db = Path(directory) / "floor.db"
+        side = Memory.open(db, start_workers=False)
+        _, secret = side.keys.create("floor")
+        side.update_settings({"enabled": False, "extraction_enabled": True, **NO_MODEL})  # memory off
+        side.close()
+        for condition in CONDITIONS:
+            with _environment(condition.upstream_env), upstream() as up:
+                for number in range(rounds):
+                    for case in condition.cases:
+                        with _served(case, db, up.url) as served:
+                            cpu, up_cpu = cpu_ms_per_request(
+                                served, up.process.pid, secret, questions, seconds, condition.stream
+                            )
+                        figures.add(condition.name, case, cpu, up_cpu)
+                        log(f"round {number + 1}, {condition.name}, {case}: {cpu:.2f} ms per request")
+    _report(report, figures, rounds, seconds)
+    return report
+
+
+@contextlib.contextmanager
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    """`values` in this process's environment (the upstream started inside inherits them)."""
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+@contextlib.contextmanager
+def _served(case: str, db: Path, upstream_url: str) -> Iterator[Served]:
+    if case == MEMROUTE:
+        with gateway(db, upstream_url, 1) as gw:
+            yield Served(gw.url, gw.servers)
+    else:
+        with bare_relay(upstream_url, 5 if case == BARE_GATHERED else 0) as served:
+            yield served
+
+
+def _cell(values: list[float]) -> str:
+    return f"{median(values):.2f} ({min(values):.2f}–{max(values):.2f})"
+
+
+def _report(report: Report, figures: Figures, rounds: int, seconds: float) -> None:
+    streamed = [c for c in CONDITIONS if c.stream]
+    unstreamed = [c for c in CONDITIONS if not c.stream]
+    report.add(
+        f"CPU ms per request at one client, median (range) of {rounds} rounds of {seconds:g} s. "
+        f"Issue 17's target for memroute with memory off: ≤ {TARGET_STREAM_CPU_MS:g} ms per 48-chunk stream."
+    )
+    for conditions in (streamed, unstreamed):
+        rows = [
+            [case, *(_cell(figures.cpu_ms[(c.name, case)]) for c in conditions)]
+            for case in conditions[0].cases
+        ]
+        rows.append(["the upstream", *(f"{median(figures.upstream_ms[c.name]):.2f}" for c in conditions)])
+        report.add(table(["relay", *(c.name for c in conditions)], rows))
+    report.data["cpu_ms_per_request"] = {f"{c} | {case}": v for (c, case), v in figures.cpu_ms.items()}
+    report.data["upstream_cpu_ms_per_request"] = figures.upstream_ms
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["serve"]:
+        port, upstream_port = int(args[1]), int(args[2])
+        gather_ms = float(args[3]) if len(args) > 3 else 0.0
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(serve(port, upstream_port, gather_ms))
+        return
+    ap = parser(__doc__ or "")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds, each case once per round (3)")
+    ap.add_argument("--seconds", type=float, default=6.0, help="timed seconds per run (6)")
+    parsed = ap.parse_args(args)
+    rounds, seconds = (1, 1.0) if parsed.quick else (parsed.rounds, parsed.seconds)
+    emit(run(rounds, seconds), parsed.json)
+
+
+if __name__ == "__main__":
+    main()
