@@ -37,6 +37,46 @@ def _int(
 
 
 MAX_WORKERS = 64
+PIN_CPUS_SETTING = "MEMROUTE_PIN_CPUS"
+
+
+def allowed_cpus() -> tuple[int, ...]:
+    """The CPUs this process may run on (all of them where the OS cannot say)."""
+    try:
+        return tuple(sorted(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return tuple(range(os.cpu_count() or 1))
+
+
+def parse_cpus(spec: str, allowed: tuple[int, ...], name: str = PIN_CPUS_SETTING) -> tuple[int, ...]:
+    """The CPUs `spec` names (see memroute/web/cpu_pinning.py): () for "" or "off", every
+    allowed CPU for "auto", else a comma-separated list of CPUs and ranges (`0,2-3`), each
+    one this process may use."""
+    spec = spec.strip().lower()
+    if spec in ("", "off"):
+        return ()
+    if spec == "auto":
+        return allowed
+    cpus: list[int] = []
+    for part in spec.split(","):
+        first, dash, last = part.strip().partition("-")
+        try:
+            low, high = int(first), int(last if dash else first)
+        except ValueError:
+            raise InvalidInput(f"must be off, auto or CPUs such as 0,2-3; got {spec!r}", name) from None
+        if low > high:
+            raise InvalidInput(f"the range {part.strip()} runs backwards", name)
+        cpus.extend(cpu for cpu in range(low, high + 1) if cpu not in cpus)
+    outside = [cpu for cpu in cpus if cpu not in allowed]
+    if outside:
+        raise InvalidInput(f"CPU {outside[0]} is not one this process may use ({_cpu_list(allowed)})", name)
+    return tuple(cpus)
+
+
+def _cpu_list(cpus: tuple[int, ...]) -> str:
+    return ",".join(str(cpu) for cpu in cpus)
+
+
 MAX_STREAM_GATHER_MS = 100
 
 
@@ -182,6 +222,7 @@ class Config:
     header_timeout_s: float = 10.0  # a request head must arrive whole within this
     access_log: bool = True  # `memroute serve` writes a line per request on stdout
     workers: int = 1  # server processes on the port (`memroute serve --workers N`)
+    pin_cpus: tuple[int, ...] = ()  # each server process's CPU (memroute/web/cpu_pinning.py); () off
     body_timeout_s: float = 30.0  # longest pause between two pieces of a request body
     keep_alive_timeout_s: int = 30  # an idle connection between requests is closed after this
     max_connections: int | None = None  # None: 1000, fewer when the open-files limit is low
@@ -283,6 +324,7 @@ class Config:
             header_timeout_s=_seconds(env, "MEMROUTE_HEADER_TIMEOUT", 10.0),
             access_log=_bool(env, "MEMROUTE_ACCESS_LOG", True),
             workers=_int(env, "MEMROUTE_WORKERS", 1, minimum=1, maximum=MAX_WORKERS),
+            pin_cpus=parse_cpus(env.get(PIN_CPUS_SETTING, ""), allowed_cpus()),
             body_timeout_s=_seconds(env, "MEMROUTE_BODY_TIMEOUT", 30.0),
             keep_alive_timeout_s=_int(env, "MEMROUTE_KEEP_ALIVE_TIMEOUT", 30, minimum=1),
             max_connections=_optional_int(env, "MEMROUTE_MAX_CONNECTIONS", minimum=1),

@@ -26,6 +26,8 @@ from storage import open_parts, rows
 
 from bench.common import process_cpu_s
 from memroute import Memory
+from memroute.config import parse_cpus
+from memroute.errors import InvalidInput
 from memroute.service.turn_queue import ChatTurn
 
 ADMIN = "admin-test-token-for-memroute-serve-workers"
@@ -60,6 +62,14 @@ class Workers:
 
 @pytest.fixture
 def workers(tmp_path: Path, upstream: ScriptedUpstream) -> Iterator[Workers]:
+    with serving_workers(tmp_path, upstream) as running:
+        yield running
+
+
+@contextlib.contextmanager
+def serving_workers(tmp_path: Path, upstream: ScriptedUpstream, *options: str) -> Iterator[Workers]:
+    """`memroute serve --workers 2 [options]` on a fresh database with memory on, once
+    both processes answer."""
     db = tmp_path / "memroute.db"
     side = Memory.open(db, start_workers=False)
     side.update_settings(enabled=True)
@@ -74,8 +84,20 @@ def workers(tmp_path: Path, upstream: ScriptedUpstream) -> Iterator[Workers]:
         MEMROUTE_ACCESS_LOG="false",
         MEMORY_REINDEX_POLL_S="0.5",
     )
+    command = [
+        sys.executable,
+        "-m",
+        "memroute",
+        "--db",
+        str(db),
+        "serve",
+        "--port",
+        str(port),
+        "--workers",
+        "2",
+    ]
     parent = subprocess.Popen(
-        [sys.executable, "-m", "memroute", "--db", str(db), "serve", "--port", str(port), "--workers", "2"],
+        [*command, *options],
         env=env,
         stdout=(tmp_path / "serve.log").open("wb"),
         stderr=subprocess.STDOUT,
@@ -276,3 +298,83 @@ def test_a_memory_changed_by_another_process_is_never_served_stale(tmp_path: Pat
     other.close()
     assert mem.get(memory.id).content == moved
     mem.close()
+
+
+def _cpus_of_threads(pid: int) -> set[str]:
+    """The CPUs each thread of process `pid` may run on (`Cpus_allowed_list`), as a set of lists."""
+    found = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            for line in (task / "status").read_text().splitlines():
+                if line.startswith("Cpus_allowed_list:"):
+                    found.add(line.split(":", 1)[1].strip())
+    return found
+
+
+@pytest.mark.slow(seconds=10)
+def test_pinned_workers_each_keep_every_thread_on_a_cpu_of_their_own(
+    tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
+    """`--pin-cpus auto`: worker k, every one of its threads, on the k-th CPU this machine
+    lets memroute use (round robin); chats are answered as before. Without it the workers
+    may run anywhere."""
+    allowed = sorted(os.sched_getaffinity(0))
+    with serving_workers(tmp_path, upstream, "--pin-cpus", "auto") as running:
+        answer = running.client().chat.completions.create(
+            model="echo-1", messages=[{"role": "user", "content": "My locker number is 107."}]
+        )
+        assert answer.choices[0].message.content
+        children = running.children()
+        log = (tmp_path / "serve.log").read_text()
+        for index in range(2):
+            cpu = allowed[index % len(allowed)]
+            assert f"worker {index} runs on CPU {cpu} (MEMROUTE_PIN_CPUS)" in log
+        pinned = [_cpus_of_threads(pid) for pid in children]
+        assert sorted(pinned, key=str) == sorted(
+            ({str(allowed[k % len(allowed)])} for k in range(2)), key=str
+        )
+        assert all(len(_cpus_of_threads(pid)) == 1 for pid in children)
+    unpinned = tmp_path / "unpinned"
+    unpinned.mkdir()
+    with serving_workers(unpinned, upstream) as running:
+        mine = _cpus_of_threads(os.getpid())
+        assert all(_cpus_of_threads(pid) == mine for pid in running.children())
+        assert "runs on CPU" not in (unpinned / "serve.log").read_text()
+
+
+def test_cpus_to_pin_to_are_checked_before_anything_starts(tmp_path: Path) -> None:
+    """A CPU list memroute may not use, or that is not one, stops `serve` at once with the
+    reason; nothing is served."""
+    beyond = max(os.sched_getaffinity(0)) + 1
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMROUTE_")}
+    env.update(MEMROUTE_DATA_DIR=str(tmp_path), MEMROUTE_ADMIN_TOKEN=ADMIN)
+    serve = [sys.executable, "-m", "memroute", "serve", "--port", str(free_port())]
+    cases = [
+        (
+            [*serve, "--pin-cpus", str(beyond)],
+            env,
+            f"--pin-cpus: CPU {beyond} is not one this process may use",
+        ),
+        (
+            serve,
+            {**env, "MEMROUTE_PIN_CPUS": "0-x"},
+            "MEMROUTE_PIN_CPUS: must be off, auto or CPUs such as 0,2-3",
+        ),
+        ([*serve, "--pin-cpus", "1-0"], env, "--pin-cpus: the range 1-0 runs backwards"),
+    ]
+    for command, environment, reason in cases:
+        done = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=60)
+        assert done.returncode != 0
+        assert reason in done.stderr
+        assert "OpenAI base URL" not in done.stdout  # the banner of a server that starts
+
+
+def test_a_cpu_list_names_cpus_and_ranges_in_the_order_given() -> None:
+    """`MEMROUTE_PIN_CPUS`: worker k takes the k-th CPU named; a CPU named twice counts once."""
+    allowed = (0, 1, 2, 3)
+    assert parse_cpus("0,2-3", allowed) == (0, 2, 3)
+    assert parse_cpus(" 3, 1-2, 2 ", allowed) == (3, 1, 2)
+    assert parse_cpus("auto", allowed) == allowed
+    assert parse_cpus("", allowed) == parse_cpus("off", allowed) == ()
+    with pytest.raises(InvalidInput, match="CPU 4 is not one this process may use"):
+        parse_cpus("2-4", allowed)

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from memroute.cli.common import cli_errors, config_of, memory_for
-from memroute.config import MAX_WORKERS
+from memroute.config import MAX_WORKERS, allowed_cpus, parse_cpus
 
 
 @click.command("mcp")
@@ -66,6 +66,13 @@ def demo(keep: str | None) -> None:
     default=None,
     help="Server processes sharing the port and the database (default 1, or MEMROUTE_WORKERS).",
 )
+@click.option(
+    "--pin-cpus",
+    default=None,
+    metavar="SPEC",
+    help="Hold each server process to one CPU: off, auto, or CPUs such as 0,2-3 (default off, or "
+    "MEMROUTE_PIN_CPUS); see docs/usage.md.",
+)
 @click.pass_context
 def serve(
     ctx: click.Context,
@@ -74,6 +81,7 @@ def serve(
     serve_db: str | None,
     fd: int | None,
     workers: int | None,
+    pin_cpus: str | None,
 ) -> None:
     """Run the gateway and the management API. Exits with status 1 if serving ends
     without a shutdown signal (so a supervisor restarts it)."""
@@ -94,6 +102,9 @@ def serve(
             host=host or config.host,
             port=config.port if port is None else port,
             workers=config.workers if workers is None else workers,
+            pin_cpus=config.pin_cpus
+            if pin_cpus is None
+            else parse_cpus(pin_cpus, allowed_cpus(), "--pin-cpus"),
         )
         if listener is not None:
             bound_host, bound_port = listener.getsockname()[:2]

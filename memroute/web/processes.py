@@ -71,7 +71,7 @@ def run_processes(config: Config, listener: socket.socket | None = None) -> int:
         counts.absent(index)  # until it serves
         process = context.Process(
             target=serve_one,
-            args=(config, sock, counts.of(index), os.getpid()),
+            args=(config, sock, counts.of(index), os.getpid(), index),
             name=f"memroute-worker-{index}",
         )
         process.start()
@@ -120,13 +120,15 @@ def _stop_all(processes: list[BaseProcess]) -> None:
             process.join(5)
 
 
-def serve_one(config: Config, sock: socket.socket, share: ConnectionShare, parent_pid: int) -> None:
+def serve_one(
+    config: Config, sock: socket.socket, share: ConnectionShare, parent_pid: int, index: int = 0
+) -> None:
     """One server process (the target of each worker): the whole app on `sock`, its
-    connections counted in `share`."""
+    connections counted in `share`; `index`: which worker it is."""
     os.setpgid(0, 0)  # a terminal's Ctrl+C reaches the parent only; it stops us once
     from memroute.web.app import create_app
     from memroute.web.serve import run_foreground
 
     app = create_app(config)
-    status = run_foreground(app, config, sock, parent_pid=parent_pid, share=share)
+    status = run_foreground(app, config, sock, parent_pid=parent_pid, share=share, worker=index)
     raise SystemExit(status)

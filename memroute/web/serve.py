@@ -14,6 +14,7 @@ from typing import Any
 from memroute.config import Config
 from memroute.errors import InvalidInput
 from memroute.web.connection_share import ConnectionShare
+from memroute.web.cpu_pinning import pin_process
 from memroute.web.logs import configure_process_logging
 from memroute.web.server import build_server, describe, serve_in_foreground
 from memroute.web.server_limits import ServerLimits, open_files_limit, raise_open_files_limit
@@ -62,13 +63,16 @@ def run_foreground(
     *,
     parent_pid: int | None = None,
     share: ConnectionShare | None = None,
+    worker: int = 0,
 ) -> int:
     """Serve `app` in this thread with the process's logging, a raised open-files limit and
     the limits of `config`, on `listener` or else config's host and port, until a signal
     stops it (or, with `parent_pid`, that process is gone); `share`: its part of the
-    connections of a listener shared with other processes. Returns the exit status: 0
-    then, 1 when serving ended any other way."""
+    connections of a listener shared with other processes; `worker`: which of them this is
+    (its CPU, when `config.pin_cpus` holds them to CPUs). Returns the exit status: 0 then,
+    1 when serving ended any other way."""
     configure_process_logging("info")
+    pin_process(config.pin_cpus, worker)
     limits = ServerLimits.of(config)
     server = build_server(
         app,
