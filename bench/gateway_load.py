@@ -14,6 +14,7 @@ of each server process) idle, after start, and after the load.
     python -m bench.gateway_load --quick                 # workers 1,2; 1 and 8 clients; 1 s
     python -m bench.gateway_load --litellm /opt/litellm/bin/litellm   # LiteLLM Proxy beside it
     python -m bench.gateway_load --wrk                   # non-streamed load sent by wrk
+    python -m bench.gateway_load --wrk --pin-cpus auto   # each server process on a CPU of its own
 
 With `--litellm`, LiteLLM Proxy (installed in a virtual environment of its own, see
 bench/litellm_proxy.py) takes the same load after memroute, and a table sets the two side
@@ -86,6 +87,7 @@ class Plan:
     memories: int = 1000
     questions: int = 400
     chat_threads: int | None = None  # MEMROUTE_CHAT_THREADS of the gateway (None: its default)
+    pin_cpus: str | None = None  # MEMROUTE_PIN_CPUS of the gateway (None: its default, off)
     litellm: Path | None = None  # LiteLLM Proxy's `litellm` executable, to measure it beside memroute
     wrk: Path | None = None  # Debian's `wrk`, to send the non-streamed load (bench/wrk_load.py)
 
@@ -368,7 +370,8 @@ def run(plan: Plan, *, seed: int, data_dir: Path | None) -> Report:
         with upstream() as up:
             runs += measure(plan, up, secret, qs, DIRECT, 0, None)
             for workers in plan.workers:
-                with gateway(db, up.url, workers, plan.chat_threads) as gw:
+                pinned = {"MEMROUTE_PIN_CPUS": plan.pin_cpus} if plan.pin_cpus else None
+                with gateway(db, up.url, workers, plan.chat_threads, pinned) as gw:
                     idle = [_rss_mib(p) for p in gw.servers()]
                     idle_cpu = idle_cpu_rate(gw)
                     idle_ms_per_s[workers] = idle_cpu * 1000
@@ -432,6 +435,11 @@ def _report(
             "read from its histogram; the aiohttp client for the streamed ones."
             if plan.wrk is not None
             else "Load generator: the aiohttp client."
+        )
+        + (
+            f" Each server process held to one CPU (`MEMROUTE_PIN_CPUS={plan.pin_cpus}`)."
+            if plan.pin_cpus
+            else ""
         )
     )
     headers = [
@@ -628,6 +636,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--seconds", type=float, default=None, help="timed seconds per run (5)")
     ap.add_argument("--memories", type=int, default=None, help="memories stored for the key (1000)")
     ap.add_argument("--chat-threads", type=int, default=None, help="the gateway's MEMROUTE_CHAT_THREADS")
+    ap.add_argument(
+        "--pin-cpus", default=None, help="the gateway's MEMROUTE_PIN_CPUS (auto: a CPU per process)"
+    )
     wrk_load.add_option(ap)
     ap.add_argument(
         "--litellm",
@@ -647,6 +658,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         plan = replace(plan, memories=args.memories)
     if args.chat_threads:
         plan = replace(plan, chat_threads=args.chat_threads)
+    if args.pin_cpus:
+        plan = replace(plan, pin_cpus=args.pin_cpus)
     if args.litellm:
         plan = replace(plan, litellm=executable(args.litellm))  # a wrong path stops here, before any run
     if args.wrk:
