@@ -215,6 +215,22 @@ def work_dir(keep: Path | None) -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
+@contextlib.contextmanager
+def environ(**values: str) -> Iterator[None]:
+    """`values` set in this process's environment for the block (processes started inside
+    inherit them), then put back as they were."""
+    old = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def remove_database(path: Path | str) -> None:
     """Delete a SQLite file with its WAL and shared-memory files, if present (a fresh start)."""
     for suffix in ("", "-wal", "-shm"):

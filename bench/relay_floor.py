@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import subprocess
 import sys
 import time
@@ -30,7 +29,7 @@ from pathlib import Path
 from statistics import median
 from tempfile import TemporaryDirectory
 
-from bench.common import NO_MODEL, Report, emit, log, parser, table, wait_http
+from bench.common import NO_MODEL, Report, emit, environ, log, parser, table, wait_http
 from bench.corpus import queries
 from bench.gateway_load import HOST, gateway, upstream
 from memroute import Memory
@@ -211,7 +210,7 @@ def run(rounds: int, seconds: float) -> Report:
         side.update_settings({"enabled": False, "extraction_enabled": True, **NO_MODEL})  # memory off
         side.close()
         for condition in CONDITIONS:
-            with _environment(condition.upstream_env), upstream() as up:
+            with environ(**condition.upstream_env), upstream() as up:
                 for number in range(rounds):
                     for case in condition.cases:
                         with _served(case, db, up.url) as served:
@@ -222,21 +221,6 @@ def run(rounds: int, seconds: float) -> Report:
                         log(f"round {number + 1}, {condition.name}, {case}: {cpu:.2f} ms per request")
     _report(report, figures, rounds, seconds)
     return report
-
-
-@contextlib.contextmanager
-def _environment(values: dict[str, str]) -> Iterator[None]:
-    """`values` in this process's environment (the upstream started inside inherits them)."""
-    saved = {name: os.environ.get(name) for name in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 @contextlib.contextmanager

@@ -39,7 +39,6 @@ import contextlib
 import gc
 import hashlib
 import json
-import os
 import random
 import shutil
 import subprocess
@@ -62,6 +61,7 @@ from bench.common import (
     Latency,
     Report,
     emit,
+    environ,
     human_bytes,
     log,
     ms,
@@ -819,20 +819,6 @@ def bench_rss(
             "seconds": figures["seconds"],
         }
     return out
-
-
-@contextlib.contextmanager
-def environ(**values: str) -> Iterator[None]:
-    old = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def bench_quality(model_dir: Path, sources: Sequence[str]) -> dict[str, Any]:
