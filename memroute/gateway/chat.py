@@ -61,6 +61,7 @@ USER_HEADER = "x-memroute-user-id"
 SKIPPED_HEADER = "x-memroute-memory-skipped"  # why a request got no memory, when memroute decided it
 SESSION_HEADERS = ("x-memroute-session-id", "x-omniroute-session-id")
 DEBUG_HEADER = "x-memroute-debug"
+CHAT_THREAD_PREFIX = "memroute-chat"  # the names of the threads that admit chats
 REQUEST_ID_HEADER = "x-request-id"
 # A client's request id is kept when it is short and plain; otherwise memroute makes one.
 _CLIENT_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
@@ -220,7 +221,7 @@ class ChatPipeline:
         # More threads than one key may have chats (MEMROUTE_KEY_MAX_CONCURRENT, 16) keep a key
         # whose admissions are slow (huge bodies, a slow embedding provider) from holding
         # them all; fewer fight less over the interpreter (see docs/usage.md).
-        self._threads = ThreadPoolExecutor(threads, thread_name_prefix="memroute-chat")
+        self._threads = ThreadPoolExecutor(threads, thread_name_prefix=CHAT_THREAD_PREFIX)
         # With `serial`, the threads run their Python one at a time (they no longer fight over
         # the interpreter), stepping out for waits outside Python (see memroute/baton.py).
         self._baton = Baton() if serial else None

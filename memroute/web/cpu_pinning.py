@@ -20,24 +20,30 @@ from __future__ import annotations
 
 import logging
 import os
-from pathlib import Path
+import threading
 
 from memroute.config import PIN_CPUS_SETTING
+from memroute.gateway.chat import CHAT_THREAD_PREFIX
 
 log = logging.getLogger("memroute.server")
 
 
-def pin_process(cpus: tuple[int, ...], worker: int) -> int | None:
-    """Hold every thread of this process (and the threads it starts later) to the CPU of
-    server process `worker` among `cpus`: that CPU, or None when pinning is off or the OS
-    refused (the reason is logged; the process runs on as before)."""
+def pin_server_threads(cpus: tuple[int, ...], worker: int) -> int | None:
+    """Hold this thread (the event loop, once the app has started), the threads that admit
+    chats, and every thread they start from now on, to the CPU of server process `worker`
+    among `cpus`. The background threads started with the app (learning, re-index, Qdrant
+    sync), and the embedding they do, still run on any CPU, so a re-index does not take the
+    chats' CPU. Returns that CPU, or None when pinning is off or the OS refused (the reason
+    is logged; the process runs on as before)."""
     if not cpus:
         return None
     cpu = cpus[worker % len(cpus)]
+    chat_threads = [t.native_id for t in threading.enumerate() if t.name.startswith(CHAT_THREAD_PREFIX)]
     try:
-        for thread in _thread_ids():
+        os.sched_setaffinity(0, {cpu})  # this thread only
+        for thread in chat_threads:
             try:
-                os.sched_setaffinity(thread, {cpu})
+                os.sched_setaffinity(thread or 0, {cpu})
             except ProcessLookupError:
                 continue  # the thread has ended meanwhile
     except (AttributeError, OSError) as exc:
@@ -45,11 +51,3 @@ def pin_process(cpus: tuple[int, ...], worker: int) -> int | None:
         return None
     log.info("worker %d runs on CPU %d (%s)", worker, cpu, PIN_CPUS_SETTING)
     return cpu
-
-
-def _thread_ids() -> list[int]:
-    """This process's threads (only itself where /proc is missing)."""
-    try:
-        return [int(entry.name) for entry in Path("/proc/self/task").iterdir()]
-    except OSError:
-        return [0]

@@ -3,6 +3,7 @@ through memroute/web/server.py."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import socket
 import threading
@@ -14,7 +15,7 @@ from typing import Any
 from memroute.config import Config
 from memroute.errors import InvalidInput
 from memroute.web.connection_share import ConnectionShare
-from memroute.web.cpu_pinning import pin_process
+from memroute.web.cpu_pinning import pin_server_threads
 from memroute.web.logs import configure_process_logging
 from memroute.web.server import build_server, describe, serve_in_foreground
 from memroute.web.server_limits import ServerLimits, open_files_limit, raise_open_files_limit
@@ -72,7 +73,6 @@ def run_foreground(
     (its CPU, when `config.pin_cpus` holds them to CPUs). Returns the exit status: 0 then,
     1 when serving ended any other way."""
     configure_process_logging("info")
-    pin_process(config.pin_cpus, worker)
     limits = ServerLimits.of(config)
     server = build_server(
         app,
@@ -85,6 +85,7 @@ def run_foreground(
         parent_pid=parent_pid,
         freeze_heap=True,
         share=share,
+        on_started=functools.partial(pin_server_threads, config.pin_cpus, worker),
     )
     log.info(describe(server, limits))
     if listener is not None:

@@ -9,6 +9,7 @@ import gc
 import logging
 import os
 import socket
+from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
@@ -41,9 +42,15 @@ class MemrouteServer(uvicorn.Server):
     collected less often (`YOUNG_COLLECTION_THRESHOLD`)."""
 
     def __init__(
-        self, config: uvicorn.Config, guard: Guard, parent_pid: int | None = None, freeze_heap: bool = False
+        self,
+        config: uvicorn.Config,
+        guard: Guard,
+        parent_pid: int | None = None,
+        freeze_heap: bool = False,
+        on_started: Callable[[], object] | None = None,
     ) -> None:
         super().__init__(config)
+        self.on_started = on_started
         self.guard = guard
         self.parent_pid = parent_pid
         self.freeze_heap = freeze_heap
@@ -67,6 +74,8 @@ class MemrouteServer(uvicorn.Server):
             gc.collect()
             gc.freeze()
             gc.set_threshold(YOUNG_COLLECTION_THRESHOLD, *gc.get_threshold()[1:])
+        if self.on_started is not None:
+            self.on_started()
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         self.signalled = True
@@ -111,11 +120,13 @@ def build_server(
     parent_pid: int | None = None,
     freeze_heap: bool = False,
     share: ConnectionShare | None = None,
+    on_started: Callable[[], object] | None = None,
 ) -> MemrouteServer:
     """A server for `app` held to `limits` (its connection cap sized for `open_files`), with
     a line per request for uvicorn's access logger unless `access_log` is off, sharing its
-    listening socket's connections evenly with other processes by `share`. It leaves the
-    logging set-up alone: `memroute serve` installs its own first."""
+    listening socket's connections evenly with other processes by `share`, and running
+    `on_started` in the event loop's thread once the app has started. It leaves the logging
+    set-up alone: `memroute serve` installs its own first."""
     guard = Guard(
         limits.connection_cap(open_files), limits.header_timeout_s, limits.body_timeout_s, share=share
     )
@@ -137,7 +148,7 @@ def build_server(
         proxy_headers=bool(limits.trusted_proxies),
         forwarded_allow_ips=list(limits.trusted_proxies),
     )
-    return MemrouteServer(config, guard, parent_pid, freeze_heap)
+    return MemrouteServer(config, guard, parent_pid, freeze_heap, on_started)
 
 
 def describe(server: MemrouteServer, limits: ServerLimits) -> str:
