@@ -1,14 +1,16 @@
-"""Each server process on one CPU of its own (`MEMROUTE_PIN_CPUS`, off by default).
+"""A server process's event loop and chat threads on one CPU of its own (`MEMROUTE_PIN_CPUS`,
+off by default).
 
 A server process's Python runs one thread at a time: the event loop and the threads that
 admit chats hand the interpreter to each other dozens of times per chat. When they run on
 different CPUs, each hand-over wakes the other CPU, and on a virtual machine that wake-up
-costs more than the Python between two hand-overs. With every thread of the process on one
-CPU, a hand-over is a switch on that CPU. Measured on a 2-vCPU VM: ~40 % more chats a
-second with memory on and ~65 % more with memory off, from one process at 16–64 clients
-(docs/benchmarks.md).
+costs more than the Python between two hand-overs. With them on one CPU, a hand-over is a
+switch on that CPU. The background threads (learning, re-index, Qdrant sync) stay free
+to run on any CPU, so a re-index with the bundled model does not take the chats' CPU.
+Measured on a 2-vCPU VM, from one process at 16 and 64 clients: ~25–40 % more chats a
+second with memory on, ~65 % more with memory off (docs/benchmarks.md).
 
-It is off by default: a process held to one CPU cannot move away from other busy work
+It is off by default: threads held to one CPU cannot move away from other busy work
 there, and two memroute instances that each choose CPUs for themselves (two containers on
 one host, say) may choose the same one. Turn it on where memroute has the machine's CPUs
 to itself: `auto` spreads the server processes over the CPUs this process may use, worker
