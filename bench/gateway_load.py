@@ -437,7 +437,8 @@ def _report(
             else "Load generator: the aiohttp client."
         )
         + (
-            f" Each server process held to one CPU (`MEMROUTE_PIN_CPUS={plan.pin_cpus}`)."
+            " Each server process's event loop and chat threads held to one CPU "
+            f"(`MEMROUTE_PIN_CPUS={plan.pin_cpus}`)."
             if plan.pin_cpus
             else ""
         )

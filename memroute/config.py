@@ -69,12 +69,10 @@ def parse_cpus(spec: str, allowed: tuple[int, ...], name: str = PIN_CPUS_SETTING
         cpus.extend(cpu for cpu in range(low, high + 1) if cpu not in cpus)
     outside = [cpu for cpu in cpus if cpu not in allowed]
     if outside:
-        raise InvalidInput(f"CPU {outside[0]} is not one this process may use ({_cpu_list(allowed)})", name)
+        raise InvalidInput(
+            f"CPU {outside[0]} is not one this process may use ({','.join(map(str, allowed))})", name
+        )
     return tuple(cpus)
-
-
-def _cpu_list(cpus: tuple[int, ...]) -> str:
-    return ",".join(str(cpu) for cpu in cpus)
 
 
 MAX_STREAM_GATHER_MS = 100

@@ -70,7 +70,8 @@ def demo(keep: str | None) -> None:
     "--pin-cpus",
     default=None,
     metavar="SPEC",
-    help="Hold each server process to one CPU: off, auto, or CPUs such as 0,2-3 (default off, or "
+    help="Hold each server process's event loop and chat threads to one CPU: off, auto, or CPUs "
+    "such as 0,2-3 (default off, or "
     "MEMROUTE_PIN_CPUS); see docs/usage.md.",
 )
 @click.pass_context

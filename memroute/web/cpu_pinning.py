@@ -30,15 +30,15 @@ from memroute.gateway.chat import CHAT_THREAD_PREFIX
 log = logging.getLogger("memroute.server")
 
 
-def pin_server_threads(cpus: tuple[int, ...], worker: int) -> int | None:
+def pin_server_threads(cpus: tuple[int, ...], worker: int) -> None:
     """Hold this thread (the event loop, once the app has started), the threads that admit
     chats, and every thread they start from now on, to the CPU of server process `worker`
     among `cpus`. The background threads started with the app (learning, re-index, Qdrant
     sync), and the embedding they do, still run on any CPU, so a re-index does not take the
-    chats' CPU. Returns that CPU, or None when pinning is off or the OS refused (the reason
-    is logged; the process runs on as before)."""
+    chats' CPU. Nothing when pinning is off; when the OS refuses, the reason is logged and
+    the process runs on as before."""
     if not cpus:
-        return None
+        return
     cpu = cpus[worker % len(cpus)]
     chat_threads = [t.native_id for t in threading.enumerate() if t.name.startswith(CHAT_THREAD_PREFIX)]
     try:
@@ -50,6 +50,5 @@ def pin_server_threads(cpus: tuple[int, ...], worker: int) -> int | None:
                 continue  # the thread has ended meanwhile
     except (AttributeError, OSError) as exc:
         log.warning("could not hold worker %d to CPU %d (%s): it runs on any CPU", worker, cpu, exc)
-        return None
+        return
     log.info("worker %d runs on CPU %d (%s)", worker, cpu, PIN_CPUS_SETTING)
-    return cpu

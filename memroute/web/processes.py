@@ -121,7 +121,7 @@ def _stop_all(processes: list[BaseProcess]) -> None:
 
 
 def serve_one(
-    config: Config, sock: socket.socket, share: ConnectionShare, parent_pid: int, index: int = 0
+    config: Config, sock: socket.socket, share: ConnectionShare, parent_pid: int, index: int
 ) -> None:
     """One server process (the target of each worker): the whole app on `sock`, its
     connections counted in `share`; `index`: which worker it is."""
