@@ -107,11 +107,18 @@ def serving_workers(tmp_path: Path, upstream: ScriptedUpstream, *options: str) -
         wait_until(lambda: parent.poll() is not None or len(running.children()) == 2, timeout=20)
         assert parent.poll() is None, (tmp_path / "serve.log").read_text()
         wait_until(lambda: _healthy(running.url), timeout=20)
+        # One process answering is not both: the other may still be loading its models.
+        wait_until(lambda: _started(tmp_path / "serve.log") == 2, timeout=30)
         yield running
     finally:
         if parent.poll() is None:  # a test left it running: its workers stop once it is gone
             parent.kill()
             parent.wait(10)
+
+
+def _started(log: Path) -> int:
+    """How many server processes have logged that they started."""
+    return log.read_text(errors="replace").count("Application startup complete.")
 
 
 def _healthy(url: str) -> bool:
@@ -337,10 +344,13 @@ def test_pinned_workers_hold_their_event_loop_and_chat_threads_to_a_cpu_of_their
                 )
             )
             assert answer.choices[0].message.content
-        log = (tmp_path / "serve.log").read_text()
         cpus = {str(allowed[index % len(allowed)]) for index in range(2)}
-        for index in range(2):
-            assert f"worker {index} runs on CPU {allowed[index % len(allowed)]} (MEMROUTE_PIN_CPUS)" in log
+        pinned = [
+            f"worker {index} runs on CPU {allowed[index % len(allowed)]} (MEMROUTE_PIN_CPUS)"
+            for index in range(2)
+        ]
+        # Each process logs its CPU just after it has started.
+        wait_until(lambda: all(line in (tmp_path / "serve.log").read_text() for line in pinned), timeout=10)
         threads = {pid: _cpus_by_thread(pid) for pid in running.children()}
         assert {by_thread[pid] for pid, by_thread in threads.items()} == cpus  # each event loop
         # Beside its event loop, a worker that answered chats holds the threads that admitted them.
