@@ -185,6 +185,28 @@ def test_bad_keys_get_401_in_the_openai_shape(gateway: Gateway, secret: str) -> 
     assert gateway.upstream.requests == []
 
 
+def test_with_memory_off_each_chat_still_reads_its_key_records_its_use_and_checks_its_body(
+    gateway: Gateway,
+) -> None:
+    """With memory off, a chat is admitted on the event loop (SQLite): its key is still read
+    each time (revoked between two chats, it is refused at the second), the key's last use is
+    still written, and a body that is not a chat is still a 400 that reaches no provider."""
+    gateway.memory.update_settings(enabled=False)
+    key, secret = gateway.memory.keys.create("short-lived")
+    assert key.last_used_at is None
+    client = openai.OpenAI(base_url=gateway.url + "/v1", api_key=secret, max_retries=0)
+    reply = client.chat.completions.create(model="echo-1", messages=[{"role": "user", "content": "hi"}])
+    assert reply.choices[0].message.content == "hi"
+    assert gateway.memory.keys.get(key.id).last_used_at is not None
+    with pytest.raises(openai.BadRequestError) as refused:
+        client.chat.completions.create(model="echo-1", messages="hi")  # type: ignore[arg-type]
+    assert refused.value.body["message"].startswith("messages: must be a list of messages")
+    gateway.memory.keys.revoke(key.id)
+    with pytest.raises(openai.AuthenticationError):
+        client.chat.completions.create(model="echo-1", messages=[{"role": "user", "content": "hi"}])
+    assert len(gateway.upstream.requests) == 1
+
+
 def test_upstream_errors_come_back_with_their_status(gateway: Gateway) -> None:
     gateway.upstream.fail(429, {"error": {"message": "slow down", "type": "rate_limit_error"}})
     with pytest.raises(openai.RateLimitError) as limited:

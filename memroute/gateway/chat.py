@@ -9,7 +9,8 @@ arrives → (with `captureTurns` all, queue the exchange with its reply, before 
 response completes) → count the use of the injected memories (after it). Every answer
 carries the request's id (`x-request-id`: the client's, else a new one), which is what
 learned memories cite. Admission runs in a pool of threads (`MEMROUTE_CHAT_THREADS`),
-which take turns through their Python work (`MEMROUTE_CHAT_SERIAL`, `memroute/baton.py`).
+which take turns through their Python work (`MEMROUTE_CHAT_SERIAL`, `memroute/baton.py`);
+one that only reads from a local store (memory off, SQLite) runs on the event loop.
 
 Memory never breaks a chat: any memory failure is logged and the request goes
 on without memory.
@@ -27,7 +28,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -69,7 +70,8 @@ ADMIN_TOKEN_IS_NO_CLIENT_KEY = (
     "this is the admin token, which opens the dashboard and /api/*, not the gateway: send a client key "
     "(create one with `memroute keys create NAME` or on the dashboard's API keys page)"
 )
-INLINE_PARSE_BYTES = 64 * 1024  # answers up to this long are parsed on the event loop
+# Answers up to this long are parsed on the event loop, and so are bodies admitted there.
+INLINE_PARSE_BYTES = 64 * 1024
 _PASSED_RESPONSE_HEADERS = ("content-type", "openai-processing-ms", "retry-after")
 UPSTREAM_REQUEST_ID_HEADER = "x-upstream-request-id"  # the provider's own x-request-id
 
@@ -187,12 +189,18 @@ class Admitted:
     headers: dict[str, str]
 
 
+class NeedsThread(Exception):
+    """An admission on the event loop would write or wait: it is done in a thread instead."""
+
+
 class ChatPipeline:
     """The chat request path. The caller gives it how a request names its client key
     (`client_secret`), how to recognise the admin token (`is_admin_token`, for a hint when
     it is sent as a client key), where to count (`metrics`), the limits of upstream calls
     (`limiter`), the bounds of an answer (`bounds`), the most messages a chat may hold and
-    how many threads admit chats (`threads`)."""
+    how many threads admit chats (`threads`), and whether the store's reads never wait
+    (`local_reads`, SQLite): then an admission that only reads runs on the event loop,
+    sparing the trip to a thread and back (see `admit`)."""
 
     def __init__(
         self,
@@ -208,6 +216,7 @@ class ChatPipeline:
         max_messages: int,
         threads: int = 32,
         serial: bool = True,
+        local_reads: bool = False,
     ):
         self.memory = memory
         self.client = client
@@ -225,6 +234,7 @@ class ChatPipeline:
         # With `serial`, the threads run their Python one at a time (they no longer fight over
         # the interpreter), stepping out for waits outside Python (see memroute/baton.py).
         self._baton = Baton() if serial else None
+        self.local_reads = local_reads
 
     async def in_thread(self, fn: Callable[..., T], *args: Any) -> T:
         """`fn(*args)` in one of the pipeline's threads (when all are busy, it waits)."""
@@ -251,17 +261,22 @@ class ChatPipeline:
 
     # -- steps ------------------------------------------------------------------
 
-    def authenticate(self, secret: str | None) -> ApiKey | None:
-        key = self.memory.keys.authenticate(secret) if secret else None
+    def authenticate(self, secret: str | None, only_reading: bool = False) -> ApiKey | None:
+        """The request's key (Unauthorized when one is required and this is none). With
+        `only_reading`, NeedsThread instead when the key's last use is due to be written."""
+        keys = self.memory.keys
+        key = keys.find(secret) if only_reading else keys.authenticate(secret)
+        if only_reading and key is not None and keys.use_is_due(key):
+            raise NeedsThread
         if key is None and self.require_api_key:
             if secret and self.is_admin_token(secret):
                 raise Unauthorized(ADMIN_TOKEN_IS_NO_CLIENT_KEY)
             raise Unauthorized("missing, unknown or revoked API key (Authorization: Bearer <memroute key>)")
         return key
 
-    def authenticate_within_limits(self, secret: str | None) -> ApiKey | None:
+    def authenticate_within_limits(self, secret: str | None, only_reading: bool = False) -> ApiKey | None:
         """The key, refused (429) at once when it is over a limit, before any other work."""
-        key = self.authenticate(secret)
+        key = self.authenticate(secret, only_reading)
         self.limiter.check(key)
         return key
 
@@ -285,15 +300,29 @@ class ChatPipeline:
         ctx.owner = owner_of(key.id, user)
         return ctx
 
-    def admit(self, fmt: WireFormat, secret: str | None, headers: Mapping[str, str], raw: bytes) -> Admitted:
+    def admit(
+        self,
+        fmt: WireFormat,
+        secret: str | None,
+        headers: Mapping[str, str],
+        raw: bytes,
+        only_reading: bool = False,
+    ) -> Admitted:
         """Everything before forwarding a request of `fmt`, in one trip to a worker thread:
         authenticate (first, so an unknown client learns nothing about its body) and check
         the key's limits, parse and check, route, recall and inject, build the outgoing
         body, and queue the user's turn for learning (unless the reply is learned from
-        too: then after the answer)."""
+        too: then after the answer).
+
+        With `only_reading` (on the event loop), an admission that would do more than read
+        the settings, the key and the providers raises NeedsThread before it changes
+        anything: when memory is on (or its settings cannot be read), or when the key's
+        last use is due to be written."""
         turn, settings = self._turn_for_memory()
+        if only_reading and (settings is None or settings.injects or settings.extracts):
+            raise NeedsThread
         with turn:
-            key = self.authenticate_within_limits(secret)
+            key = self.authenticate_within_limits(secret, only_reading)
             body = parse_body(raw)
             fmt.check(body, self.max_messages)
             ctx = self.context(headers, key, fmt.end_user(body))
@@ -384,7 +413,12 @@ class ChatPipeline:
         secret = self.client_secret(request)
         arrival = self.limiter.arrive(secret)
         try:
-            admitted = await self.in_thread(self.admit, fmt, secret, request.headers, raw)
+            admitted = None
+            if self.local_reads and len(raw) <= INLINE_PARSE_BYTES:
+                with suppress(NeedsThread):
+                    admitted = self.admit(fmt, secret, request.headers, raw, only_reading=True)
+            if admitted is None:
+                admitted = await self.in_thread(self.admit, fmt, secret, request.headers, raw)
         except BaseException:
             arrival.admitted(None)
             raise

@@ -86,16 +86,23 @@ class KeyRing:
         return self.get(key_id)
 
     def authenticate(self, secret: str | None) -> ApiKey | None:
-        """The active key with this secret, or None (unknown, revoked or empty)."""
+        """The active key with this secret, or None (unknown, revoked or empty). Its last use
+        is written when the stored one is a minute old or more."""
+        key = self.find(secret)
+        if key is not None and self.use_is_due(key):
+            self._store.keys.touch(key.id, now=to_iso(self._clock()))
+        return key
+
+    def find(self, secret: str | None) -> ApiKey | None:
+        """As `authenticate`, but only reading: the key's last use is not written."""
         if not secret:
             return None
         key = self._store.keys.find_by_hash(hash_secret(secret))
-        if key is None or not key.active:
-            return None
-        now = self._clock()
-        if key.last_used_at is None or now - parse_time(key.last_used_at) >= TOUCH_INTERVAL:
-            self._store.keys.touch(key.id, now=to_iso(now))
-        return key
+        return key if key is not None and key.active else None
+
+    def use_is_due(self, key: ApiKey) -> bool:
+        """Whether `authenticate` would write `key`'s last use now."""
+        return key.last_used_at is None or self._clock() - parse_time(key.last_used_at) >= TOUCH_INTERVAL
 
 
 def _check_limit(value: int | None, low: int, high: int, field: str) -> None:

@@ -90,6 +90,7 @@ def create_app(config: Config, *, memory: Memory | None = None) -> FastAPI:
                 max_messages=config.max_chat_messages,
                 threads=config.chat_threads,
                 serial=admissions_take_turns(config),
+                local_reads=config.database_url is None,
             )
             try:
                 async with anyio.create_task_group() as tasks:  # /mcp's session manager, once used
