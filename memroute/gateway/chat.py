@@ -235,6 +235,9 @@ class ChatPipeline:
         # the interpreter), stepping out for waits outside Python (see memroute/baton.py).
         self._baton = Baton() if serial else None
         self.local_reads = local_reads
+        # Whether the last admission found memory on: the next then goes to a thread at once
+        # (reading the settings on the event loop first would only add to it).
+        self._memory_on = False
 
     async def in_thread(self, fn: Callable[..., T], *args: Any) -> T:
         """`fn(*args)` in one of the pipeline's threads (when all are busy, it waits)."""
@@ -247,12 +250,14 @@ class ChatPipeline:
     def _turn_for_memory(self) -> tuple[AbstractContextManager[None], MemorySettings | None]:
         """The settings (None when they cannot be read: `prepare` reads them again and logs
         why), and the turn through Python of an admission while memory is on; none while
-        it is off (such an admission is short and runs as it comes)."""
+        it is off (such an admission is short and runs as it comes). Whether memory is on
+        is kept for the next request (see `complete`)."""
         try:
             settings = self.memory.settings()
         except Exception:
             return nullcontext(), None
-        on = self._baton is not None and (settings.injects or settings.extracts)
+        self._memory_on = settings.injects or settings.extracts
+        on = self._baton is not None and self._memory_on
         return (self._turn() if on else nullcontext()), settings
 
     def close(self) -> None:
@@ -414,7 +419,7 @@ class ChatPipeline:
         arrival = self.limiter.arrive(secret)
         try:
             admitted = None
-            if self.local_reads and len(raw) <= INLINE_PARSE_BYTES:
+            if self.local_reads and not self._memory_on and len(raw) <= INLINE_PARSE_BYTES:
                 with suppress(NeedsThread):
                     admitted = self.admit(fmt, secret, request.headers, raw, only_reading=True)
             if admitted is None:
