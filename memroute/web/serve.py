@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 import socket
 import threading
 import time
@@ -84,6 +85,7 @@ def run_foreground(
         access_log=config.access_log,
         parent_pid=parent_pid,
         freeze_heap=True,
+        requests_in_flight=math.ceil(config.max_concurrent / config.workers),  # see GatewayLimiter
         share=share,
         on_started=functools.partial(pin_server_threads, config.pin_cpus, worker),
     )

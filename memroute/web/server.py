@@ -23,10 +23,19 @@ from memroute.web.server_protocol import Guard, guarded_protocol
 log = logging.getLogger("memroute.server")
 
 # The young generation's collection threshold of a server process (Python's default: 700).
-# Nearly everything a request allocates is freed as it finishes; at 700 the collector
-# still ran ~100 times per second under load, and with 64 chats in flight their objects
-# survived into the older generations and were walked again and again (~0.16 ms per chat).
-YOUNG_COLLECTION_THRESHOLD = 10_000
+# Nearly everything a request allocates is freed as it finishes, so a young collection
+# mostly walks the requests in flight: at 700 the collector ran ~100 times per second under
+# load (~0.16 ms per chat). The threshold sits above what the requests a process may hold
+# keep alive together (~150–200 tracked objects each for a chat with memory off): at 10,000
+# and 64 chats in flight, it still ran 30 times a second, 2.7 ms each (~40 µs per chat).
+OBJECTS_PER_REQUEST = 250
+YOUNG_COLLECTION_MIN, YOUNG_COLLECTION_MAX = 10_000, 50_000  # the most bounds a collection's pause
+
+
+def young_collection_threshold(requests_in_flight: int) -> int:
+    """The young generation's threshold for a process holding at most `requests_in_flight`
+    requests: what they keep alive together, within 10,000 to 50,000."""
+    return min(max(OBJECTS_PER_REQUEST * requests_in_flight, YOUNG_COLLECTION_MIN), YOUNG_COLLECTION_MAX)
 
 
 class MemrouteServer(uvicorn.Server):
@@ -39,7 +48,8 @@ class MemrouteServer(uvicorn.Server):
     the app has started (modules, the app, the opened service: ~140,000 objects) is moved
     out of the garbage collector's view. A full collection walked all of it, ~100 ms on a
     small machine, which every request in flight then waited for. The young generation is
-    collected less often (`YOUNG_COLLECTION_THRESHOLD`)."""
+    collected less often: once more objects were made than `requests_in_flight` keep alive
+    (see `young_collection_threshold`)."""
 
     def __init__(
         self,
@@ -48,12 +58,14 @@ class MemrouteServer(uvicorn.Server):
         parent_pid: int | None = None,
         freeze_heap: bool = False,
         on_started: Callable[[], object] | None = None,
+        requests_in_flight: int = 0,
     ) -> None:
         super().__init__(config)
         self.on_started = on_started
         self.guard = guard
         self.parent_pid = parent_pid
         self.freeze_heap = freeze_heap
+        self.requests_in_flight = requests_in_flight
         self.signalled = False
         self.failure: str | None = None
         self.loop_errors = LogBudget()
@@ -73,7 +85,8 @@ class MemrouteServer(uvicorn.Server):
         if self.freeze_heap:
             gc.collect()
             gc.freeze()
-            gc.set_threshold(YOUNG_COLLECTION_THRESHOLD, *gc.get_threshold()[1:])
+            young = young_collection_threshold(self.requests_in_flight)
+            gc.set_threshold(young, *gc.get_threshold()[1:])
         if self.on_started is not None:
             self.on_started()
 
@@ -119,14 +132,15 @@ def build_server(
     access_log: bool = True,
     parent_pid: int | None = None,
     freeze_heap: bool = False,
+    requests_in_flight: int = 0,
     share: ConnectionShare | None = None,
     on_started: Callable[[], object] | None = None,
 ) -> MemrouteServer:
     """A server for `app` held to `limits` (its connection cap sized for `open_files`), with
     a line per request for uvicorn's access logger unless `access_log` is off, sharing its
     listening socket's connections evenly with other processes by `share`, and running
-    `on_started` in the event loop's thread once the app has started. It leaves the logging
-    set-up alone: `memroute serve` installs its own first."""
+    `on_started` in the event loop's thread once the app has started; with `freeze_heap`, see
+    MemrouteServer. It leaves the logging set-up alone: `memroute serve` installs its own first."""
     guard = Guard(
         limits.connection_cap(open_files), limits.header_timeout_s, limits.body_timeout_s, share=share
     )
@@ -148,7 +162,7 @@ def build_server(
         proxy_headers=bool(limits.trusted_proxies),
         forwarded_allow_ips=list(limits.trusted_proxies),
     )
-    return MemrouteServer(config, guard, parent_pid, freeze_heap, on_started)
+    return MemrouteServer(config, guard, parent_pid, freeze_heap, on_started, requests_in_flight)
 
 
 def describe(server: MemrouteServer, limits: ServerLimits) -> str:
