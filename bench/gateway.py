@@ -56,10 +56,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
-
-import anthropic
-import openai
+from typing import TYPE_CHECKING, Any
 
 from bench.common import (
     NO_MODEL,
@@ -236,12 +233,21 @@ def launch(
 # -- the clients -------------------------------------------------------------------------
 
 
+if TYPE_CHECKING:  # the SDKs are imported when a client is made: the load benchmark needs neither
+    import anthropic
+    import openai
+
+
 def client(url: str, secret: str) -> openai.OpenAI:
+    import openai
+
     return openai.OpenAI(base_url=url + "/v1", api_key=secret, max_retries=0, timeout=60)
 
 
 def anthropic_client(url: str, secret: str) -> anthropic.Anthropic:
     """The anthropic SDK at `url` (it appends /v1/messages itself)."""
+    import anthropic
+
     return anthropic.Anthropic(base_url=url, api_key=secret, max_retries=0, timeout=60)
 
 

@@ -2,11 +2,11 @@
 `memroute serve` (memory off), at one client: streams with the load upstream's chunks 1–2 ms
 apart and back to back, and single answers given at once and after a provider's think time.
 
-The bare relay (`python -m bench.relay_floor serve PORT UPSTREAM_PORT [GATHER_MS]`) gives
-each client connection a connection to the upstream and passes the bytes through both
-ways: no HTTP parsing, no routing, no key, no memory. With GATHER_MS above 0 it leaves the
-upstream unread for that long after each piece past the second, as memroute does
-(`MEMROUTE_STREAM_GATHER_MS`). So it is a floor: a gateway does all of this and more.
+The bare relay (`bench/bare_relay.py`) gives each client connection a connection to the
+upstream and passes the bytes through both ways: no HTTP parsing, no routing, no key, no
+memory; with gathering, it leaves the upstream unread for 5 ms after each piece past the
+second, as memroute does (`MEMROUTE_STREAM_GATHER_MS`). So it is a floor: a gateway does
+all of this and more.
 Each run sends from one client (`bench/load_client.py`) for a few seconds; the CPU per
 request is read per thread from `/proc/<pid>/task/*/schedstat` (nanoseconds; `/proc/<pid>/stat`
 counts 10 ms ticks), net of what the process spends idle. Rounds alternate the cases.
@@ -17,7 +17,6 @@ counts 10 ms ticks), net of what the process spends idle. Rounds alternate the c
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import subprocess
@@ -39,78 +38,6 @@ TARGET_STREAM_CPU_MS = 3.0  # issue 17: memory off, a 48-chunk stream at one cli
 GAPS_MS = ("1", "0")  # the load upstream's pause between chunks (bench/load_upstream.py)
 BARE, BARE_GATHERED, MEMROUTE = "bare relay", "bare relay, 5 ms gathering", "memroute, memory off"
 CASES = (BARE, BARE_GATHERED, MEMROUTE)
-
-
-class _ToClient(asyncio.Protocol):
-    """The upstream side of one relayed connection: what arrives goes to the client."""
-
-    def __init__(self, client: asyncio.Transport, gather_s: float) -> None:
-        self.client = client
-        self.gather_s = gather_s
-        self.pieces = 0  # of the current answer
-        self.transport: asyncio.Transport | None = None
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
-
-    def data_received(self, data: bytes) -> None:
-        self.client.write(data)
-        if data.endswith(b"0\r\n\r\n"):  # the end of a chunked answer
-            self.pieces = 0
-            return
-        self.pieces += 1
-        if self.gather_s and self.pieces > 2 and self.transport is not None:
-            self.transport.pause_reading()
-            asyncio.get_running_loop().call_later(self.gather_s, self._resume)
-
-    def _resume(self) -> None:
-        if self.transport is not None and not self.transport.is_closing():
-            self.transport.resume_reading()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.client.close()
-
-
-class _FromClient(asyncio.Protocol):
-    """The client side of one relayed connection: what it sends goes upstream."""
-
-    def __init__(self, upstream_port: int, gather_s: float) -> None:
-        self.upstream_port = upstream_port
-        self.gather_s = gather_s
-        self.upstream: asyncio.Transport | None = None
-        self.early: list[bytes] = []  # sent before the upstream connection was open
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        client: asyncio.Transport = transport  # type: ignore[assignment]
-        asyncio.get_running_loop().create_task(self._open(client))
-
-    async def _open(self, client: asyncio.Transport) -> None:
-        loop = asyncio.get_running_loop()
-        upstream, _ = await loop.create_connection(
-            lambda: _ToClient(client, self.gather_s), HOST, self.upstream_port
-        )
-        self.upstream = upstream
-        for data in self.early:
-            upstream.write(data)
-        self.early.clear()
-
-    def data_received(self, data: bytes) -> None:
-        if self.upstream is None:
-            self.early.append(data)
-        else:
-            self.upstream.write(data)
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if self.upstream is not None:
-            self.upstream.close()
-
-
-async def serve(port: int, upstream_port: int, gather_ms: float) -> None:
-    """Relay connections to `port` to the upstream on `upstream_port`, until stopped."""
-    loop = asyncio.get_running_loop()
-    server = await loop.create_server(lambda: _FromClient(upstream_port, gather_ms / 1000), HOST, port)
-    async with server:
-        await server.serve_forever()
 
 
 def thread_cpu_s(pids: Sequence[int]) -> float:
@@ -135,7 +62,7 @@ class Served:
 def bare_relay(upstream_url: str, gather_ms: float) -> Iterator[Served]:
     port = free_port(HOST)
     upstream_port = int(upstream_url.rsplit(":", 1)[1])
-    command = [sys.executable, "-m", "bench.relay_floor", "serve", str(port), str(upstream_port)]
+    command = [sys.executable, "-m", "bench.bare_relay", str(port), str(upstream_port)]
     proc = subprocess.Popen([*command, str(gather_ms)])
     try:
         wait_http(f"http://{HOST}:{port}/v1/models")
@@ -256,17 +183,10 @@ def _report(report: Report, figures: Figures, rounds: int, seconds: float) -> No
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    args = list(sys.argv[1:] if argv is None else argv)
-    if args[:1] == ["serve"]:
-        port, upstream_port = int(args[1]), int(args[2])
-        gather_ms = float(args[3]) if len(args) > 3 else 0.0
-        with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(serve(port, upstream_port, gather_ms))
-        return
     ap = parser(__doc__ or "")
     ap.add_argument("--rounds", type=int, default=3, help="rounds, each case once per round (3)")
     ap.add_argument("--seconds", type=float, default=6.0, help="timed seconds per run (6)")
-    parsed = ap.parse_args(args)
+    parsed = ap.parse_args(argv)
     rounds, seconds = (1, 1.0) if parsed.quick else (parsed.rounds, parsed.seconds)
     emit(run(rounds, seconds), parsed.json)
 
