@@ -90,14 +90,10 @@ def serve(
     from memroute.web.processes import run_processes
     from memroute.web.serve import free_port, inherited_socket, run_foreground
 
-    with cli_errors():
-        listener = inherited_socket(fd) if fd is not None else None  # refused before the slow imports
-    from memroute.cli.banner import StartState, banner, self_command
-    from memroute.web.app import create_app
-
     if serve_db:
         ctx.obj["db"] = serve_db
-    with cli_errors():
+    with cli_errors():  # a bad socket or setting is refused before the slow imports
+        listener = inherited_socket(fd) if fd is not None else None
         config = config_of(ctx)
         config = config.with_overrides(
             host=host or config.host,
@@ -112,6 +108,10 @@ def serve(
             config = config.with_overrides(host=bound_host, port=bound_port)
         elif config.port == 0:  # any free port: chosen here, so the banner can name it
             config = config.with_overrides(port=free_port(config.host))
+    from memroute.cli.banner import StartState, banner, self_command
+    from memroute.web.app import create_app
+
+    with cli_errors():
         app = create_app(config)
     with memory_for(ctx) as mem:
         memory_enabled = mem.settings().enabled

@@ -43,6 +43,7 @@ from memroute.gateway.guard import ClientGone
 from memroute.gateway.limits import GatewayLimiter
 from memroute.gateway.relay import RelayResponse, UpstreamBounds, fetch_once, open_streamed
 from memroute.gateway.sse import ReplyAssembler
+from memroute.gateway.threads import CHAT_THREAD_PREFIX
 from memroute.masking import url_for_logs
 from memroute.memory import validate
 from memroute.memory.settings import MemorySettings
@@ -62,7 +63,6 @@ USER_HEADER = "x-memroute-user-id"
 SKIPPED_HEADER = "x-memroute-memory-skipped"  # why a request got no memory, when memroute decided it
 SESSION_HEADERS = ("x-memroute-session-id", "x-omniroute-session-id")
 DEBUG_HEADER = "x-memroute-debug"
-CHAT_THREAD_PREFIX = "memroute-chat"  # the names of the threads that admit chats
 REQUEST_ID_HEADER = "x-request-id"
 # A client's request id is kept when it is short and plain; otherwise memroute makes one.
 _CLIENT_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")

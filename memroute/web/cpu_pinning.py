@@ -25,7 +25,7 @@ import os
 import threading
 
 from memroute.config import PIN_CPUS_SETTING
-from memroute.gateway.chat import CHAT_THREAD_PREFIX
+from memroute.gateway.threads import CHAT_THREAD_PREFIX
 
 log = logging.getLogger("memroute.server")
 
