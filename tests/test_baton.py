@@ -21,10 +21,10 @@ from starlette.routing import Route
 
 from memroute import baton
 from memroute.baton import Baton
-from memroute.config import Config
+from memroute.config import Config, allowed_cpus
 from memroute.embeddings import EmbeddingSources, SourceChoice
 from memroute.upstream.route import Route as ProviderRoute
-from memroute.web.app import admissions_take_turns, available_cores
+from memroute.web.app import admissions_take_turns
 
 LONG = 30.0  # a lease no test reaches, where the lease is not what is tested
 
@@ -248,7 +248,7 @@ def test_chats_waiting_on_an_embedding_provider_wait_together_not_in_turn(gatewa
 def test_admissions_take_turns_only_on_sqlite_with_a_core_to_spare(tmp_path: Path) -> None:
     # A turn handed on wakes a waiting thread, which needs a free core at once.
     config = Config(data_dir=tmp_path, db_path=tmp_path / "memroute.db")
-    cores = available_cores()
+    cores = len(allowed_cpus())
     assert admissions_take_turns(config.with_overrides(workers=1)) is (cores > 1)
     assert not admissions_take_turns(config.with_overrides(workers=cores))
     assert not admissions_take_turns(config.with_overrides(workers=1, chat_serial=False))

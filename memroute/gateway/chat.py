@@ -150,8 +150,8 @@ class ChatContext:
         return self.owner is not None and self.settings is not None and self.settings.keeps_replies
 
     def headers(self) -> dict[str, str]:
-        """The memory headers of the answer; with `debug`, which memories were injected,
-        and each one's tier and score."""
+        """The memory headers of the answer; with the debug header, which memories were
+        injected, and each one's tier and score."""
         injected = self.injected
         out = {
             REQUEST_ID_HEADER: self.request_id,
@@ -256,7 +256,7 @@ class ChatPipeline:
             settings = self.memory.settings()
         except Exception:
             return nullcontext(), None
-        self._memory_on = settings.injects or settings.extracts
+        self._memory_on = settings.acts_on_chats
         on = self._baton is not None and self._memory_on
         return (self._turn() if on else nullcontext()), settings
 
@@ -324,7 +324,7 @@ class ChatPipeline:
         anything: when memory is on (or its settings cannot be read), or when the key's
         last use is due to be written."""
         turn, settings = self._turn_for_memory()
-        if only_reading and (settings is None or settings.injects or settings.extracts):
+        if only_reading and (settings is None or settings.acts_on_chats):
             raise NeedsThread
         with turn:
             key = self.authenticate_within_limits(secret, only_reading)

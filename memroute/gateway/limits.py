@@ -82,6 +82,11 @@ class Arrival:
             self._limiter._end_admission(self._digest, key)
 
 
+def process_share(limit: int, processes: int) -> int:
+    """One of `processes` server processes' part of `limit`, rounded up (0, no limit, stays 0)."""
+    return math.ceil(limit / processes)
+
+
 class GatewayLimiter:
     """The gateway's limits: `max_concurrent` calls in total, and each key's own limits
     (the defaults, or the key's stored overrides).
@@ -150,8 +155,7 @@ class GatewayLimiter:
                     self._known.popitem(last=False)
 
     def _share(self, limit: int) -> int:
-        """This process's part of `limit` (0, no limit, stays 0)."""
-        return math.ceil(limit / self.processes)
+        return process_share(limit, self.processes)
 
     def limits_of(self, key: ApiKey | None) -> KeyLimits:
         """The limits this process holds `key` to (its share of them, see the class)."""

@@ -47,6 +47,11 @@ class MemorySettings:
         return self.enabled and self.extraction_enabled
 
     @property
+    def acts_on_chats(self) -> bool:
+        """Whether chats get memory work: recall and injection, or learning."""
+        return self.injects or self.extracts
+
+    @property
     def keeps_replies(self) -> bool:
         """Whether the assistant's replies are learned from (kept as its episodes)."""
         return self.extracts and self.capture_turns == "all"

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import math
-import os
 from collections.abc import AsyncIterator
 
 import anyio
 from fastapi import FastAPI
 
-from memroute.config import Config
+from memroute.config import Config, allowed_cpus
 from memroute.gateway.chat import ChatPipeline
-from memroute.gateway.limits import GatewayLimiter, KeyLimits
+from memroute.gateway.limits import GatewayLimiter, KeyLimits, process_share
 from memroute.gateway.relay import UpstreamBounds
 from memroute.service import Memory
 from memroute.upstream.client import PoolSettings, UpstreamClient
@@ -120,8 +118,8 @@ def create_app(config: Config, *, memory: Memory | None = None) -> FastAPI:
     # Each of `--workers N` processes counts the failures it sees: its share of the limits;
     # on PostgreSQL every replica's are counted in the database too, against the whole limits.
     app.state.admin_throttle = AdminTokenThrottle(
-        math.ceil(config.admin_failures_per_address / config.workers),
-        math.ceil(config.admin_failures_total / config.workers),
+        process_share(config.admin_failures_per_address, config.workers),
+        process_share(config.admin_failures_total, config.workers),
         shared=lambda: _failure_log(app),
         shared_limits=(config.admin_failures_per_address, config.admin_failures_total),
     )
@@ -157,12 +155,4 @@ def admissions_take_turns(config: Config) -> bool:
     processes as cores it waited for one, and two workers on two cores served 5–11 % fewer
     chats taking turns. On PostgreSQL an admission waits on the server several times, and
     handing the turn on at each wait cost more than the turns saved (docs/benchmarks.md)."""
-    return config.chat_serial and config.database_url is None and config.workers < available_cores()
-
-
-def available_cores() -> int:
-    """The cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - platforms without affinity
-        return os.cpu_count() or 1
+    return config.chat_serial and config.database_url is None and config.workers < len(allowed_cpus())

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import math
 import socket
 import threading
 import time
@@ -15,6 +14,7 @@ from typing import Any
 
 from memroute.config import Config
 from memroute.errors import InvalidInput
+from memroute.gateway.limits import process_share
 from memroute.web.connection_share import ConnectionShare
 from memroute.web.cpu_pinning import pin_server_threads
 from memroute.web.logs import configure_process_logging
@@ -85,7 +85,7 @@ def run_foreground(
         access_log=config.access_log,
         parent_pid=parent_pid,
         freeze_heap=True,
-        requests_in_flight=math.ceil(config.max_concurrent / config.workers),  # see GatewayLimiter
+        requests_in_flight=process_share(config.max_concurrent, config.workers),
         share=share,
         on_started=functools.partial(pin_server_threads, config.pin_cpus, worker),
     )
