@@ -54,14 +54,15 @@ def test_the_gateway_benchmark_reports_the_routes_it_was_asked_for(tmp_path: Pat
     """`--routes responses,messages`: each route's sequential cases and streams, through the
     official SDKs, and its figures against the targets; the chat phases are not run."""
     out = tmp_path / "gateway.json"
-    done = bench("gateway", "--quick", "--in-process", "--routes", "messages,responses", "--json", str(out))
+    smoke = ("--requests", "8", "--stream", "4", "--rounds", "2", "--warmup", "2", "--memories", "50")
+    done = bench("gateway", *smoke, "--in-process", "--routes", "messages,responses", "--json", str(out))
     figures = json.loads(out.read_text())["Gateway overhead"]
     assert list(figures["routes"]) == ["responses", "messages"]
     for route, t in figures["routes"].items():
-        assert set(ROUTE_FIGURES) <= set(t) and t["requests"] == 40 and t["streamed"] == 20
+        assert set(ROUTE_FIGURES) <= set(t) and t["requests"] == 8 and t["streamed"] == 4
         assert {f"{route}/sequential/{case}" for case in ("direct", "off", "on")} <= set(figures)
         assert {f"{route}/stream/{case}" for case in ("direct", "on")} <= set(figures)
-        assert figures[f"{route}/sequential/on"]["n"] == 40
+        assert figures[f"{route}/sequential/on"]["n"] == 8
         assert f"**{route}: sequential**" in done.stdout and f"**{route}: streaming**" in done.stdout
         rows = [line for line in done.stdout.splitlines() if line.startswith(f"| {route}: ")]
         assert [row.split(" | ")[1] for row in rows] == ["≤ 3 ms", "—", "≤ 5 ms"]
