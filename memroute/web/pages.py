@@ -157,6 +157,6 @@ def redoc(request: Request) -> Response:
     return _doc_page(request, get_redoc_html(openapi_url="/openapi.json", title="memroute API"))
 
 
-def mount(app: FastAPI) -> None:
-    app.include_router(router)
+def mount_static(app: FastAPI) -> None:
+    """The dashboard's static files under /dashboard/static (its pages are `router`'s)."""
     app.mount("/dashboard/static", StaticFiles(directory=dashboard_dir()), name="dashboard-static")
