@@ -10,6 +10,7 @@ no row (and an update leaves the memory as it was); the server answers afterward
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -557,6 +558,47 @@ def test_embeddings_need_a_string_model(target: Target) -> None:
         assert (
             "model"
             in assert_error(target.chat.post("/v1/embeddings", json=body), 400, openai=True)["message"]
+        )
+
+
+# What JSON Schema's `\s` (ECMA-262) matches, and the characters Python's `str.strip()`
+# also strips (what the server counts as blank): a published pattern is read the first way.
+ECMA_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+STRIPPED_NOT_ECMA_SPACE = ["\x1c", "\x1d", "\x1e", "\x1f", "\x85"]
+
+
+def _as_json_schema_reads_it(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern.replace("\\s", ECMA_SPACE).replace("\\S", f"[^{ECMA_SPACE}]"))
+
+
+def test_text_the_server_counts_as_blank_is_refused_by_the_published_schema_too(target: Target) -> None:
+    """A schema-valid body is one the server accepts: a model or query of separators or NEL
+    (blank to the server) must not match the published pattern (found by the fuzzer: the
+    gateway's models were documented as `\\S`, which a lone NEL matches)."""
+    schema = target.api.get("/openapi.json").json()
+    patterns: list[str] = []
+
+    def collect(node: Any) -> None:
+        if isinstance(node, dict):
+            if node.get("type") == "string" and isinstance(node.get("pattern"), str):
+                patterns.append(node["pattern"])
+            for value in node.values():
+                collect(value)
+        elif isinstance(node, list):
+            for value in node:
+                collect(value)
+
+    collect(schema)
+    assert len(patterns) >= 5
+    for blank in STRIPPED_NOT_ECMA_SPACE:
+        assert not blank.strip()
+        matched = [p for p in patterns if _as_json_schema_reads_it(p).search(blank * 3)]
+        assert not matched, (repr(blank), matched)
+    for blank in STRIPPED_NOT_ECMA_SPACE:
+        body = {"model": blank, "messages": [{"role": "user", "content": "hi"}]}
+        assert (
+            "model"
+            in assert_error(target.chat.post("/v1/chat/completions", json=body), 400, openai=True)["message"]
         )
 
 

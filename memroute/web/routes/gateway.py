@@ -19,6 +19,7 @@ from memroute.gateway.formats.responses import Responses
 from memroute.gateway.passthrough import COUNT_TOKENS, EMBEDDINGS, pass_through
 from memroute.upstream.http import read_json
 from memroute.web.auth import client_key
+from memroute.web.schemas.common import NOT_BLANK
 from memroute.web.schemas.gateway import GATEWAY_ERROR_RESPONSES
 
 router = APIRouter(prefix="/v1", tags=["gateway"], responses=GATEWAY_ERROR_RESPONSES)
@@ -29,7 +30,7 @@ class ChatCompletionRequest(BaseModel):
     """The OpenAI chat request; every other field is passed to the provider untouched."""
 
     model_config = ConfigDict(extra="allow")
-    model: str = Field(pattern=r"\S", description="`provider/model`, or a model of the default provider")
+    model: str = Field(pattern=NOT_BLANK, description="`provider/model`, or a model of the default provider")
     messages: list[dict[str, Any]]
     stream: bool | None = None
 
@@ -38,7 +39,7 @@ class ResponsesRequest(BaseModel):
     """The OpenAI Responses request; every other field is passed to the provider untouched."""
 
     model_config = ConfigDict(extra="allow")
-    model: str = Field(pattern=r"\S", description="`provider/model`, or a model of the default provider")
+    model: str = Field(pattern=NOT_BLANK, description="`provider/model`, or a model of the default provider")
     input: str | list[dict[str, Any]] | None = None
     instructions: str | None = None
     previous_response_id: str | None = None
@@ -50,7 +51,7 @@ class MessagesRequest(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     model: str = Field(
-        pattern=r"\S", description="`provider/model`, or a model of an Anthropic-format provider"
+        pattern=NOT_BLANK, description="`provider/model`, or a model of an Anthropic-format provider"
     )
     messages: list[dict[str, Any]]
     max_tokens: int
@@ -60,13 +61,13 @@ class MessagesRequest(BaseModel):
 
 class CountTokensRequest(BaseModel):
     model_config = ConfigDict(extra="allow")
-    model: str = Field(pattern=r"\S")
+    model: str = Field(pattern=NOT_BLANK)
     messages: list[dict[str, Any]]
 
 
 class EmbeddingRequest(BaseModel):
     model_config = ConfigDict(extra="allow")
-    model: str = Field(pattern=r"\S")
+    model: str = Field(pattern=NOT_BLANK)
     input: str | list[str] | list[int] | list[list[int]]
 
 

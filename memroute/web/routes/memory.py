@@ -26,7 +26,7 @@ from memroute.models.results import VerifyReport, VerifySteps
 from memroute.service import Memory
 from memroute.web.auth import require_admin
 from memroute.web.import_body import StagedImport, receive_import
-from memroute.web.schemas.common import STORED_TEXT
+from memroute.web.schemas.common import NOT_BLANK, STORED_TEXT
 from memroute.web.schemas.engine import EmbeddingProvidersOut, EngineStatus
 from memroute.web.schemas.errors import CONFLICT, ERROR_RESPONSES, NOT_FOUND
 from memroute.web.schemas.maintenance import (
@@ -243,7 +243,7 @@ IMPORT_DOC = {
         "required": True,
         "description": "JSON Lines (one record per line, as exported) or a JSON array of records",
         "content": {
-            "application/x-ndjson": {"schema": {"type": "string", "pattern": r"\S"}},
+            "application/x-ndjson": {"schema": {"type": "string", "pattern": NOT_BLANK}},
             "application/json": {"schema": {"type": "array", "items": ImportRecord.model_json_schema()}},
         },
     }

@@ -41,8 +41,8 @@ DateOrTimestamp = Annotated[
 
 
 # A non-space character somewhere: what Python's `str.strip()` leaves, which also strips
-# the separators U+001C-U+001F (JSON Schema's `\S` counts them as text).
-NOT_BLANK = r"[^\s\u001c-\u001f]"
+# the separators U+001C-U+001F and NEL (U+0085), all text to JSON Schema's `\S`.
+NOT_BLANK = r"[^\s\u001c-\u001f\u0085]"
 # Stored text (content, key, owner and session ids) holds no control character but tab, LF
 # and CR; the core refuses the others (`memroute.memory.validate`).
 _CONTROL = r"\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f"
