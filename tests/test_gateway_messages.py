@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import time
 
-import anthropic
 import httpx
 import openai
 import pytest
@@ -144,6 +143,8 @@ def test_client_headers_of_the_api_version_and_betas_are_passed_on(claude: Gatew
 
 
 def test_errors_come_back_in_anthropics_shape(claude: Gateway) -> None:
+    import anthropic
+
     with pytest.raises(anthropic.AuthenticationError) as refused:
         claude.anthropic("mr-not-a-key").messages.create(
             model=MODEL, max_tokens=16, messages=[{"role": "user", "content": "Hi"}]
@@ -162,6 +163,8 @@ def test_errors_come_back_in_anthropics_shape(claude: Gateway) -> None:
 def test_a_model_of_an_openai_format_provider_is_a_clear_400(claude: Gateway) -> None:
     # "echo-1" goes to the default provider (the environment's, OpenAI format) ...
     claude.memory.providers.add("second", claude.upstream.url + "/v1", format="anthropic")
+    import anthropic
+
     with pytest.raises(anthropic.BadRequestError) as refused:
         claude.anthropic().messages.create(
             model="default/echo-1", max_tokens=16, messages=[{"role": "user", "content": "Hi"}]
