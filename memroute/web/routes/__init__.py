@@ -9,6 +9,9 @@ from starlette.routing import BaseRoute
 
 
 def register(app: FastAPI) -> None:
+    """Mount every route on `app`: the process's shared inclusions (`_routes`), then the
+    dashboard's static files. `app.dependency_overrides` does not reach shared routes
+    (memroute overrides none)."""
     from memroute.web import pages
 
     app.router.routes.extend(_routes())
