@@ -141,6 +141,9 @@ def test_a_replica_killed_under_load_loses_nothing_it_acknowledged(tmp_path: Pat
         for thread in threads:
             thread.start()
         time.sleep(2.0)
+        # On a loaded machine the writers may still be slow to get going: the kill waits
+        # until enough was acknowledged that losing any of it would show.
+        wait_until(lambda: len(added) > 30 and len(answered) > 10, 60)
         victim, _ = replicas[1]
         servers.kill(victim)  # mid-write, mid-chat, maybe mid-job
         time.sleep(1.0)  # the others go on
@@ -158,7 +161,6 @@ def test_a_replica_killed_under_load_loses_nothing_it_acknowledged(tmp_path: Pat
         assert not unlearned, f"answered chat turns not learned: {unlearned[:5]}"
         unkept = [t for t in answered if f"I prefer {t}." not in contents]
         assert not unkept, f"answered chat turns not kept: {unkept[:5]}"
-        assert len(added) > 30 and len(answered) > 10, (len(added), len(answered))
         print(
             f"\none replica killed: {len(added)} adds and {len(answered)} chat turns acknowledged, all kept"
         )
