@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from forked_servers import ServerForks
 from memories import open_memory
-from servers import ADMIN, LiveServer, ScriptedUpstream, free_port
+from servers import ADMIN, LiveServer, ScriptedUpstream, free_port, wait_until
 from storage import database
 from writers import chat_turns, rest_adds
 
@@ -33,14 +33,6 @@ def _server_env(upstream_url: str) -> dict[str, str]:
         "MEMROUTE_UPSTREAM_BASE_URL": upstream_url + "/v1",
         "MEMROUTE_KEY_RPM": "0",  # the chat thread sends as fast as it can, cycle after cycle
     }
-
-
-def _until_both_grew(added: list[str], learned: list[str], already: tuple[int, int]) -> None:
-    """Returns once `added` and `learned` are both longer than `already`; fails after 30 s."""
-    deadline = time.monotonic() + 30
-    while len(added) <= already[0] or len(learned) <= already[1]:
-        assert time.monotonic() < deadline, "the server acknowledged no add or no chat turn in 30 s"
-        time.sleep(0.005)
 
 
 @pytest.mark.slow(seconds=15)
@@ -76,7 +68,7 @@ def test_acknowledged_writes_survive_sigkill(tmp_path: Path) -> None:
             # The kill falls at a random moment after this server's first acknowledged add and
             # chat turn: a first chat loads the bundled model, which on a loaded machine can
             # outlast a fixed window, and a cycle that acknowledged nothing checks nothing.
-            _until_both_grew(added, learned, already)
+            wait_until(lambda seen=already: len(added) > seen[0] and len(learned) > seen[1], 30, 0.005)
             time.sleep(rng.uniform(0.0, 0.5))
             servers.kill(server)
             stop.set()

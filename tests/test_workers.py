@@ -200,9 +200,7 @@ def _resume(pid: int, after_s: float, resumed_at: list[float]) -> None:
     schedstat = Path(f"/proc/{pid}/task/{pid}/schedstat")
     before = schedstat.read_text().split()[0]
     os.kill(pid, signal.SIGCONT)
-    deadline = time.monotonic() + 10
-    while schedstat.read_text().split()[0] == before and time.monotonic() < deadline:
-        time.sleep(0.001)
+    wait_until(lambda: schedstat.read_text().split()[0] != before, 10, 0.001)
     resumed_at.append(time.monotonic())
 
 
