@@ -16,6 +16,7 @@ from typing import Any
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from memroute.web.connection_share import ConnectionShare
+from memroute.web.head_with_body import HeadWithBody
 from memroute.web.logs import LogBudget
 
 log = logging.getLogger("memroute.server")
@@ -94,6 +95,8 @@ class GuardedProtocol(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         super().on_headers_complete()
         self.receiving = "body"
+        if self.cycle is not None and self.scope["method"] != "HEAD":  # a HEAD answer has no body to wait for
+            self.cycle.transport = HeadWithBody(self.transport)  # type: ignore[assignment]
 
     def on_message_complete(self) -> None:
         super().on_message_complete()
