@@ -531,6 +531,20 @@ def test_405_names_every_method_of_the_path(target: Target) -> None:
         assert set(response.headers["allow"].split(", ")) == set(allowed.split(", "))
 
 
+def test_the_router_still_answers_what_the_gateway_s_direct_routes_do_not(target: Target) -> None:
+    """The gateway's POST routes are answered before the router (web/direct_routes.py);
+    a slash at the end, a path beside them and a query string are answered as before."""
+    slashed = target.chat.post("/v1/chat/completions/", json={}, follow_redirects=False)
+    assert slashed.status_code == 307 and slashed.headers["location"].endswith("/v1/chat/completions")
+    assert_error(target.chat.post("/v1/chat/complete", json={}), 404, openai=True)
+    for method, path in (("GET", "/v1/chat/completions"), ("PUT", "/v1/messages"), ("DELETE", "/v1/responses")):
+        refused = target.chat.request(method, path)
+        assert refused.status_code == 405 and refused.headers["allow"] == "POST", refused.text
+    chat = {"model": "echo-1", "messages": [{"role": "user", "content": "hello"}]}
+    answer = target.chat.post("/v1/chat/completions?trace=1", json=chat)
+    assert answer.status_code == 200 and answer.json()["choices"][0]["message"]["content"] == "OK"
+
+
 def test_provider_urls_that_cannot_be_sent_to_are_400(target: Target) -> None:
     before = target.rows("providers")
     for url in ("http://[", "http://[::1", "https://example.com:99999", "http://exa\x7fmple.com"):

@@ -3,19 +3,34 @@
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 from fastapi import APIRouter, FastAPI
 from starlette.routing import BaseRoute
 
+if TYPE_CHECKING:
+    from memroute.web.direct_routes import Endpoint
+
 
 def register(app: FastAPI) -> None:
     """Mount every route on `app`: the process's shared inclusions (`_routes`), then the
-    dashboard's static files. `app.dependency_overrides` does not reach shared routes
+    dashboard's static files; the gateway's POST routes are answered before the router
+    (memroute/web/direct_routes.py). `app.dependency_overrides` does not reach shared routes
     (memroute overrides none)."""
     from memroute.web import pages
+    from memroute.web.direct_routes import answer_directly
 
     app.router.routes.extend(_routes())
     pages.mount_static(app)
+    answer_directly(app, _direct())
+
+
+@functools.cache
+def _direct() -> dict[str, Endpoint]:
+    from memroute.web.direct_routes import posted_endpoints
+    from memroute.web.routes import gateway
+
+    return posted_endpoints(gateway.router)
 
 
 @functools.cache
