@@ -1,7 +1,8 @@
 """The gateway's POST routes answered before the router. FastAPI finds a route by trying
 each included router in turn and then runs its request handler (dependencies, exception
-wrapping) even for an endpoint that takes the request alone: ~0.15 ms of CPU per chat back
-to back on the benchmark's VM, ~0.4 ms when the provider takes 70 ms (docs/benchmarks.md).
+wrapping) even for an endpoint that takes the request alone: 0.1–0.15 ms of CPU per chat
+back to back on the benchmark's VM, 0.25–0.4 ms when the provider takes 70 ms
+(docs/benchmarks.md).
 `DirectRoutes` sits where the router's own middleware sits, inside every app middleware
 and the exception handlers, and answers those paths from a table. The routes stay
 registered in the router, which documents them and answers everything else (another
