@@ -11,6 +11,9 @@ MemrouteError
 ├── QdrantError       Qdrant failed or is unreachable (degrade to sqlite-vec, then FTS5)
 └── StoreError        the database failed or is in an unusable state (HTTP 500)
     └── StorageFull   the database or its disk is full: nothing was written (HTTP 507)
+
+WouldBlock            a call asked not to wait (or not to work long) would have: it did
+                      nothing; its caller does it elsewhere (never reaches a client)
 """
 
 from __future__ import annotations
@@ -88,3 +91,8 @@ class StoreError(MemrouteError):
 
 class StorageFull(StoreError):
     kind = "storage_full"
+
+
+class WouldBlock(Exception):
+    """A call made where it must not wait (the gateway's event loop) would have waited for
+    a lock or worked long: it did nothing, and its caller does the work in a thread."""

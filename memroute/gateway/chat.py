@@ -10,7 +10,8 @@ response completes) → count the use of the injected memories (after it). Every
 carries the request's id (`x-request-id`: the client's, else a new one), which is what
 learned memories cite. Admission runs in a pool of threads (`MEMROUTE_CHAT_THREADS`),
 which take turns through their Python work (`MEMROUTE_CHAT_SERIAL`, `memroute/baton.py`);
-one that only reads from a local store (memory off, SQLite) runs on the event loop.
+on a local store (SQLite) one that only reads what the process holds and writes without
+waiting runs on the event loop (see `ChatPipeline.admit`).
 
 Memory never breaks a chat: any memory failure is logged and the request goes
 on without memory.
@@ -37,7 +38,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from memroute.baton import Baton
-from memroute.errors import InvalidInput, Unauthorized
+from memroute.errors import InvalidInput, Unauthorized, WouldBlock
 from memroute.gateway.formats import WireFormat
 from memroute.gateway.guard import ClientGone
 from memroute.gateway.limits import GatewayLimiter
@@ -178,7 +179,8 @@ class GatewayMetrics(Protocol):
 class Admitted:
     """A chat request ready to go upstream: its key, memory context, whether the client
     asked for a stream, the route, the outgoing body (JSON bytes), its wire format and the
-    client headers passed on."""
+    client headers passed on, and whether the user's turn is still to be queued (in a
+    thread: on the event loop its write would have waited)."""
 
     key: ApiKey | None
     ctx: ChatContext
@@ -187,10 +189,11 @@ class Admitted:
     payload: bytes
     fmt: WireFormat
     headers: dict[str, str]
+    turn_waits: bool = False
 
 
 class NeedsThread(Exception):
-    """An admission on the event loop would write or wait: it is done in a thread instead."""
+    """An admission on the event loop would wait or work long: it is done in a thread instead."""
 
 
 class ChatPipeline:
@@ -199,8 +202,9 @@ class ChatPipeline:
     it is sent as a client key), where to count (`metrics`), the limits of upstream calls
     (`limiter`), the bounds of an answer (`bounds`), the most messages a chat may hold and
     how many threads admit chats (`threads`), and whether the store's reads never wait
-    (`local_reads`, SQLite): then an admission that only reads runs on the event loop,
-    sparing the trip to a thread and back (see `admit`)."""
+    (`local_reads`, SQLite): then an admission that reads only what the process holds
+    and writes without waiting runs on the event loop, sparing the trip to a thread and
+    back (see `admit`)."""
 
     def __init__(
         self,
@@ -235,9 +239,9 @@ class ChatPipeline:
         # the interpreter), stepping out for waits outside Python (see memroute/baton.py).
         self._baton = Baton() if serial else None
         self.local_reads = local_reads
-        # Whether the last admission found memory on: the next then goes to a thread at once
-        # (reading the settings on the event loop first would only add to it).
-        self._memory_on = False
+        # Whether the settings the last admission read let a chat be admitted on the event
+        # loop (not when recall searches vectors): else the next goes to a thread at once.
+        self._loop_admits = True
 
     async def in_thread(self, fn: Callable[..., T], *args: Any) -> T:
         """`fn(*args)` in one of the pipeline's threads (when all are busy, it waits)."""
@@ -247,18 +251,23 @@ class ChatPipeline:
         """The memory work's turn through Python (see `serial`), or none."""
         return nullcontext() if self._baton is None else self._baton.hold()
 
-    def _turn_for_memory(self) -> tuple[AbstractContextManager[None], MemorySettings | None]:
+    def _turn_for_memory(self, on_loop: bool) -> tuple[AbstractContextManager[None], MemorySettings | None]:
         """The settings (None when they cannot be read: `prepare` reads them again and logs
-        why), and the turn through Python of an admission while memory is on; none while
-        it is off (such an admission is short and runs as it comes). Whether memory is on
-        is kept for the next request (see `complete`)."""
+        why), and the turn through Python of an admission in a thread while memory is on;
+        none while it is off or on the event loop (such an admission runs as it comes).
+        Whether the settings let the next chat be admitted on the event loop is kept (see
+        `complete`); `on_loop`, NeedsThread when they do not."""
         try:
             settings = self.memory.settings()
         except Exception:
             return nullcontext(), None
-        self._memory_on = settings.acts_on_chats
-        on = self._baton is not None and self._memory_on
-        return (self._turn() if on else nullcontext()), settings
+        on = settings.acts_on_chats
+        self._loop_admits = not (on and settings.injects and self.memory.recall_searches_vectors(settings))
+        if on_loop:
+            if not self._loop_admits:
+                raise NeedsThread
+            return nullcontext(), settings
+        return (self._turn() if on and self._baton is not None else nullcontext()), settings
 
     def close(self) -> None:
         """Wait for the pipeline's threads to finish their work, and end them."""
@@ -266,12 +275,12 @@ class ChatPipeline:
 
     # -- steps ------------------------------------------------------------------
 
-    def authenticate(self, secret: str | None, only_reading: bool = False) -> ApiKey | None:
+    def authenticate(self, secret: str | None, on_loop: bool = False) -> ApiKey | None:
         """The request's key (Unauthorized when one is required and this is none). With
-        `only_reading`, NeedsThread instead when the key's last use is due to be written."""
+        `on_loop`, NeedsThread instead when the key's last use is due to be written."""
         keys = self.memory.keys
-        key = keys.find(secret) if only_reading else keys.authenticate(secret)
-        if only_reading and key is not None and keys.use_is_due(key):
+        key = keys.find(secret) if on_loop else keys.authenticate(secret)
+        if on_loop and key is not None and keys.use_is_due(key):
             raise NeedsThread
         if key is None and self.require_api_key:
             if secret and self.is_admin_token(secret):
@@ -279,9 +288,9 @@ class ChatPipeline:
             raise Unauthorized("missing, unknown or revoked API key (Authorization: Bearer <memroute key>)")
         return key
 
-    def authenticate_within_limits(self, secret: str | None, only_reading: bool = False) -> ApiKey | None:
+    def authenticate_within_limits(self, secret: str | None, on_loop: bool = False) -> ApiKey | None:
         """The key, refused (429) at once when it is over a limit, before any other work."""
-        key = self.authenticate(secret, only_reading)
+        key = self.authenticate(secret, on_loop)
         self.limiter.check(key)
         return key
 
@@ -311,7 +320,7 @@ class ChatPipeline:
         secret: str | None,
         headers: Mapping[str, str],
         raw: bytes,
-        only_reading: bool = False,
+        on_loop: bool = False,
     ) -> Admitted:
         """Everything before forwarding a request of `fmt`, in one trip to a worker thread:
         authenticate (first, so an unknown client learns nothing about its body) and check
@@ -319,31 +328,35 @@ class ChatPipeline:
         body, and queue the user's turn for learning (unless the reply is learned from
         too: then after the answer).
 
-        With `only_reading` (on the event loop), an admission that would do more than read
-        the settings, the key and the providers raises NeedsThread before it changes
-        anything: when memory is on (or its settings cannot be read), or when the key's
-        last use is due to be written."""
-        turn, settings = self._turn_for_memory()
-        if only_reading and (settings is None or settings.acts_on_chats):
+        With `on_loop` (on the event loop), an admission that would wait or work long
+        raises NeedsThread before it changes anything: when the settings cannot be read,
+        the key's last use is due to be written, or the recall needs more than the key's
+        index this process holds (vectors, a big key, one not held: see
+        `Memory.recall(light=True)`). A turn whose write would wait for the write lock is
+        left for the caller to queue in a thread (`Admitted.turn_waits`)."""
+        turn, settings = self._turn_for_memory(on_loop)
+        if on_loop and settings is None:
             raise NeedsThread
+        turn_waits = False
         with turn:
-            key = self.authenticate_within_limits(secret, only_reading)
+            key = self.authenticate_within_limits(secret, on_loop)
             body = parse_body(raw)
             fmt.check(body, self.max_messages)
             ctx = self.context(headers, key, fmt.end_user(body))
             if ctx.owner is not None:
                 ctx.settings = settings
-            route, outgoing = self.prepare(fmt, ctx, body, body["model"])
+            route, outgoing = self.prepare(fmt, ctx, body, body["model"], light=on_loop)
             payload = json.dumps({**outgoing, "model": route.model}).encode()
-            if not ctx.wants_reply:
-                self.learn(ctx)  # the user's turn, queued in this same trip to the thread
+            if not ctx.wants_reply:  # the user's turn, queued in this same trip
+                turn_waits = not self.learn(ctx, wait=not on_loop)
         passed = {name: headers[name] for name in fmt.passed_headers if name in headers}
-        return Admitted(key, ctx, body.get("stream") is True, route, payload, fmt, passed)
+        return Admitted(key, ctx, body.get("stream") is True, route, payload, fmt, passed, turn_waits)
 
     def prepare(
-        self, fmt: WireFormat, ctx: ChatContext, body: dict[str, Any], model: str
+        self, fmt: WireFormat, ctx: ChatContext, body: dict[str, Any], model: str, light: bool = False
     ) -> tuple[Route, dict[str, Any]]:
-        """Route the model, then retrieve and inject — one trip to the worker thread.
+        """Route the model, then retrieve and inject (with `light`, NeedsThread when the
+        recall would not be: see `admit`).
 
         A routing error is the client's or the operator's and is raised; any memory
         failure is logged and the request goes on unchanged."""
@@ -365,30 +378,37 @@ class ChatPipeline:
                 settings=settings,
                 record_access=False,
                 already_said=fmt.said(body),
+                light=light,
             )
             self.metrics.observe("memroute_retrieval_seconds", time.perf_counter() - started)
             ctx.injected = Injected.of(items, ctx.debug)
             return route, fmt.inject(body, self.memory.memory_block(items), route)
+        except WouldBlock:
+            raise NeedsThread from None
         except Exception as exc:
             log.warning("memory.retrieval.failed error=%s", type(exc).__name__)
             self.metrics.inc("memroute_memory_errors_total", stage="retrieval")
             ctx.injected = NOTHING_INJECTED
             return route, body
 
-    def learn(self, ctx: ChatContext, reply: str = "") -> None:
+    def learn(self, ctx: ChatContext, reply: str = "", wait: bool = True) -> bool:
         """Queue the exchange for learning (see `Memory.enqueue_turn`); a failure is logged
-        and counted, never raised."""
+        and counted, never raised. Without `wait` (on the event loop), False when the write
+        would have waited (nothing queued: the caller queues it in a thread)."""
         settings = ctx.settings
         if ctx.owner is None or settings is None or not settings.extracts:
-            return
+            return True
         text, speaker = ctx.turn
         turn = ChatTurn(text, reply, speaker, ctx.request_id, ctx.session_id)
         try:
-            with self._turn():
-                self.memory.enqueue_turn(ctx.owner, turn, settings=settings)
+            with self._turn() if wait else nullcontext():
+                self.memory.enqueue_turn(ctx.owner, turn, settings=settings, wait=wait)
+        except WouldBlock:
+            return False
         except Exception as exc:
             log.warning("memory.extraction.enqueue_failed error=%s", type(exc).__name__)
             self.metrics.inc("memroute_memory_errors_total", stage="extraction")
+        return True
 
     async def learn_with_reply(self, ctx: ChatContext, reply: str) -> None:
         """After the answer, when the reply is learned from too (`captureTurns` all): queue
@@ -411,23 +431,25 @@ class ChatPipeline:
     # -- the request ---------------------------------------------------------------
 
     async def complete(self, request: Request, fmt: WireFormat) -> Response:
-        """A request of `fmt`: admitted in a worker thread, then forwarded within the limits
-        (a slot held only while the provider answers). A client that disconnects while it
-        waits ends its upstream call."""
+        """A request of `fmt`: admitted on the event loop or in a worker thread (see
+        `admit`), then forwarded within the limits (a slot held only while the provider
+        answers). A client that disconnects while it waits ends its upstream call."""
         raw = await request.body()  # bounded by the body limit
         secret = self.client_secret(request)
         arrival = self.limiter.arrive(secret)
         try:
             admitted = None
-            if self.local_reads and not self._memory_on and len(raw) <= INLINE_PARSE_BYTES:
+            if self.local_reads and self._loop_admits and len(raw) <= INLINE_PARSE_BYTES:
                 with suppress(NeedsThread):
-                    admitted = self.admit(fmt, secret, request.headers, raw, only_reading=True)
+                    admitted = self.admit(fmt, secret, request.headers, raw, on_loop=True)
             if admitted is None:
                 admitted = await self.in_thread(self.admit, fmt, secret, request.headers, raw)
         except BaseException:
             arrival.admitted(None)
             raise
         arrival.admitted(admitted.key)
+        if admitted.turn_waits:  # queued before the request goes on, as in a thread
+            await self.in_thread(self.learn, admitted.ctx)
         self.metrics.inc(
             "memroute_chat_requests_total",
             memory="on" if admitted.ctx.injected.ids else "off",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import builtins
 import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,7 +19,7 @@ from typing import Any
 
 from memroute.clock import Clock, days_ago, parse_time, to_iso, utc_now
 from memroute.config import Config
-from memroute.errors import InvalidInput, NotFound
+from memroute.errors import InvalidInput, NotFound, WouldBlock
 from memroute.memory import injection, maintenance, validate
 from memroute.memory.extraction import extract_facts_from_text
 from memroute.memory.portability import import_records
@@ -367,6 +367,7 @@ class Memory:
         memory_type: str | None = None,
         already_said: str = "",
         wait_for_model: bool = True,
+        light: bool = False,
     ) -> builtins.list[RetrievedItem]:
         """The memories to inject for `query`, best first, within `max_tokens`.
 
@@ -375,7 +376,8 @@ class Memory:
         request's own messages, see `memroute.memory.turns.said_in`) is left out. Every
         memory returned has its access count bumped (unless `record_access=False`). With
         `wait_for_model=False` (a chat), a local model not loaded yet starts loading in
-        the background and this retrieval goes without vectors."""
+        the background and this retrieval goes without vectors. With `light`, only from
+        what the process holds, briefly (see `KeyIndexes.reader`): else WouldBlock."""
         settings = settings or self.settings()
         if not strategy or max_tokens is None or retention_days is None:
             strategy = strategy or settings.retrieval_strategy
@@ -397,6 +399,7 @@ class Memory:
             memory_type=memory_type,
             already_said=already_said,
             wait_for_model=wait_for_model,
+            light=light,
         )
         if record_access and result.items:
             self.record_access(i.memory.id for i in result.items)
@@ -453,6 +456,7 @@ class Memory:
         memory_type: str | None = None,
         already_said: str = "",
         wait_for_model: bool = True,
+        light: bool = False,
     ) -> Retrieval:
         if query is not None and not isinstance(query, str):
             raise InvalidInput("must be a string", "query")
@@ -466,11 +470,14 @@ class Memory:
             vector_k=max(limit, self.config.vec_top_k),
             already_said=already_said,
         )
-        reader = self._key_indexes.reader(flt)
         if strategy == "exact" or params.query is None:
+            reader = self._key_indexes.reader(flt, light=light)
             return retrieve(reader, flt, params, rendered=self._rendered)
         settings = settings or self.settings()
         plan = self._semantic.plan(settings, params.query, wait_for_model=wait_for_model)
+        if light and plan.indexes:
+            raise WouldBlock("the recall searches vectors")
+        reader = self._key_indexes.reader(flt, light=light)
         weight = self.config.hybrid_vector_weight
         params.vector_weight = vector_weight_of(plan.source.source) if weight is None else weight
         reranker = self._semantic.reranker(settings)[0] if plan.indexes else None
@@ -502,11 +509,13 @@ class Memory:
         settings: MemorySettings | None = None,
         record_access: bool = True,
         already_said: str = "",
+        light: bool = False,
     ) -> builtins.list[RetrievedItem]:
         """What the gateway injects: retrieval as the settings say (pass them if already
         read), leaving out what the request already holds (`already_said`), or nothing when
         memory or injection is off. A chat never waits for a model to load: until it is,
-        recall goes without vectors."""
+        recall goes without vectors. With `light`, WouldBlock unless the recall reads only
+        what the process holds, briefly (`recall_searches_vectors` tells part of it)."""
         settings = settings or self.settings()
         if not settings.injects:
             return []
@@ -522,7 +531,14 @@ class Memory:
             settings=settings,
             already_said=already_said,
             wait_for_model=False,
+            light=light,
         )
+
+    def recall_searches_vectors(self, settings: MemorySettings) -> bool:
+        """Whether a chat's recall with these settings searches vectors (a model or a
+        provider embeds the question; Qdrant or sqlite-vec is searched): such a recall
+        is never light (see `recall`)."""
+        return self._semantic.searches_vectors(settings)
 
     def inject(
         self,
@@ -590,19 +606,26 @@ class Memory:
         return self._turns.queue_texts(owner, texts, session)
 
     def enqueue_turn(
-        self, api_key_id: str, turn: ChatTurn, *, settings: MemorySettings | None = None
+        self,
+        api_key_id: str,
+        turn: ChatTurn,
+        *,
+        settings: MemorySettings | None = None,
+        wait: bool = True,
     ) -> builtins.list[int]:
         """Queue one chat exchange for learning, as the settings say: the user's message kept
         as an episode (`captureTurns` user or all) and read for facts, the reply kept as the
         assistant's episode (`captureTurns` all). Nothing when memory or learning is off. On
         PostgreSQL the write does not wait for the server's disk, as a chat waits for it
-        (`MEMROUTE_POSTGRES_SYNCHRONOUS`, docs/scaling.md)."""
+        (`MEMROUTE_POSTGRES_SYNCHRONOUS`, docs/scaling.md). Without `wait`, WouldBlock
+        instead of waiting for the write lock (nothing queued)."""
         settings = settings or self.settings()
         if not settings.extracts:
             return []
         owner = validate.owner(api_key_id)
         turn = replace(turn, session_id=validate.session(turn.session_id))
-        return self._turns.queue_turn(owner, turn, capture=settings.capture_turns, facts=True)
+        with nullcontext() if wait else self._store.without_waiting():
+            return self._turns.queue_turn(owner, turn, capture=settings.capture_turns, facts=True)
 
     def wait_for_extraction(self, timeout: float = 30.0) -> bool:
         """Block until everything queued so far has been processed (useful in tests and scripts)."""

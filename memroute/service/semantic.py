@@ -153,6 +153,13 @@ class SemanticEngine:
         """The memory embedding source these settings select."""
         return self._source(settings)
 
+    def searches_vectors(self, settings: MemorySettings) -> bool:
+        """Whether `plan` may search a vector index with these settings (Qdrant asked for,
+        or an embedding source with sqlite-vec loaded), cheaply: no index is asked."""
+        if settings.vector_store == "qdrant":
+            return True
+        return self.source(settings).source is not None and self._index.available
+
     def plan(self, settings: MemorySettings, query: str, *, wait_for_model: bool = True) -> SearchPlan:
         """The vector indexes retrieval should try for `query` with these settings: Qdrant
         when it is the vector store and ready, then sqlite-vec. Without `wait_for_model`

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +105,9 @@ class SqliteStore:
     def transaction(self, *, savepoints: bool = True) -> Iterator[None]:
         with self.db.write(savepoints=savepoints):
             yield
+
+    def without_waiting(self) -> AbstractContextManager[None]:
+        return self.db.without_waiting()
 
     def after_commit(self, callback: Callable[[], object]) -> None:
         self.db.after_commit(callback)

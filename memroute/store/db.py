@@ -23,7 +23,7 @@ from typing import Any
 import apsw
 
 from memroute import baton
-from memroute.errors import StorageFull, StoreError
+from memroute.errors import StorageFull, StoreError, WouldBlock
 from memroute.store import key_rank
 from memroute.store.permissions import prepare_database_file
 from memroute.store.records import StorageUsage
@@ -109,6 +109,8 @@ class Database:
 
     def __init__(self, path: str | Path, *, synchronous: str = "normal", load_vec: bool = True) -> None:
         self.path = str(path)
+        # A commit waits for the disk unless WAL's commits are left to its checkpoints.
+        self._commit_waits_for_disk = synchronous.lower() not in ("normal", "off")
         prepare_database_file(self.path)  # folder 0700, files 0600 (see store/permissions.py)
         self._vec_path, self.vec_error = sqlite_vec_path() if load_vec else (None, "disabled")
         self._lock = threading.RLock()
@@ -142,7 +144,7 @@ class Database:
             raise StoreError(f"cannot open database {self.path}: {exc}") from exc
 
     def _on_wal_commit(self, con: apsw.Connection, name: str, pages: int) -> int:
-        if pages >= WAL_FORCE_CHECKPOINT_PAGES:
+        if pages >= WAL_FORCE_CHECKPOINT_PAGES and not getattr(self._local, "no_wait", False):
             with contextlib.suppress(apsw.Error):
                 con.wal_checkpoint(name, apsw.SQLITE_CHECKPOINT_PASSIVE)
         elif pages >= WAL_CHECKPOINT_PAGES:
@@ -182,13 +184,19 @@ class Database:
         itself (it does on a full disk), nothing is rolled back again: the original error is
         what the caller sees, and a full database becomes `StorageFull`."""
         self._check_open()
-        baton.acquire(self._lock)  # another thread's transaction is waited for outside the baton
+        waits = not getattr(self._local, "no_wait", False)
+        if waits:
+            baton.acquire(self._lock)  # another thread's transaction is waited for outside the baton
+        elif self._commit_waits_for_disk:
+            raise WouldBlock("a commit waits for the disk")
+        elif not self._lock.acquire(blocking=False):
+            raise WouldBlock("another thread is writing")
         try:
             if self._depth:
                 with self._nested() as con:
                     yield con
                 return
-            self._writer.execute("BEGIN IMMEDIATE")
+            self._begin(waits)
             self._owner, self._depth, self._savepoints = threading.get_ident(), 1, savepoints
             try:
                 try:
@@ -212,6 +220,33 @@ class Database:
             self._lock.release()
         for callback in callbacks:
             callback()
+
+    def _begin(self, waits: bool) -> None:
+        """Open the write transaction; without `waits`, WouldBlock when another process
+        holds the write lock (nothing is waited for)."""
+        if waits:
+            self._writer.execute("BEGIN IMMEDIATE")
+            return
+        self._writer.set_busy_timeout(0)
+        try:
+            self._writer.execute("BEGIN IMMEDIATE")
+        except apsw.BusyError as exc:
+            raise WouldBlock("another process is writing") from exc
+        finally:
+            self._writer.set_busy_timeout(BUSY_TIMEOUT_MS)
+
+    @contextmanager
+    def without_waiting(self) -> Iterator[None]:
+        """Writes on this thread within the block never wait: one that would (another
+        thread or process holds the write lock, or each commit waits for the disk:
+        `synchronous` full) raises WouldBlock, having written nothing, and a commit leaves a
+        due checkpoint to the background thread."""
+        before = getattr(self._local, "no_wait", False)
+        self._local.no_wait = True
+        try:
+            yield
+        finally:
+            self._local.no_wait = before
 
     @contextmanager
     def _nested(self) -> Iterator[apsw.Connection]:

@@ -37,6 +37,7 @@ from typing import Any
 import apsw
 import numpy as np
 
+from memroute.errors import WouldBlock
 from memroute.lru import RecentCounts
 from memroute.models.records import TURN_KEY_PREFIX, MemoryFilter, MemoryRecord
 from memroute.store.contract import ChangeFeed, MemoryStore
@@ -80,6 +81,11 @@ ADMIT_AFTER = 3
 MEMORIES_PER_RECALL = 64
 # Keys whose recent recalls are counted towards `ADMIT_AFTER`, at most.
 COUNTED_KEYS = 10_000
+# A recall that must not work long (`KeyIndexes.reader(light=True)`, the gateway's event
+# loop) reads a held index of at most this many memories (recall ~2–3 ms at 10,000) that
+# has at most `LIGHT_CATCH_UP` changes to take in first.
+LIGHT_MEMORIES = 10_000
+LIGHT_CATCH_UP = 64
 
 _Order = tuple[str, int]  # (updated_at, rowid): the newest-first order, reversed
 Word = tuple[str, ...]  # a query word's stemmed forms: a memory holding any of them holds the word
@@ -502,14 +508,38 @@ class KeyIndexes:
         if builder is not None:
             builder.join(30)
 
-    def reader(self, flt: MemoryFilter) -> IndexedReader | MemoryStore:
+    def reader(self, flt: MemoryFilter, *, light: bool = False) -> IndexedReader | MemoryStore:
         """What retrieval should read `flt`'s memories from: the key's index, up to date,
-        when it has one or one fits; else the SQL repository."""
+        when it has one or one fits; else the SQL repository. With `light`, only the key's
+        index when it is held, small and nearly up to date (`LIGHT_MEMORIES`,
+        `LIGHT_CATCH_UP`) and no other thread uses it: else WouldBlock, nothing done."""
         owner = flt.api_key_id
+        if light:
+            if owner is None:
+                raise WouldBlock("a recall over every key reads SQL")
+            return IndexedReader(self, self._light_index(owner), self.repository)
         if owner is None or self.max_memories == 0:
             return self.repository
         index = self._index(owner)
         return IndexedReader(self, index, self.repository) if index is not None else self.repository
+
+    def _light_index(self, owner: str) -> KeyIndex:
+        """`owner`'s index for a light reader (see `reader`), caught up, or WouldBlock."""
+        with self._lock:
+            index = self._indexes.get(owner)
+            if index is not None:
+                self._indexes.move_to_end(owner)
+        if index is None or len(index) > LIGHT_MEMORIES:
+            raise WouldBlock("the key's index is not held, or too big")
+        if not index.lock.acquire(blocking=False):
+            raise WouldBlock("another thread is using the key's index")
+        try:
+            if not self._catch_up(index, most=LIGHT_CATCH_UP):
+                raise WouldBlock("the key's index has too much to catch up with")
+            index.used = time.monotonic()
+        finally:
+            index.lock.release()
+        return index
 
     def building(self) -> int:
         """Keys waiting for the builder thread (their recalls read SQL meanwhile)."""
@@ -780,14 +810,18 @@ class KeyIndexes:
                     time.sleep(pause)  # let recalls waiting for the interpreter run
         index.seq = seq
 
-    def _catch_up(self, index: KeyIndex) -> None:
+    def _catch_up(self, index: KeyIndex, most: int | None = None) -> bool:
+        """Take in what changed since the index last looked; with `most`, only when there
+        are that many changes at most and no rebuild is needed (whether it did)."""
         marks, pruned = self.changes.since(index.owner, index.seq)
+        if most is not None and (pruned > index.seq or len(marks) > most):
+            return False
         if pruned > index.seq:  # changes this index never saw were pruned: start over
             index.clear()
             self._fill(index)
-            return
+            return True
         if not marks:
-            return
+            return True
         changed = dict.fromkeys(rowid for _, rowid in marks)
         # The rows as they are now (a later change is taken in again next time: idempotent).
         rowids = list(changed)
@@ -800,6 +834,7 @@ class KeyIndexes:
             else:
                 self._put(index, tokenize, rowid, row)
         index.seq = max(index.seq, max(seq for seq, _ in marks))
+        return True
 
     @staticmethod
     def _put(index: KeyIndex, tokenize: Any, rowid: int, row: Sequence[Any]) -> None:

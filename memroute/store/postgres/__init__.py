@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from memroute.config import without_password
+from memroute.errors import WouldBlock
 from memroute.store.postgres.admin_failures import PgAdminFailures
 from memroute.store.postgres.changes import PgChangeFeed
 from memroute.store.postgres.db import PgDatabase
@@ -68,6 +69,12 @@ class PostgresStore:
     def transaction(self, *, savepoints: bool = True) -> Iterator[None]:
         with self.db.write(savepoints=savepoints):
             yield
+
+    @contextmanager
+    def without_waiting(self) -> Iterator[None]:
+        """A write waits for the server's answer: none is made here (WouldBlock at once)."""
+        raise WouldBlock("a PostgreSQL write waits for its server")
+        yield  # pragma: no cover - never reached: a generator for contextmanager
 
     def after_commit(self, callback: Callable[[], object]) -> None:
         self.db.after_commit(callback)
