@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from pathlib import Path
+from typing import Any
 
 import apsw
 import httpx
 import openai
 import pytest
 from gateways import ADMIN, Gateway, gateway_config
-from memories import open_memory
+from memories import NO_MODEL, open_memory
 from servers import LiveServer, RawUpstream, free_port
-from storage import open_parts, rows
+from storage import jobs_ever_queued, open_parts, rows
 
 from memroute.models.results import ExtractionQueue
 from memroute.web.app import create_app
@@ -38,6 +40,46 @@ def test_a_broken_memory_store_does_not_break_the_chat(gateway: Gateway, tmp_pat
     con.set_busy_timeout(10_000)
     con.execute("ALTER TABLE memories_gone RENAME TO memories")
     con.close()
+
+
+def _retrievals(gateway: Gateway) -> float:
+    """How many chats the gateway has recalled memories for (its retrieval histogram's count)."""
+    for line in httpx.get(gateway.url + "/metrics").text.splitlines():
+        if line.startswith("memroute_retrieval_seconds_count"):
+            return float(line.split()[-1])
+    return 0.0
+
+
+def test_a_chat_whose_turn_waits_for_the_database_holds_up_no_other_request(gateway: Gateway) -> None:
+    gateway.memory.update_settings(**NO_MODEL)  # keyword recall: admitted on the event loop
+    gateway.memory.add(gateway.key_id, "prefers dark mode in every editor")
+    client = gateway.client()
+
+    def ask() -> Any:
+        return client.chat.completions.with_raw_response.create(
+            model="echo-1", messages=[{"role": "user", "content": "Which mode do I prefer?"}]
+        )
+
+    ask()  # the key's index is held from now on: its chats are admitted on the event loop
+    queued = jobs_ever_queued(gateway.memory)
+    recalled, sent = _retrievals(gateway), len(gateway.upstream.requests)
+    answers: list[Any] = []
+    writer = apsw.Connection(str(gateway.memory.config.db_path))
+    writer.execute("BEGIN IMMEDIATE")  # another process writing: the chat's turn must wait
+    chat = threading.Thread(target=lambda: answers.append(ask()))
+    chat.start()
+    try:
+        gateway.wait_for(lambda: _retrievals(gateway) == recalled + 1)  # recalled, turn not queued
+        assert httpx.get(gateway.url + "/healthz").status_code == 200  # the gateway still answers
+        assert len(gateway.upstream.requests) == sent  # not forwarded before its turn is queued
+        assert not answers
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    chat.join(30)
+    assert answers and answers[0].headers["x-memroute-memory-count"] == "1"
+    assert "dark mode" in json.dumps(gateway.upstream.last["body"])
+    assert jobs_ever_queued(gateway.memory) == queued + 1
 
 
 def test_shutdown_drains_queued_extraction_and_restart_keeps_memories(tmp_path: Path, upstream) -> None:

@@ -20,6 +20,7 @@ from storage import database, open_parts
 
 from memroute import Memory
 from memroute.config import Config
+from memroute.errors import WouldBlock
 from memroute.models.records import MemoryFilter, RetrievedItem
 from memroute.store.changes import CHANGES_KEPT_S
 from memroute.store.fts import BM25, match_expression
@@ -27,6 +28,7 @@ from memroute.store.key_index import (
     ADMIT_AFTER,
     BUSY_S,
     INLINE_BUILD_MAX,
+    LIGHT_CATCH_UP,
     MEMORIES_PER_RECALL,
     IndexedReader,
     KeyIndexes,
@@ -258,6 +260,27 @@ def test_what_another_process_writes_is_recalled_at_once(
     moved = writer.add("k", "tea for the session only", session_id="s1")
     assert [i.memory.id for i in reader.retrieve("k", "tea", scope="session", session_id="s1")] == [moved.id]
     assert [i.memory.id for i in reader.retrieve("k", "tea", scope="session", session_id="s2")] == []
+
+
+def test_a_light_recall_reads_only_a_held_index_with_little_to_catch_up(two: tuple[Memory, Memory]) -> None:
+    # The gateway's event loop recalls only what it can answer at once; else a thread does.
+    reader, writer = two
+    writer.update_settings(enabled=True)  # memory on: chats recall
+    writer.add("k", "prefers green tea in the morning")
+    with pytest.raises(WouldBlock):  # not held yet: it would be built, or read from SQL
+        reader.recall("k", "tea", light=True)
+    _hot(reader, "k")
+    assert [i.memory.content for i in reader.recall("k", "tea", light=True)] == [
+        "prefers green tea in the morning"
+    ]
+    writer.add("k", "drinks tea with lemon after lunch")  # a change or two are taken in at once
+    assert len(reader.recall("k", "tea", light=True)) == 2
+    for n in range(LIGHT_CATCH_UP + 1):  # more than a light recall takes in
+        writer.add("k", f"tea note number {n}")
+    with pytest.raises(WouldBlock):
+        reader.recall("k", "tea", light=True)
+    assert len(reader.recall("k", "tea")) > 2  # a thread's recall catches up ...
+    assert len(reader.recall("k", "tea", light=True)) > 2  # ... and the light one goes on
 
 
 def test_an_index_behind_the_pruned_change_log_starts_over(two: tuple[Memory, Memory]) -> None:

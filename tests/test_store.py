@@ -23,6 +23,7 @@ from memories import open_memory
 from storage import database
 
 from memroute import Memory, StoreError
+from memroute.errors import WouldBlock
 from memroute.clock import to_iso, utc_now
 from memroute.models.wire import to_wire
 from memroute.store import SqliteStore
@@ -442,6 +443,53 @@ def _run_threads(targets: list[Any]) -> list[BaseException]:
         t.join(60)
     assert not any(t.is_alive() for t in threads), "a thread hung"
     return errors
+
+
+def test_a_write_that_must_not_wait_raises_would_block_and_writes_nothing(db_path: Path) -> None:
+    # The gateway's event loop queues a chat's turn only when the write lock is free at once.
+    now = to_iso(utc_now())
+
+    def insert(store: SqliteStore, text: str) -> None:
+        with store.transaction():
+            store.memories.insert(NewMemory("k1", text), now=now, actor="test")
+
+    with database(db_path) as store:
+        entered, leave = threading.Event(), threading.Event()
+
+        def hold_the_writer() -> None:
+            with store.transaction():
+                entered.set()
+                leave.wait(10)
+
+        holder = threading.Thread(target=hold_the_writer)
+        holder.start()
+        assert entered.wait(10)
+        try:
+            with store.without_waiting(), pytest.raises(WouldBlock, match="another thread"):
+                insert(store, "while another thread writes")
+        finally:
+            leave.set()
+            holder.join(10)
+        other = apsw.Connection(str(db_path))
+        other.execute("BEGIN IMMEDIATE")
+        try:
+            with store.without_waiting(), pytest.raises(WouldBlock, match="another process"):
+                insert(store, "while another process writes")
+        finally:
+            other.execute("ROLLBACK")
+            other.close()
+        assert _counts(db_path) == (0, 0, 0)
+        with store.without_waiting():
+            insert(store, "once the lock is free")
+        insert(store, "and as usual afterwards, waiting when it must")
+    assert _counts(db_path)[0] == 2
+    full = SqliteStore.open(db_path, synchronous="full")  # each commit waits for the disk
+    try:
+        with full.without_waiting(), pytest.raises(WouldBlock, match="disk"):
+            insert(full, "never written")
+    finally:
+        full.close()
+    assert _counts(db_path)[0] == 2
 
 
 def test_concurrent_writers_and_readers_on_one_memory(mem: Memory, db_path: Path) -> None:

@@ -412,8 +412,12 @@ class ChatPipeline:
 
     async def learn_with_reply(self, ctx: ChatContext, reply: str) -> None:
         """After the answer, when the reply is learned from too (`captureTurns` all): queue
-        the exchange, in a worker thread. Otherwise the user's turn was queued on admission."""
-        if ctx.wants_reply:
+        the exchange, on the event loop when its write need not wait (SQLite, a short
+        exchange), else in a worker thread. Otherwise the user's turn was queued on admission."""
+        if not ctx.wants_reply:
+            return
+        short = len(reply) + len(ctx.turn[0]) <= INLINE_PARSE_BYTES
+        if not (self.local_reads and short and self.learn(ctx, reply, wait=False)):
             await self.in_thread(self.learn, ctx, reply)
 
     def record_use(self, ctx: ChatContext) -> None:
