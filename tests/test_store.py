@@ -23,8 +23,8 @@ from memories import open_memory
 from storage import database
 
 from memroute import Memory, StoreError
-from memroute.errors import WouldBlock
 from memroute.clock import to_iso, utc_now
+from memroute.errors import WouldBlock
 from memroute.models.wire import to_wire
 from memroute.store import SqliteStore
 from memroute.store.db import WAL_SIZE_LIMIT_BYTES
