@@ -465,7 +465,7 @@ def test_a_write_that_must_not_wait_raises_would_block_and_writes_nothing(db_pat
         holder.start()
         assert entered.wait(10)
         try:
-            with store.without_waiting(), pytest.raises(WouldBlock, match="another thread"):
+            with store.briefly(), pytest.raises(WouldBlock, match="another thread"):
                 insert(store, "while another thread writes")
         finally:
             leave.set()
@@ -473,19 +473,19 @@ def test_a_write_that_must_not_wait_raises_would_block_and_writes_nothing(db_pat
         other = apsw.Connection(str(db_path))
         other.execute("BEGIN IMMEDIATE")
         try:
-            with store.without_waiting(), pytest.raises(WouldBlock, match="another process"):
+            with store.briefly(), pytest.raises(WouldBlock, match="another process"):
                 insert(store, "while another process writes")
         finally:
             other.execute("ROLLBACK")
             other.close()
         assert _counts(db_path) == (0, 0, 0)
-        with store.without_waiting():
+        with store.briefly():
             insert(store, "once the lock is free")
         insert(store, "and as usual afterwards, waiting when it must")
     assert _counts(db_path)[0] == 2
     full = SqliteStore.open(db_path, synchronous="full")  # each commit waits for the disk
     try:
-        with full.without_waiting(), pytest.raises(WouldBlock, match="disk"):
+        with full.briefly(), pytest.raises(WouldBlock, match="disk"):
             insert(full, "never written")
     finally:
         full.close()

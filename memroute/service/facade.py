@@ -618,13 +618,13 @@ class Memory:
         assistant's episode (`captureTurns` all). Nothing when memory or learning is off. On
         PostgreSQL the write does not wait for the server's disk, as a chat waits for it
         (`MEMROUTE_POSTGRES_SYNCHRONOUS`, docs/scaling.md). Without `wait`, WouldBlock
-        instead of waiting for the write lock (nothing queued)."""
+        instead of waiting more than briefly (`Store.briefly`; nothing queued)."""
         settings = settings or self.settings()
         if not settings.extracts:
             return []
         owner = validate.owner(api_key_id)
         turn = replace(turn, session_id=validate.session(turn.session_id))
-        with nullcontext() if wait else self._store.without_waiting():
+        with nullcontext() if wait else self._store.briefly():
             return self._turns.queue_turn(owner, turn, capture=settings.capture_turns, facts=True)
 
     def wait_for_extraction(self, timeout: float = 30.0) -> bool:

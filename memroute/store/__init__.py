@@ -106,8 +106,8 @@ class SqliteStore:
         with self.db.write(savepoints=savepoints):
             yield
 
-    def without_waiting(self) -> AbstractContextManager[None]:
-        return self.db.without_waiting()
+    def briefly(self) -> AbstractContextManager[None]:
+        return self.db.briefly()
 
     def after_commit(self, callback: Callable[[], object]) -> None:
         self.db.after_commit(callback)

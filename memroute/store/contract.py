@@ -301,10 +301,11 @@ class Store(Protocol):
         ...
 
     def transaction(self, *, savepoints: bool = True) -> AbstractContextManager[None]: ...
-    def without_waiting(self) -> AbstractContextManager[None]:
-        """Writes on this thread within the block never wait: one that would raises
-        WouldBlock, having written nothing (on PostgreSQL every write would: the block
-        raises it at once)."""
+    def briefly(self) -> AbstractContextManager[None]:
+        """Writes on this thread within the block wait for nothing outside the process and
+        for another thread of it a few ms at most: one that would wait longer raises
+        WouldBlock, having written nothing (on PostgreSQL every write waits for the server:
+        the block raises it at once)."""
         ...
 
     def after_commit(self, callback: Callable[[], object]) -> None: ...

@@ -42,6 +42,10 @@ WAL_FORCE_CHECKPOINT_PAGES = 3_000
 # size otherwise stays on disk for good).
 WAL_SIZE_LIMIT_BYTES = 16 * 1024 * 1024
 READER_CACHE_KIB = 256  # page cache of each read connection (SQLite's default is 2,000 KiB)
+# A brief write (`Database.briefly`) waits this long at most for another thread of the
+# process to end its transaction (the extraction worker's take a few ms): waiting on a
+# thread lock lets that thread run, where handing the write to a thread costs its own CPU.
+BRIEF_WAIT_S = 0.005
 
 
 def sqlite_vec_path() -> tuple[str | None, str | None]:
@@ -144,7 +148,7 @@ class Database:
             raise StoreError(f"cannot open database {self.path}: {exc}") from exc
 
     def _on_wal_commit(self, con: apsw.Connection, name: str, pages: int) -> int:
-        if pages >= WAL_FORCE_CHECKPOINT_PAGES and not getattr(self._local, "no_wait", False):
+        if pages >= WAL_FORCE_CHECKPOINT_PAGES and not getattr(self._local, "brief", False):
             with contextlib.suppress(apsw.Error):
                 con.wal_checkpoint(name, apsw.SQLITE_CHECKPOINT_PASSIVE)
         elif pages >= WAL_CHECKPOINT_PAGES:
@@ -184,12 +188,12 @@ class Database:
         itself (it does on a full disk), nothing is rolled back again: the original error is
         what the caller sees, and a full database becomes `StorageFull`."""
         self._check_open()
-        waits = not getattr(self._local, "no_wait", False)
+        waits = not getattr(self._local, "brief", False)
         if waits:
             baton.acquire(self._lock)  # another thread's transaction is waited for outside the baton
         elif self._commit_waits_for_disk:
             raise WouldBlock("a commit waits for the disk")
-        elif not self._lock.acquire(blocking=False):
+        elif not self._lock.acquire(timeout=BRIEF_WAIT_S):
             raise WouldBlock("another thread is writing")
         try:
             if self._depth:
@@ -236,17 +240,18 @@ class Database:
             self._writer.set_busy_timeout(BUSY_TIMEOUT_MS)
 
     @contextmanager
-    def without_waiting(self) -> Iterator[None]:
-        """Writes on this thread within the block never wait: one that would (another
-        thread or process holds the write lock, or each commit waits for the disk:
-        `synchronous` full) raises WouldBlock, having written nothing, and a commit leaves a
-        due checkpoint to the background thread."""
-        before = getattr(self._local, "no_wait", False)
-        self._local.no_wait = True
+    def briefly(self) -> Iterator[None]:
+        """Writes on this thread within the block wait for nothing outside the process and
+        for another thread of it `BRIEF_WAIT_S` at most: one that would wait longer (another
+        thread's transaction, another process's write lock, a commit that waits for the
+        disk: `synchronous` full) raises WouldBlock, having written nothing, and a commit
+        leaves a due checkpoint to the background thread."""
+        before = getattr(self._local, "brief", False)
+        self._local.brief = True
         try:
             yield
         finally:
-            self._local.no_wait = before
+            self._local.brief = before
 
     @contextmanager
     def _nested(self) -> Iterator[apsw.Connection]:

@@ -41,6 +41,7 @@ from memroute.errors import WouldBlock
 from memroute.lru import RecentCounts
 from memroute.models.records import TURN_KEY_PREFIX, MemoryFilter, MemoryRecord
 from memroute.store.contract import ChangeFeed, MemoryStore
+from memroute.store.db import BRIEF_WAIT_S
 from memroute.store.fts import query_words
 from memroute.store.key_meanings import KeyMeanings
 from memroute.store.key_rank import K1, B
@@ -512,7 +513,8 @@ class KeyIndexes:
         """What retrieval should read `flt`'s memories from: the key's index, up to date,
         when it has one or one fits; else the SQL repository. With `light`, only the key's
         index when it is held, small and nearly up to date (`LIGHT_MEMORIES`,
-        `LIGHT_CATCH_UP`) and no other thread uses it: else WouldBlock, nothing done."""
+        `LIGHT_CATCH_UP`) and no other thread uses it for longer than `BRIEF_WAIT_S`: else
+        WouldBlock, nothing done."""
         owner = flt.api_key_id
         if light:
             if owner is None:
@@ -531,7 +533,7 @@ class KeyIndexes:
                 self._indexes.move_to_end(owner)
         if index is None or len(index) > LIGHT_MEMORIES:
             raise WouldBlock("the key's index is not held, or too big")
-        if not index.lock.acquire(blocking=False):
+        if not index.lock.acquire(timeout=BRIEF_WAIT_S):  # another thread's search is short
             raise WouldBlock("another thread is using the key's index")
         try:
             if not self._catch_up(index, most=LIGHT_CATCH_UP):

@@ -71,7 +71,7 @@ class PostgresStore:
             yield
 
     @contextmanager
-    def without_waiting(self) -> Iterator[None]:
+    def briefly(self) -> Iterator[None]:
         """A write waits for the server's answer: none is made here (WouldBlock at once)."""
         raise WouldBlock("a PostgreSQL write waits for its server")
         yield  # pragma: no cover - never reached: a generator for contextmanager
