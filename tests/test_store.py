@@ -445,8 +445,9 @@ def _run_threads(targets: list[Any]) -> list[BaseException]:
     return errors
 
 
-def test_a_write_that_must_not_wait_raises_would_block_and_writes_nothing(db_path: Path) -> None:
-    # The gateway's event loop queues a chat's turn only when the write lock is free at once.
+def test_a_brief_write_that_would_wait_long_raises_would_block_and_writes_nothing(db_path: Path) -> None:
+    # The gateway's event loop queues a chat's turn only when the write lock is free at once
+    # or within a few ms (another thread's short transaction): never for another process.
     now = to_iso(utc_now())
 
     def insert(store: SqliteStore, text: str) -> None:
