@@ -10,8 +10,8 @@ response completes) → count the use of the injected memories (after it). Every
 carries the request's id (`x-request-id`: the client's, else a new one), which is what
 learned memories cite. Admission runs in a pool of threads (`MEMROUTE_CHAT_THREADS`),
 which take turns through their Python work (`MEMROUTE_CHAT_SERIAL`, `memroute/baton.py`);
-on a local store (SQLite) one that only reads what the process holds and writes without
-waiting runs on the event loop (see `ChatPipeline.admit`).
+on a local store (SQLite) one that only reads what the process holds and writes only
+briefly runs on the event loop (see `ChatPipeline.admit`).
 
 Memory never breaks a chat: any memory failure is logged and the request goes
 on without memory.
@@ -203,8 +203,8 @@ class ChatPipeline:
     (`limiter`), the bounds of an answer (`bounds`), the most messages a chat may hold and
     how many threads admit chats (`threads`), and whether the store's reads never wait
     (`local_reads`, SQLite): then an admission that reads only what the process holds
-    and writes without waiting runs on the event loop, sparing the trip to a thread and
-    back (see `admit`)."""
+    and writes only briefly (`Store.briefly`) runs on the event loop, sparing the trip to
+    a thread and back (see `admit`)."""
 
     def __init__(
         self,
@@ -332,8 +332,8 @@ class ChatPipeline:
         raises NeedsThread before it changes anything: when the settings cannot be read,
         the key's last use is due to be written, or the recall needs more than the key's
         index this process holds (vectors, a big key, one not held: see
-        `Memory.recall(light=True)`). A turn whose write would wait for the write lock is
-        left for the caller to queue in a thread (`Admitted.turn_waits`)."""
+        `Memory.recall(light=True)`). A turn whose write would wait more than briefly
+        (`Store.briefly`) is left for the caller to queue in a thread (`Admitted.turn_waits`)."""
         turn, settings = self._turn_for_memory(on_loop)
         if on_loop and settings is None:
             raise NeedsThread
@@ -412,7 +412,7 @@ class ChatPipeline:
 
     async def learn_with_reply(self, ctx: ChatContext, reply: str) -> None:
         """After the answer, when the reply is learned from too (`captureTurns` all): queue
-        the exchange, on the event loop when its write need not wait (SQLite, a short
+        the exchange, on the event loop when its write is brief (SQLite, a short
         exchange), else in a worker thread. Otherwise the user's turn was queued on admission."""
         if not ctx.wants_reply:
             return
