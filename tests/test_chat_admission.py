@@ -1,10 +1,12 @@
 """A chat admitted on the event loop (SQLite) reads only what the process holds and writes
-without waiting: whatever would wait or work long is left to the admission threads, and
+only briefly: whatever would wait long or work long is left to the admission threads, and
 nothing is done twice."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import apsw
@@ -69,7 +71,9 @@ def test_memory_off_an_admission_on_the_event_loop_leaves_writes_to_a_thread(tmp
             chat.close()
 
 
-def test_memory_on_the_event_loop_admits_a_held_key_and_a_thread_everything_else(tmp_path: Path) -> None:
+@contextmanager
+def _memory_on(tmp_path: Path) -> Iterator[tuple[Memory, str, ChatPipeline]]:
+    """Memory on (keyword recall), a key holding one memory, its secret, and the pipeline."""
     with open_memory(tmp_path / "memroute.db", model=False) as mem:
         mem.providers.add("local", "http://127.0.0.1:9/v1", default=True)
         mem.update_settings(enabled=True, extraction_enabled=True)
@@ -77,60 +81,57 @@ def test_memory_on_the_event_loop_admits_a_held_key_and_a_thread_everything_else
         mem.add(key.id, "prefers green tea from Kyoto", key="tea")
         chat = _pipeline(mem)
         try:
-            chat.admit(CHAT, secret, {}, BODY)  # the key's first use, written in a thread
-            queued = jobs_ever_queued(mem)
-            assert queued == 1
-
-            # The key's index is held now (a small key is indexed at its first recall):
-            # the event loop admits the chat, with the memory injected and the turn queued.
-            admitted = chat.admit(CHAT, secret, {}, BODY, on_loop=True)
-            assert "green tea from Kyoto" in _sent_text(admitted.payload)
-            assert not admitted.turn_waits
-            assert jobs_ever_queued(mem) == queued + 1
-
-            # Another process holds the write lock: the turn is not waited for on the event
-            # loop (nothing queued), and the caller queues it in a thread once it is free.
-            other = apsw.Connection(str(tmp_path / "memroute.db"))
-            other.execute("BEGIN IMMEDIATE")
-            try:
-                admitted = chat.admit(CHAT, secret, {}, BODY, on_loop=True)
-            finally:
-                other.execute("ROLLBACK")
-                other.close()
-            assert admitted.turn_waits
-            assert "green tea from Kyoto" in _sent_text(admitted.payload)
-            assert jobs_ever_queued(mem) == queued + 1
-            assert chat.learn(admitted.ctx)
-            assert jobs_ever_queued(mem) == queued + 2
-
-            # A recall that searches vectors embeds the question: a thread admits the chat,
-            # and the attempt on the event loop queued nothing.
-            mem.update_settings(embedding_source="hashing")
-            with pytest.raises(NeedsThread):
-                chat.admit(CHAT, secret, {}, BODY, on_loop=True)
-            assert jobs_ever_queued(mem) == queued + 2
-            assert "green tea from Kyoto" in _sent_text(chat.admit(CHAT, secret, {}, BODY).payload)
-            assert jobs_ever_queued(mem) == queued + 3
+            yield mem, secret, chat
         finally:
             chat.close()
+
+
+def test_memory_on_the_event_loop_admits_a_held_key_and_a_thread_everything_else(tmp_path: Path) -> None:
+    with _memory_on(tmp_path) as (mem, secret, chat):
+        chat.admit(CHAT, secret, {}, BODY)  # the key's first use, written in a thread
+        queued = jobs_ever_queued(mem)
+        assert queued == 1
+
+        # The key's index is held now (a small key is indexed at its first recall):
+        # the event loop admits the chat, with the memory injected and the turn queued.
+        admitted = chat.admit(CHAT, secret, {}, BODY, on_loop=True)
+        assert "green tea from Kyoto" in _sent_text(admitted.payload)
+        assert not admitted.turn_waits
+        assert jobs_ever_queued(mem) == queued + 1
+
+        # Another process holds the write lock: the turn is not waited for on the event
+        # loop (nothing queued), and the caller queues it in a thread once it is free.
+        other = apsw.Connection(str(tmp_path / "memroute.db"))
+        other.execute("BEGIN IMMEDIATE")
+        try:
+            admitted = chat.admit(CHAT, secret, {}, BODY, on_loop=True)
+        finally:
+            other.execute("ROLLBACK")
+            other.close()
+        assert admitted.turn_waits
+        assert "green tea from Kyoto" in _sent_text(admitted.payload)
+        assert jobs_ever_queued(mem) == queued + 1
+        assert chat.learn(admitted.ctx)
+        assert jobs_ever_queued(mem) == queued + 2
+
+        # A recall that searches vectors embeds the question: a thread admits the chat,
+        # and the attempt on the event loop queued nothing.
+        mem.update_settings(embedding_source="hashing")
+        with pytest.raises(NeedsThread):
+            chat.admit(CHAT, secret, {}, BODY, on_loop=True)
+        assert jobs_ever_queued(mem) == queued + 2
+        assert "green tea from Kyoto" in _sent_text(chat.admit(CHAT, secret, {}, BODY).payload)
+        assert jobs_ever_queued(mem) == queued + 3
 
 
 def test_memory_on_a_key_whose_index_is_not_held_is_admitted_in_a_thread(tmp_path: Path) -> None:
-    with open_memory(tmp_path / "memroute.db", model=False) as mem:
-        mem.providers.add("local", "http://127.0.0.1:9/v1", default=True)
-        mem.update_settings(enabled=True, extraction_enabled=True)
-        key, secret = mem.keys.create("k")
-        mem.add(key.id, "prefers green tea from Kyoto", key="tea")
-        chat = _pipeline(mem)
-        try:
-            chat.admit(CHAT, secret, {}, BODY, on_loop=False)
-            queued = jobs_ever_queued(mem)
-            # Another user of the key has never been recalled: its index is not held.
-            user_body = json.dumps({**json.loads(BODY), "user": "someone-new"}).encode()
-            with pytest.raises(NeedsThread):
-                chat.admit(CHAT, secret, {}, user_body, on_loop=True)
-            assert jobs_ever_queued(mem) == queued
-            chat.admit(CHAT, secret, {}, user_body)
-            assert jobs_ever_queued(mem) == queued + 1
-        finally:
-            chat.close()
+    with _memory_on(tmp_path) as (mem, secret, chat):
+        chat.admit(CHAT, secret, {}, BODY, on_loop=False)
+        queued = jobs_ever_queued(mem)
+        # Another user of the key has never been recalled: its index is not held.
+        user_body = json.dumps({**json.loads(BODY), "user": "someone-new"}).encode()
+        with pytest.raises(NeedsThread):
+            chat.admit(CHAT, secret, {}, user_body, on_loop=True)
+        assert jobs_ever_queued(mem) == queued
+        chat.admit(CHAT, secret, {}, user_body)
+        assert jobs_ever_queued(mem) == queued + 1
