@@ -322,8 +322,8 @@ class ChatPipeline:
         raw: bytes,
         on_loop: bool = False,
     ) -> Admitted:
-        """Everything before forwarding a request of `fmt`, in one trip to a worker thread:
-        authenticate (first, so an unknown client learns nothing about its body) and check
+        """Everything before forwarding a request of `fmt`, in one step (on the event loop,
+        or in one trip to a worker thread): authenticate (first, so an unknown client learns nothing about its body) and check
         the key's limits, parse and check, route, recall and inject, build the outgoing
         body, and queue the user's turn for learning (unless the reply is learned from
         too: then after the answer).
