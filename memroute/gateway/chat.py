@@ -323,10 +323,10 @@ class ChatPipeline:
         on_loop: bool = False,
     ) -> Admitted:
         """Everything before forwarding a request of `fmt`, in one step (on the event loop,
-        or in one trip to a worker thread): authenticate (first, so an unknown client learns nothing about its body) and check
-        the key's limits, parse and check, route, recall and inject, build the outgoing
-        body, and queue the user's turn for learning (unless the reply is learned from
-        too: then after the answer).
+        or in one trip to a worker thread): authenticate (first, so an unknown client
+        learns nothing about its body) and check the key's limits, parse and check, route,
+        recall and inject, build the outgoing body, and queue the user's turn for learning
+        (unless the reply is learned from too: then after the answer).
 
         With `on_loop` (on the event loop), an admission that would wait or work long
         raises NeedsThread before it changes anything: when the settings cannot be read,
