@@ -13,6 +13,7 @@ import pytest
 from memories import open_memory
 
 from memroute.config import Config
+from memroute.errors import WouldBlock
 from memroute.service.turn_queue import ChatTurn
 from memroute.store import NewMemory
 from memroute.store.postgres import PostgresStore
@@ -114,6 +115,14 @@ def test_a_turn_is_queued_without_waiting_for_the_log_flush(store: PostgresStore
     assert _log_flushes(store.db, pg_url, lambda: _queue(store, durable=True)) >= TURNS
     assert _log_flushes(store.db, pg_url, lambda: _queue(store, durable=False)) <= TURNS // 4
     assert store.jobs.counts(max_attempts=5) == (2 * TURNS, 0)
+
+
+def test_no_brief_write_is_made_on_postgresql(store: PostgresStore) -> None:
+    """Every write waits for the server: the gateway's event loop never makes one (a turn
+    queued by a chat goes to a thread), and nothing is written."""
+    with pytest.raises(WouldBlock), store.briefly():
+        _queue(store, durable=False)
+    assert store.jobs.counts(max_attempts=5) == (0, 0)
 
 
 def test_full_synchronous_waits_for_the_flush_of_every_turn(pg_url: str) -> None:
