@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from datetime import timedelta
@@ -31,6 +32,7 @@ from memroute.store.key_index import (
     LIGHT_CATCH_UP,
     MEMORIES_PER_RECALL,
     IndexedReader,
+    KeyIndex,
     KeyIndexes,
 )
 from memroute.store.memories import MemoryRepository
@@ -281,6 +283,29 @@ def test_a_light_recall_reads_only_a_held_index_with_little_to_catch_up(two: tup
         reader.recall("k", "tea", light=True)
     assert len(reader.recall("k", "tea")) > 2  # a thread's recall catches up ...
     assert len(reader.recall("k", "tea", light=True)) > 2  # ... and the light one goes on
+
+
+def test_a_brief_hold_of_a_key_index_gives_up_while_another_thread_holds_it_long() -> None:
+    # A light recall (the gateway's event loop) never waits behind a long catch-up.
+    index = KeyIndex("k")
+    taken, done = threading.Event(), threading.Event()
+
+    def hold_long() -> None:
+        with index.locked():
+            taken.set()
+            done.wait(10)
+
+    holder = threading.Thread(target=hold_long)
+    holder.start()
+    assert taken.wait(10)
+    try:
+        with pytest.raises(WouldBlock), index.locked(brief=True):
+            pass
+    finally:
+        done.set()
+        holder.join(10)
+    with index.locked(brief=True):  # free again: held at once
+        assert len(index) == 0
 
 
 def test_an_index_behind_the_pruned_change_log_starts_over(two: tuple[Memory, Memory]) -> None:

@@ -30,7 +30,8 @@ import math
 import threading
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -129,6 +130,17 @@ class KeyIndex:
 
     def __len__(self) -> int:
         return len(self._docs)
+
+    @contextmanager
+    def locked(self, brief: bool = False) -> Iterator[None]:
+        """Hold `lock`; with `brief`, another thread's hold is waited for `BRIEF_WAIT_S` at
+        most (its searches are short), else WouldBlock."""
+        if not self.lock.acquire(timeout=BRIEF_WAIT_S if brief else -1):
+            raise WouldBlock("another thread is using the key's index")
+        try:
+            yield
+        finally:
+            self.lock.release()
 
     def put(
         self, rowid: int, memory: MemoryRecord, terms: dict[str, int], length: int, spellings: dict[str, str]
@@ -396,17 +408,21 @@ class IndexedReader:
     One retrieval asks it for a question's keyword matches, meanings and weight: the
     question is made once for all three (`KeyIndexes.question`)."""
 
-    def __init__(self, indexes: KeyIndexes, index: KeyIndex, repository: MemoryStore) -> None:
+    def __init__(
+        self, indexes: KeyIndexes, index: KeyIndex, repository: MemoryStore, *, light: bool = False
+    ) -> None:
+        """`light`: each hold of the index's lock is brief (`KeyIndex.locked`)."""
         self._indexes = indexes
         self._index = index
         self._repository = repository
+        self._light = light
         self._asked: Question | None = None
         self._weight: tuple[Question, float] | None = None
 
     def _question(self, query: str | None) -> Question:
         asked = self._asked
         if asked is None or asked.text != query:
-            asked = self._asked = self._indexes.question(self._index, query)
+            asked = self._asked = self._indexes.question(self._index, query, brief=self._light)
         return asked
 
     def keyword_search(
@@ -415,7 +431,7 @@ class IndexedReader:
         question = self._question(query)
         if not question.terms:
             return []
-        with self._index.lock:
+        with self._index.locked(self._light):
             found, weight = self._index.search(flt, question.terms, limit, question.related)
         self._weight = (question, weight)
         return found
@@ -423,10 +439,11 @@ class IndexedReader:
     def meaning_search(
         self, flt: MemoryFilter, query: str | None, *, limit: int, leave_out: Collection[str] = ()
     ) -> list[tuple[MemoryRecord, float]]:
-        return self._indexes.meaning_search(self._index, flt, self._question(query), limit, leave_out)
+        question = self._question(query)
+        return self._indexes.meaning_search(self._index, flt, question, limit, leave_out, brief=self._light)
 
     def speakers(self, flt: MemoryFilter) -> frozenset[str]:
-        with self._index.lock:
+        with self._index.locked(self._light):
             return self._index.speakers()
 
     def keyword_weight(self, flt: MemoryFilter, query: str | None) -> float | None:
@@ -435,13 +452,13 @@ class IndexedReader:
             return None
         if self._weight is not None and self._weight[0] is question:
             return self._weight[1]  # the keyword search found it just before
-        with self._index.lock:
+        with self._index.locked(self._light):
             return self._index.query_weight(question.terms, question.related)
 
     def recent(
         self, flt: MemoryFilter, *, limit: int, offset: int = 0, without_turns: bool = False
     ) -> list[MemoryRecord]:
-        with self._index.lock:
+        with self._index.locked(self._light):
             return self._index.recent(flt, limit=limit, offset=offset, without_turns=without_turns)
 
     def row_admission(self, flt: MemoryFilter) -> Callable[[Sequence[int]], dict[int, str]]:
@@ -449,7 +466,7 @@ class IndexedReader:
         not hold (another key's, deleted, not yet caught up with) is not admitted."""
 
         def admitted(rowids: Sequence[int]) -> dict[int, str]:
-            with self._index.lock:
+            with self._index.locked(self._light):
                 return self._index.admitted_rows(flt, rowids)
 
         return admitted
@@ -457,7 +474,7 @@ class IndexedReader:
     def get_many(self, ids: Sequence[str]) -> dict[str, MemoryRecord]:
         """From the key's index; an id it does not hold (another key's: a vector index
         never returns one, but retrieval checks) is read from SQL."""
-        with self._index.lock:
+        with self._index.locked(self._light):
             found = self._index.get_many(ids)
         missing = [i for i in ids if i not in found]
         if missing:
@@ -519,7 +536,7 @@ class KeyIndexes:
         if light:
             if owner is None:
                 raise WouldBlock("a recall over every key reads SQL")
-            return IndexedReader(self, self._light_index(owner), self.repository)
+            return IndexedReader(self, self._light_index(owner), self.repository, light=True)
         if owner is None or self.max_memories == 0:
             return self.repository
         index = self._index(owner)
@@ -533,14 +550,10 @@ class KeyIndexes:
                 self._indexes.move_to_end(owner)
         if index is None or len(index) > LIGHT_MEMORIES:
             raise WouldBlock("the key's index is not held, or too big")
-        if not index.lock.acquire(timeout=BRIEF_WAIT_S):  # another thread's search is short
-            raise WouldBlock("another thread is using the key's index")
-        try:
+        with index.locked(brief=True):
             if not self._catch_up(index, most=LIGHT_CATCH_UP):
                 raise WouldBlock("the key's index has too much to catch up with")
             index.used = time.monotonic()
-        finally:
-            index.lock.release()
         return index
 
     def building(self) -> int:
@@ -557,12 +570,13 @@ class KeyIndexes:
         """`held` for a caller that holds `_lock`."""
         return sum(len(i) for i in self._indexes.values())
 
-    def question(self, index: KeyIndex, text: str | None) -> Question:
+    def question(self, index: KeyIndex, text: str | None, *, brief: bool = False) -> Question:
         """What searching `index` for `text` needs (`Question`): its FTS terms (its
         searchable words with their forms, see store/fts.py, stemmed; a stem an earlier word
         has is not counted again), with word vectors the vectors of its words and, with
         related words on, each term's related stems among the key's words
-        (`store/related_words.py`); made outside `index.lock` (taken briefly)."""
+        (`store/related_words.py`); made outside `index.lock` (taken briefly; with `brief`,
+        see `KeyIndex.locked`)."""
         typed = self._typed_terms(text)
         terms = [word for _, word in typed]
         words = [typed_word for typed_word, _ in typed]
@@ -573,12 +587,14 @@ class KeyIndexes:
             try:
                 rows = self.word_vectors([words[i] for i in asked])
                 if rows is not None and self.related_words:
-                    with index.lock:
+                    with index.locked(brief):
                         known = index.vocabulary.words(self.word_vectors)
                         documents = len(index)
                     if known is not None:
                         taken = {stem for word in terms for stem in word}
                         related = related_words(words, asked, rows, known, taken, index.frequency, documents)
+            except WouldBlock:
+                raise
             except Exception:  # a recall goes on with the words asked: never fails for this
                 log.exception("word vectors failed; searching the words asked alone")
                 rows, related = None, []
@@ -591,10 +607,12 @@ class KeyIndexes:
         question: Question,
         limit: int,
         leave_out: Collection[str] = (),
+        *,
+        brief: bool = False,
     ) -> list[tuple[MemoryRecord, float]]:
         """The key's memories nearest to `question` by meaning (`KeyIndex.by_meaning`):
         none without word vectors, or when they fail (logged: a recall goes on with
-        keywords)."""
+        keywords). `brief`: see `KeyIndex.locked`."""
         vectors = self.word_vectors
         if not self.meanings or vectors is None or question.rows is None:
             return []
@@ -605,8 +623,10 @@ class KeyIndexes:
                 return []
             rows, stems = rows[kept], [stems[i] for i in kept]
         try:
-            with index.lock:
+            with index.locked(brief):
                 return index.by_meaning(flt, rows, stems, vectors, limit)
+        except WouldBlock:
+            raise
         except Exception:
             log.exception("meanings failed; searching by words alone")
             return []
