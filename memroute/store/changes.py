@@ -47,13 +47,14 @@ class SqliteChangeFeed:
             if not outer:
                 con.execute("COMMIT")
 
-    def since(self, owner: str, seq: int) -> tuple[list[tuple[int, int]], int]:
-        """The owner's changes after `seq` as (seq, rowid), and up to which seq the log was
-        pruned, read together."""
+    def since(self, owner: str, seq: int, limit: int | None = None) -> tuple[list[tuple[int, int]], int]:
+        """The owner's changes after `seq` as (seq, rowid), the first `limit` of them when
+        given, and up to which seq the log was pruned, read together."""
+        changes = "SELECT seq, memory_rowid FROM memory_changes WHERE api_key_id = ? AND seq > ?"
+        if limit is not None:
+            changes = f"SELECT * FROM ({changes} ORDER BY seq LIMIT {int(limit)})"
         marks = self.db.read().execute(
-            "SELECT seq, memory_rowid FROM memory_changes WHERE api_key_id = ? AND seq > ?"
-            " UNION ALL SELECT -1, upto FROM memory_changes_pruned",
-            (owner, seq),
+            f"{changes} UNION ALL SELECT -1, upto FROM memory_changes_pruned", (owner, seq)
         )
         return split_marks(marks)
 

@@ -117,8 +117,9 @@ class ChangeFeed(Protocol):
         in one snapshot."""
         ...
 
-    def since(self, owner: str, seq: int) -> tuple[list[tuple[int, int]], int]:
-        """The owner's changes after `seq` as (seq, rowid), and how far the log was pruned."""
+    def since(self, owner: str, seq: int, limit: int | None = None) -> tuple[list[tuple[int, int]], int]:
+        """The owner's changes after `seq` as (seq, rowid), the first `limit` of them when
+        given, and how far the log was pruned."""
         ...
 
     def rows(self, owner: str, rowids: Sequence[int]) -> dict[int, Sequence[Any]]: ...

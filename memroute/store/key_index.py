@@ -834,8 +834,9 @@ class KeyIndexes:
 
     def _catch_up(self, index: KeyIndex, most: int | None = None) -> bool:
         """Take in what changed since the index last looked; with `most`, only when there
-        are that many changes at most and no rebuild is needed (whether it did)."""
-        marks, pruned = self.changes.since(index.owner, index.seq)
+        are that many changes at most and no rebuild is needed, reading one more at most
+        (whether it did)."""
+        marks, pruned = self.changes.since(index.owner, index.seq, None if most is None else most + 1)
         if most is not None and (pruned > index.seq or len(marks) > most):
             return False
         if pruned > index.seq:  # changes this index never saw were pruned: start over

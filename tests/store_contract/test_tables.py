@@ -110,6 +110,7 @@ def test_the_change_log_lists_a_keys_changes_in_order(store: Store) -> None:
     store.memories.record_access([a.id], now=NOW)  # not a change
     changes, pruned = store.changes.since("k1", start)
     assert pruned == 0 and len(changes) == 2 and changes[0][0] < changes[1][0]
+    assert store.changes.since("k1", start, 1) == ([changes[0]], 0)  # the first, when limited
     rowid = changes[0][1]
     assert {r for _, r in changes} == {rowid}
     assert store.changes.rows("k1", [rowid])[rowid][5] == "one, edited"  # COLUMNS: content is 6th
