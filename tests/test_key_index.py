@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from datetime import timedelta
@@ -15,6 +14,7 @@ from typing import Any
 
 import pytest
 from clocks import ManualClock
+from held import held_on_another_thread
 from memories import open_memory
 from servers import wait_until
 from storage import database, open_parts
@@ -288,22 +288,8 @@ def test_a_light_recall_reads_only_a_held_index_with_little_to_catch_up(two: tup
 def test_a_brief_hold_of_a_key_index_gives_up_while_another_thread_holds_it_long() -> None:
     # A light recall (the gateway's event loop) never waits behind a long catch-up.
     index = KeyIndex("k")
-    taken, done = threading.Event(), threading.Event()
-
-    def hold_long() -> None:
-        with index.locked():
-            taken.set()
-            done.wait(10)
-
-    holder = threading.Thread(target=hold_long)
-    holder.start()
-    assert taken.wait(10)
-    try:
-        with pytest.raises(WouldBlock), index.locked(brief=True):
-            pass
-    finally:
-        done.set()
-        holder.join(10)
+    with held_on_another_thread(index.locked), pytest.raises(WouldBlock), index.locked(brief=True):
+        pass
     with index.locked(brief=True):  # free again: held at once
         assert len(index) == 0
 

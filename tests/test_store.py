@@ -19,6 +19,7 @@ from typing import Any
 import apsw
 import pytest
 from clocks import ManualClock
+from held import held_on_another_thread
 from memories import open_memory
 from storage import database
 
@@ -455,22 +456,12 @@ def test_a_brief_write_that_would_wait_long_raises_would_block_and_writes_nothin
             store.memories.insert(NewMemory("k1", text), now=now, actor="test")
 
     with database(db_path) as store:
-        entered, leave = threading.Event(), threading.Event()
-
-        def hold_the_writer() -> None:
-            with store.transaction():
-                entered.set()
-                leave.wait(10)
-
-        holder = threading.Thread(target=hold_the_writer)
-        holder.start()
-        assert entered.wait(10)
-        try:
-            with store.briefly(), pytest.raises(WouldBlock, match="another thread"):
-                insert(store, "while another thread writes")
-        finally:
-            leave.set()
-            holder.join(10)
+        with (
+            held_on_another_thread(store.transaction),
+            store.briefly(),
+            pytest.raises(WouldBlock, match="another thread"),
+        ):
+            insert(store, "while another thread writes")
         other = apsw.Connection(str(db_path))
         other.execute("BEGIN IMMEDIATE")
         try:
