@@ -148,7 +148,7 @@ class Database:
             raise StoreError(f"cannot open database {self.path}: {exc}") from exc
 
     def _on_wal_commit(self, con: apsw.Connection, name: str, pages: int) -> int:
-        if pages >= WAL_FORCE_CHECKPOINT_PAGES and not getattr(self._local, "brief", False):
+        if pages >= WAL_FORCE_CHECKPOINT_PAGES and not self._brief():
             with contextlib.suppress(apsw.Error):
                 con.wal_checkpoint(name, apsw.SQLITE_CHECKPOINT_PASSIVE)
         elif pages >= WAL_CHECKPOINT_PAGES:
@@ -188,7 +188,7 @@ class Database:
         itself (it does on a full disk), nothing is rolled back again: the original error is
         what the caller sees, and a full database becomes `StorageFull`."""
         self._check_open()
-        waits = not getattr(self._local, "brief", False)
+        waits = not self._brief()
         if waits:
             baton.acquire(self._lock)  # another thread's transaction is waited for outside the baton
         elif self._commit_waits_for_disk:
@@ -239,6 +239,10 @@ class Database:
         finally:
             self._writer.set_busy_timeout(BUSY_TIMEOUT_MS)
 
+    def _brief(self) -> bool:
+        """Whether this thread's writes are brief now (see `briefly`)."""
+        return bool(getattr(self._local, "brief", False))
+
     @contextmanager
     def briefly(self) -> Iterator[None]:
         """Writes on this thread within the block wait for nothing outside the process and
@@ -246,7 +250,7 @@ class Database:
         thread's transaction, another process's write lock, a commit that waits for the
         disk: `synchronous` full) raises WouldBlock, having written nothing, and a commit
         leaves a due checkpoint to the background thread."""
-        before = getattr(self._local, "brief", False)
+        before = self._brief()
         self._local.brief = True
         try:
             yield

@@ -544,10 +544,7 @@ class KeyIndexes:
 
     def _light_index(self, owner: str) -> KeyIndex:
         """`owner`'s index for a light reader (see `reader`), caught up, or WouldBlock."""
-        with self._lock:
-            index = self._indexes.get(owner)
-            if index is not None:
-                self._indexes.move_to_end(owner)
+        index = self._held_index(owner)
         if index is None or len(index) > LIGHT_MEMORIES:
             raise WouldBlock("the key's index is not held, or too big")
         with index.locked(brief=True):
@@ -655,11 +652,16 @@ class KeyIndexes:
 
     # -- building and catching up ------------------------------------------------------
 
-    def _index(self, owner: str) -> KeyIndex | None:
+    def _held_index(self, owner: str) -> KeyIndex | None:
+        """`owner`'s index if one is held (now the most recently used), else None."""
         with self._lock:
             index = self._indexes.get(owner)
             if index is not None:
                 self._indexes.move_to_end(owner)
+        return index
+
+    def _index(self, owner: str) -> KeyIndex | None:
+        index = self._held_index(owner)
         if index is None:
             if owner in self._pending:
                 return None  # being built: read from SQL meanwhile

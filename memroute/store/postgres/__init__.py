@@ -5,7 +5,7 @@ psycopg 3 and its pool are needed (`pip install 'memroute[postgres]'`)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 
 from memroute.config import without_password
 from memroute.errors import WouldBlock
@@ -70,11 +70,9 @@ class PostgresStore:
         with self.db.write(savepoints=savepoints):
             yield
 
-    @contextmanager
-    def briefly(self) -> Iterator[None]:
-        """A write waits for the server's answer: none is made here (WouldBlock at once)."""
+    def briefly(self) -> AbstractContextManager[None]:
+        """A write waits for the server's answer: none is made briefly (WouldBlock at once)."""
         raise WouldBlock("a PostgreSQL write waits for its server")
-        yield  # pragma: no cover - never reached: a generator for contextmanager
 
     def after_commit(self, callback: Callable[[], object]) -> None:
         self.db.after_commit(callback)
