@@ -87,8 +87,12 @@ def test_wrk_sends_every_question_with_the_key_and_counts_what_is_refused(gatewa
     questions = ["Where did I park the blue van?", 'Which "quoted" ]=] words survive?']
     answered = wrk_load.run(wrk, gateway.url, gateway.secret, questions, 2, 1, 0)
     assert answered["refused"] == {}
-    assert len(answered["latency_ns"]) > 10 and 0.9 < answered["timed_s"] < 3
+    assert 0.9 < answered["timed_s"] < 3
+    # Every request the provider answered was timed, but the last of each connection, which
+    # wrk's second may cut off. (A count of answers would measure the machine: a CI run
+    # whose other tests kept both cores busy answered 7 in the second, against ~400 alone.)
     timed = sorted(answered["latency_ns"])
+    assert len(timed) >= len(questions) and 0 <= len(gateway.upstream.requests) - len(timed) <= 2
     assert 0 < timed[0] <= timed[len(timed) // 2] <= timed[-1] < 10 * 1e9
     said = {r["body"]["messages"][-1]["content"] for r in gateway.upstream.requests}
     assert said == set(questions)

@@ -340,10 +340,12 @@ def test_a_chat_never_waits_for_the_model_to_load_and_recall_uses_it_once_loaded
     with open_memory(db) as side:
         key, secret = side.keys.create("test")
         side.update_settings(enabled=True)
-        # Polled only every ten minutes: the server's own re-index never loads the model first.
+        side.add(key.id, "has a dog named Biscuit who loves the beach", key="fact:dog")
+        # The memory's vector is stored before the server starts, so the server's own re-index
+        # has nothing to embed and never loads the model first (it raced the chat before).
+        side.reindex(wait=True)
         config = gateway_config(db, upstream.url, MEMORY_REINDEX_POLL_S="600")
         with LiveServer(create_app(config)) as server:  # type: ignore[attr-defined]
-            side.add(key.id, "has a dog named Biscuit who loves the beach", key="fact:dog")
             chat = Gateway(server.url, side, upstream, secret, key.id).client(**{"x-memroute-debug": "true"})
 
             def tiers() -> set[str]:
@@ -354,6 +356,7 @@ def test_a_chat_never_waits_for_the_model_to_load_and_recall_uses_it_once_loaded
                 details = raw.headers["x-memroute-memory-details"].split(",")
                 return {part.split(";")[1] for part in details}
 
+            time.sleep(3)
             assert tiers() == {"tier=fts5"}  # answered without the model, which starts loading
             wait_until(lambda: tiers() == {"tier=hybrid-rrf"}, timeout=60, interval=0.1)
 
