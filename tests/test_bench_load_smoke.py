@@ -30,15 +30,17 @@ def test_the_load_benchmark_measures_every_case_through_real_processes(tmp_path:
     """Upstream, gateway (`memroute serve`) and load generator each in a process: every
     case answers, the gateway's CPU per request and its memory are read, beside the
     upstream's and the load generator's CPU and how busy the machine was (several workers:
-    tests/test_workers.py)."""
+    tests/test_workers.py). With `--rounds 2` every run is made twice and each target is
+    judged on the median of its two figures, both shown beside it."""
     out = tmp_path / "load.json"
     command = [sys.executable, "-m", "bench.gateway_load", "--quick", "--workers", "1", "--concurrency", "2"]
-    command += ["--seconds", "0.5", "--json", str(out)]
+    command += ["--seconds", "0.5", "--rounds", "2", "--json", str(out)]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr[-3000:]
     data = json.loads(out.read_text())["Gateway under load"]
-    cases = {(r["case"], r["stream"]) for r in data["runs"]}
-    assert cases == {(case, stream) for case in ("direct", "off", "on") for stream in (False, True)}
+    cases = {(r["case"], r["stream"], r["round"]) for r in data["runs"]}
+    assert len(data["runs"]) == len(cases) == 12
+    assert cases == {(c, s, n) for c in ("direct", "off", "on") for s in (False, True) for n in (1, 2)}
     assert all(r["latency"]["n"] > 0 and not r["refused"] for r in data["runs"])
     gateway_cpu = [r["cpu_ms_per_request"] for r in data["runs"] if r["case"] != "direct"]
     assert None not in gateway_cpu and sum(gateway_cpu) > 0  # /proc counts in 10 ms ticks: a run may read 0
@@ -51,6 +53,12 @@ def test_the_load_benchmark_measures_every_case_through_real_processes(tmp_path:
     idle, after = data["rss_mib"]["1"]
     assert len(idle) == len(after) == 1 and all(30 < mib < 1000 for mib in idle + after)
     assert "| memory on − memory off, p50 ms | ≤ 2 |" in done.stdout
+    # Each target on the median of the rounds' figures, both shown: "2.38 (2.72 / 2.05)".
+    name = "memory on: gateway CPU ms per request"
+    each = [figures[name] for figures in data["rounds"]]
+    assert len(each) == 2 and data[name] == pytest.approx(sum(each) / 2)
+    row = next(line for line in done.stdout.splitlines() if line.startswith(f"| {name} |"))
+    assert f"({each[0]:.2f} / {each[1]:.2f})" in row
     assert "| the upstream's CPU ms per 48-chunk stream (it only writes them) | — |" in done.stdout
 
 
