@@ -356,6 +356,8 @@ def test_a_chat_never_waits_for_the_model_to_load_and_recall_uses_it_once_loaded
                 details = raw.headers["x-memroute-memory-details"].split(",")
                 return {part.split(";")[1] for part in details}
 
+            # The server's start-up passes (re-index, index builds) get time to run first:
+            # none of them may load the model before a chat needs it.
             time.sleep(3)
             assert tiers() == {"tier=fts5"}  # answered without the model, which starts loading
             wait_until(lambda: tiers() == {"tier=hybrid-rrf"}, timeout=60, interval=0.1)

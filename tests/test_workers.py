@@ -193,19 +193,25 @@ def _idle(pids: list[int], window_s: float = 0.5) -> bool:
     return all(process_cpu_s(pid) - then < 0.1 * window_s for pid, then in zip(pids, before, strict=True))
 
 
+def _main_thread_ns(pid: int) -> tuple[int, int]:
+    """The main thread (the event loop) of `pid` so far: nanoseconds it ran on a CPU, and
+    nanoseconds it waited for one."""
+    ran, waited, _runs = Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()
+    return int(ran), int(waited)
+
+
 def _cpu_wait_s(pid: int) -> float:
     """How long the main thread (the event loop) of `pid` has waited for a CPU so far."""
-    return int(Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()[1]) / 1e9
+    return _main_thread_ns(pid)[1] / 1e9
 
 
 def _resume(pid: int, after_s: float, resumed_at: list[float]) -> None:
     """SIGCONT the stopped process `pid` after `after_s`, then note when its main thread
     (its event loop) next ran: its CPU time, to the nanosecond, grows."""
     time.sleep(after_s)
-    schedstat = Path(f"/proc/{pid}/task/{pid}/schedstat")
-    before = schedstat.read_text().split()[0]
+    before = _main_thread_ns(pid)[0]
     os.kill(pid, signal.SIGCONT)
-    wait_until(lambda: schedstat.read_text().split()[0] != before, 10, 0.001)
+    wait_until(lambda: _main_thread_ns(pid)[0] != before, 10, 0.001)
     resumed_at.append(time.monotonic())
 
 
