@@ -116,6 +116,31 @@ def normalize(stored: Mapping[str, Any]) -> MemorySettings:
     return MemorySettings(**values)
 
 
+class SettingsOfStored:
+    """`normalize`, remembering the last stored values it was given: values equal to them
+    give the same settings without being checked again (a chat reads the stored values
+    every time, so a change is seen at once; it rarely finds one). Thread-safe."""
+
+    def __init__(self) -> None:
+        self._last: tuple[Mapping[str, Any], MemorySettings] | None = None
+
+    def __call__(self, stored: Mapping[str, Any]) -> MemorySettings:
+        last = self._last
+        if last is not None and _same_values(last[0], stored):
+            return last[1]
+        settings = normalize(stored)
+        self._last = (stored, settings)
+        return settings
+
+
+def _same_values(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Equal values of equal types under the same names (`1 == True`, but a stored 1 is
+    no switch turned on)."""
+    return a.keys() == b.keys() and all(
+        type(value) is type(b[name]) and value == b[name] for name, value in a.items()
+    )
+
+
 def _strict(name: str, field: _Field, raw: object) -> Any:
     api = camel(name)
     if field.kind == "bool":

@@ -20,8 +20,7 @@ from memroute.loops import PeriodicTask
 from memroute.memory import maintenance
 from memroute.memory.decay import DecayPolicy
 from memroute.memory.lines import RenderedLines
-from memroute.memory.settings import MemorySettings
-from memroute.memory.settings import normalize as normalize_memory_settings
+from memroute.memory.settings import MemorySettings, SettingsOfStored
 from memroute.service.facts import FactWriter
 from memroute.service.held_turns import HeldTurn, HeldTurns
 from memroute.service.keys import KeyRing
@@ -109,8 +108,10 @@ def _assemble(store: Store, config: Config, clock: Clock) -> Parts:
     def now() -> str:
         return to_iso(clock())
 
+    settings_of = SettingsOfStored()
+
     def settings() -> MemorySettings:
-        return normalize_memory_settings(store.settings.read_all())
+        return settings_of(store.settings.read_all())
 
     providers = ProviderRegistry(
         store, clock, default_base_url=config.upstream_base_url, default_api_key=config.upstream_api_key

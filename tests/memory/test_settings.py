@@ -125,6 +125,17 @@ def test_ref_normalisation_of_bad_stored_values(db_path: Path, mem: Memory) -> N
     assert others == {k: v for k, v in {**REF_FIELDS, **ADDED_FIELDS}.items() if k in others}
 
 
+def test_a_value_edited_by_hand_is_read_again_even_when_it_compares_equal(db_path: Path, mem: Memory) -> None:
+    """`true` edited to `1` turns memory off (a switch must be true or false), though Python
+    holds `1 == True`; the reads before and after see the stored text as it is."""
+    _write_raw(db_path, {"memoryEnabled": True, "memoryMaxTokens": 300})
+    assert (mem.settings().enabled, mem.settings().max_tokens) == (True, 300)
+    _write_raw(db_path, {"memoryEnabled": 1})
+    assert (mem.settings().enabled, mem.settings().max_tokens) == (False, 300)
+    _write_raw(db_path, {"memoryEnabled": True, "memoryMaxTokens": 300.0})
+    assert (mem.settings().enabled, mem.settings().max_tokens) == (True, 300)
+
+
 def test_extended_fields_are_read_and_bad_ones_fall_back(db_path: Path, mem: Memory) -> None:
     _write_raw(
         db_path,
