@@ -26,7 +26,12 @@ CPU, save the thread hop and what other threads do meanwhile.
     python -m bench.admission                      # 1,000 memories, 200 questions, 5 rounds
     python -m bench.admission --memories 10000 --rounds 3
     python -m bench.admission --static --data-dir /tmp/adm   # hybrid with static vectors
+    python -m bench.admission --history 100                  # each chat re-sends ~100 KB of history
     python -m bench.admission --quick
+
+With `--history KB`, each chat carries a long conversation before its question (about KB
+kilobytes of earlier messages, the same for every chat, as a client re-sends its history):
+what parsing, leaving out what the request already says, injecting and encoding cost then.
 
 With `--static`, static embeddings are switched on (hybrid: keywords and vectors fused)
 and every memory is embedded first; the static model is distilled from the bundled MiniLM
@@ -54,7 +59,7 @@ from bench.common import (
     table,
     work_dir,
 )
-from bench.corpus import queries
+from bench.corpus import Picker, chat_message, queries
 from bench.gateway import store_memories
 from memroute import Memory
 from memroute.config import Config
@@ -71,24 +76,41 @@ class Plan:
     questions: int = 200
     rounds: int = 5
     static: bool = False  # hybrid recall with static vectors instead of keywords only
+    history_kb: int = 0  # earlier messages every chat re-sends, in kilobytes
 
 
 QUICK = Plan(memories=200, questions=30, rounds=2)
 
 
-def chat_body(question: str, index: int) -> bytes:
-    """A chat request as a client sends it: a system prompt, an earlier exchange, the question."""
+def chat_body(question: str, index: int, history: Sequence[dict[str, str]] = ()) -> bytes:
+    """A chat request as a client sends it: a system prompt, an earlier exchange (or
+    `history`), the question."""
+    earlier = history or [
+        {"role": "user", "content": "Can you help me with our deployment notes?"},
+        {"role": "assistant", "content": "Of course. What would you like to know?"},
+    ]
     return json.dumps(
         {
             "model": MODEL,
             "messages": [
                 {"role": "system", "content": "You are a helpful assistant for a software team."},
-                {"role": "user", "content": "Can you help me with our deployment notes?"},
-                {"role": "assistant", "content": "Of course. What would you like to know?"},
+                *earlier,
                 {"role": "user", "content": f"{question} (chat {index})"},
             ],
         }
     ).encode()
+
+
+def conversation(kilobytes: int, seed: int) -> list[dict[str, str]]:
+    """Earlier messages of about `kilobytes` KB: the user's chat messages and longer replies."""
+    p = Picker(seed)
+    messages: list[dict[str, str]] = []
+    size = 0
+    while size < kilobytes * 1024:
+        for role, text in (("user", chat_message(p)), ("assistant", f"{chat_message(p)} {chat_message(p)}")):
+            messages.append({"role": role, "content": text})
+            size += len(text)
+    return messages
 
 
 def admit_once(memory: Memory, secret: str, raw: bytes, times: dict[str, list[int]] | None) -> int:
@@ -143,7 +165,8 @@ def run(plan: Plan, *, seed: int, data_dir: Path | None) -> Report:
             if plan.static:
                 memory.update_settings(embedding_source="static", static_enabled=True)
                 memory.reindex(wait=True)
-            bodies = [chat_body(q, i) for i, q in enumerate(queries(seed + 1, plan.questions))]
+            history = conversation(plan.history_kb, seed + 2) if plan.history_kb else []
+            bodies = [chat_body(q, i, history) for i, q in enumerate(queries(seed + 1, plan.questions))]
             injected = [admit_once(memory, secret, raw, None) for raw in bodies]
             memory.wait_for_extraction()  # the untimed pass's turns are stored, its copies made
             time.sleep(0.5)
@@ -154,15 +177,16 @@ def run(plan: Plan, *, seed: int, data_dir: Path | None) -> Report:
                     admit_once(memory, secret, raw, times)
         finally:
             memory.close()
-    _report(report, plan, times, sum(injected) / len(injected))
+    _report(report, plan, times, sum(injected) / len(injected), len(bodies[0]))
     return report
 
 
-def _report(report: Report, plan: Plan, times: dict[str, list[int]], injected: float) -> None:
+def _report(report: Report, plan: Plan, times: dict[str, list[int]], injected: float, body: int) -> None:
     recall = "hybrid recall with static vectors" if plan.static else "install defaults (keyword recall)"
     report.add(
         f"One key with {plan.memories:,} memories, {recall}, turn capture; "
         f"{plan.questions} questions, each asked once untimed, then {plan.rounds} timed rounds; "
+        f"requests of {body / 1024:,.0f} KB; "
         f"{injected:.0f} memories injected per chat on average. One thread, no server (the background "
         "workers run): the sum of the means is one admission's CPU, save the thread hop."
     )
@@ -183,7 +207,9 @@ def _report(report: Report, plan: Plan, times: dict[str, list[int]], injected: f
             "questions": plan.questions,
             "rounds": plan.rounds,
             "static": plan.static,
+            "history_kb": plan.history_kb,
         },
+        "body_bytes": body,
     }
 
 
@@ -193,6 +219,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--questions", type=int, default=None, help="distinct questions (200)")
     ap.add_argument("--rounds", type=int, default=None, help="timed rounds over the questions (5)")
     ap.add_argument("--static", action="store_true", help="hybrid recall with static vectors")
+    ap.add_argument("--history", type=int, default=0, help="KB of earlier messages each chat re-sends (0)")
     args = ap.parse_args(argv)
     plan = QUICK if args.quick else Plan()
     plan = Plan(
@@ -200,6 +227,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         questions=args.questions or plan.questions,
         rounds=args.rounds or plan.rounds,
         static=args.static,
+        history_kb=args.history,
     )
     emit(run(plan, seed=args.seed, data_dir=args.data_dir), args.json)
 

@@ -181,10 +181,13 @@ def test_the_recall_cost_benchmark_reports_every_case_it_switched(tmp_path: Path
 
 
 def test_the_admission_benchmark_times_every_step_of_a_chat_with_memory(tmp_path: Path) -> None:
-    """Each step the gateway takes before forwarding is timed, and recall injects memories."""
+    """Each step the gateway takes before forwarding is timed, and recall injects memories,
+    with the long conversation a chat re-sends (`--history`)."""
     out = tmp_path / "admission.json"
-    done = bench("admission", "--quick", "--json", str(out))
+    done = bench("admission", "--quick", "--history", "30", "--json", str(out))
     figures = json.loads(out.read_text())["Admission, step by step"]
+    assert 30 * 1024 < figures["body_bytes"] < 40 * 1024 and figures["plan"]["history_kb"] == 30
+    assert f"requests of {figures['body_bytes'] / 1024:.0f} KB" in done.stdout
     steps = figures["steps"]
     names = ["authenticate", "parse", "route", "settings", "recall", "inject", "encode", "queue turn"]
     assert list(steps) == names

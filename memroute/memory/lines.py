@@ -30,12 +30,14 @@ _SMALL_WORDS = frozenset(
 )
 _WORD = re.compile(r"[^\W_]+")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-_SPACES = re.compile(r"\s+")
 
 
 def normalised(text: str) -> str:
-    """Case-folded NFC text with runs of white space as one space (what repeats compare)."""
-    return _SPACES.sub(" ", unicodedata.normalize("NFC", text).casefold()).strip()
+    """Case-folded NFC text with runs of white space as one space, trimmed (what repeats
+    compare). ASCII text is NFC already; `str.split` knows the same white space as `\\s`."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFC", text)
+    return " ".join(text.casefold().split())
 
 
 def is_turn_key(key: str) -> bool:
@@ -94,20 +96,30 @@ class LineDeduper:
 
 class AlreadySaid:
     """The request's own messages, normalised (see `said_in`): a memory whose text they
-    hold is not injected again. Most memories share few words with the request, and a
-    set comparison tells so before any text is normalised."""
+    hold is not injected again. Nothing is worked out from the request but its text: a
+    long conversation (100 KB and more) costs one search per memory, not a pass over all
+    its words."""
 
     def __init__(self, said: str) -> None:
         self.text = said
-        self.words = content_words(said) if said else frozenset()
 
-    def holds(self, content: str, words: frozenset[str]) -> bool:
-        """Whether the request already holds `content` (`words`: its `content_words`)."""
-        if not self.text or len(content) > len(self.text):
+    def holds(self, normal: str) -> bool:
+        """Whether the request holds `normal` (a memory's `normalised` text) without cutting
+        a word of its own: where the memory starts or ends with a letter or digit, the
+        request's text does not go on with another there."""
+        text = self.text
+        if not normal or len(normal) > len(text):
             return False
-        if content.isascii() and not words <= self.words:  # non-ASCII text: NFC may change its words
-            return False
-        return normalised(content) in self.text
+        open_start, open_end = normal[0].isalnum(), normal[-1].isalnum()
+        at = text.find(normal)
+        while at >= 0:
+            end = at + len(normal)
+            cuts_start = open_start and at > 0 and text[at - 1].isalnum()
+            cuts_end = open_end and end < len(text) and text[end].isalnum()
+            if not (cuts_start or cuts_end):
+                return True
+            at = text.find(normal, at + 1)
+        return False
 
 
 def content_words(text: str) -> frozenset[str]:
@@ -119,13 +131,15 @@ def content_words(text: str) -> frozenset[str]:
 @dataclass(frozen=True, slots=True)
 class Rendered:
     """A memory as it is injected: its line, the tokens the line costs, its content's
-    words (what the repeat and already-said checks compare), and the line as a framed
-    block shows it (`framed_line`: the same string when nothing changes)."""
+    words (what the repeat check compares), the line as a framed block shows it
+    (`framed_line`: the same string when nothing changes), and its content `normalised`
+    (what the already-said check looks for)."""
 
     line: str
     tokens: int
     words: frozenset[str]
     framed: str
+    normal: str
 
 
 def framed_line(line: str) -> str:
@@ -151,7 +165,9 @@ def render(memory: MemoryRecord) -> Rendered:
         line = injected_line(memory.content, memory.metadata, day)
     else:
         line = f"[{day}] {memory.content}" if day else memory.content
-    return Rendered(line, estimate_tokens(line), content_words(memory.content), framed_line(line))
+    content = memory.content
+    words = content_words(content)
+    return Rendered(line, estimate_tokens(line), words, framed_line(line), normalised(content))
 
 
 class RenderedLines:
@@ -207,8 +223,9 @@ class RenderedLines:
 
 
 def _estimated_bytes(content: str, stored: str, made: Rendered) -> int:
-    """Roughly what one entry holds: its texts, its lines when they are other strings, and
-    its word set (a word and its slot in the set)."""
+    """Roughly what one entry holds: its texts, its lines and normalised content when they
+    are other strings, and its word set (a word and its slot in the set)."""
     line = len(made.line) if made.line is not content else 0
     framed = len(made.framed) if made.framed is not made.line else 0
-    return 200 + len(content) + len(stored) + line + framed + 90 * len(made.words)
+    normal = len(made.normal) if made.normal is not content else 0
+    return 200 + len(content) + len(stored) + line + framed + normal + 90 * len(made.words)

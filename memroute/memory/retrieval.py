@@ -229,7 +229,7 @@ def pack(
         seen.add(memory.id)
         form = of(memory)
         if not out and form.tokens > max_tokens:
-            if _unwanted(memory.content, form.words, said, lines):
+            if _unwanted(memory.content, form, said, lines):
                 continue
             room = max(1, max_tokens * 4 - (len(form.line) - len(memory.content)))
             cut = replace(memory, content=memory.content[:room])
@@ -241,7 +241,7 @@ def pack(
             if misfits >= MAX_MISFITS:
                 break
             continue
-        if _unwanted(memory.content, form.words, said, lines):
+        if _unwanted(memory.content, form, said, lines):
             continue
         out.append(_item(cand, memory, form, form.tokens))
         used += form.tokens
@@ -251,10 +251,10 @@ def pack(
     return out
 
 
-def _unwanted(content: str, words: frozenset[str], said: AlreadySaid, lines: LineDeduper) -> bool:
-    """Whether the request already holds `content` (whose content words are `words`) or it
-    repeats a line taken (else taken)."""
-    return said.holds(content, words) or lines.repeats(content, words)
+def _unwanted(content: str, form: Rendered, said: AlreadySaid, lines: LineDeduper) -> bool:
+    """Whether the request already holds `content` (rendered as `form`) or it repeats a
+    line taken (else taken)."""
+    return said.holds(form.normal) or lines.repeats(content, form.words)
 
 
 def _item(

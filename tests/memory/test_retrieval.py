@@ -25,6 +25,7 @@ from memroute import InvalidInput, Memory
 from memroute.clock import to_iso
 from memroute.memory.lines import RenderedLines
 from memroute.memory.retrieval import VECTOR_WEIGHT, RetrieveParams, VectorSearch, retrieve
+from memroute.memory.turns import said_in
 from memroute.models.records import MemoryFilter, MemoryRecord, Retrieval, RetrievedItem, estimate_tokens
 from memroute.models.wire import to_wire
 from memroute.service.turn_queue import ChatTurn
@@ -331,6 +332,38 @@ def test_an_episodic_memory_shows_the_day_it_happened_and_questions_about_time_p
     assert _ids(mem.retrieve("k", "Did I adopt Rex?", strategy="semantic"))[:2] == [fact.id, event.id]
     block = mem.inject({"messages": [{"role": "user", "content": "When did I adopt Rex?"}]}, asked)
     assert "[2026-05-08] adopted Rex from the shelter" in str(block["messages"][0]["content"])
+
+
+def _long_conversation(*inserted: str) -> dict[str, Any]:
+    """A chat of ~120 KB (240 messages) as a client re-sends it, with `inserted` said early on."""
+    filler = "We talked about the weather, the trains and the week ahead, nothing to remember. " * 6
+    roles = ("user", "assistant")
+    messages = [{"role": roles[n % 2], "content": f"{filler}({n})"} for n in range(240)]
+    for n, text in enumerate(inserted):
+        messages[3 + 2 * n]["content"] = text
+    return {"messages": [*messages, {"role": "user", "content": "What do you know about my weekend?"}]}
+
+
+def test_what_a_long_conversation_already_says_is_not_injected_again(mem: Memory, clock: Any) -> None:
+    """Said 200 messages back, in other case and spacing, or in another Unicode form: left
+    out. Found only inside longer words of the chat ("Ran" in "Ran a marathons…", "art" in
+    "smart"): injected."""
+    mem.update_settings(enabled=True, maxTokens=2000)
+    said = _add(mem, clock, "k", "Ran a marathon in Lisbon on my weekend")
+    accented = _add(mem, clock, "k", "Café au lait every weekend morning")
+    cut_end = _add(mem, clock, "k", "Ran a marathon on the weekend")
+    cut_start = _add(mem, clock, "k", "art class on the weekend")
+    body = _long_conversation(
+        "I  RAN a marathon in   lisbon on my WEEKEND, it was great.",
+        "Cafe\u0301 au lait every weekend morning!",  # é as e and a combining accent (NFD)
+        "Also: ran a marathon on the weekends before, and a smart class on the weekend.",
+    )
+    said_text = said_in(body)
+    assert len(said_text) > 100_000
+    items = mem.recall("k", "weekend", settings=mem.settings(), record_access=False, already_said=said_text)
+    injected = set(_ids(items))
+    assert said.id not in injected and accented.id not in injected
+    assert {cut_end.id, cut_start.id} <= injected
 
 
 def test_a_memory_said_in_the_future_is_taken_as_said_now(mem: Memory, clock: Any) -> None:
