@@ -30,8 +30,10 @@ CPU, save the thread hop and what other threads do meanwhile.
     python -m bench.admission --quick
 
 With `--history KB`, each chat carries a long conversation before its question (about KB
-kilobytes of earlier messages, the same for every chat, as a client re-sends its history):
-what parsing, leaving out what the request already says, injecting and encoding cost then.
+kilobytes of earlier messages), and the conversation goes on as a client's does: each chat
+re-sends the one before it, its answer and a new question, for `TURNS_PER_CONVERSATION`
+chats, then a new conversation starts from the same history. What parsing, leaving out
+what the request already says, injecting and encoding cost then.
 
 With `--static`, static embeddings are switched on (hybrid: keywords and vectors fused)
 and every memory is embedded first; the static model is distilled from the bundled MiniLM
@@ -66,6 +68,8 @@ from memroute.config import Config
 from memroute.memory.turns import last_user_turn, said_in
 from memroute.service.turn_queue import ChatTurn
 
+TURNS_PER_CONVERSATION = 20  # with --history: chats of one conversation before the next starts
+ANSWER = "Here is what the notes say about it."  # the assistant's answer each chat re-sends
 STEPS = ("authenticate", "parse", "route", "settings", "recall", "inject", "encode", "queue turn")
 MODEL = "echo-1"
 
@@ -99,6 +103,21 @@ def chat_body(question: str, index: int, history: Sequence[dict[str, str]] = ())
             ],
         }
     ).encode()
+
+
+def going_on(history: Sequence[dict[str, str]], questions: Sequence[str]) -> list[bytes]:
+    """The chats of conversations that go on from `history`: each re-sends the history, its
+    conversation's earlier questions with their answers, and its own question; a new
+    conversation every `TURNS_PER_CONVERSATION` chats."""
+    bodies: list[bytes] = []
+    earlier: list[dict[str, str]] = []
+    for index, question in enumerate(questions):
+        if index % TURNS_PER_CONVERSATION == 0:
+            earlier = []
+        bodies.append(chat_body(question, index, [*history, *earlier]))
+        earlier.append({"role": "user", "content": f"{question} (chat {index})"})
+        earlier.append({"role": "assistant", "content": ANSWER})
+    return bodies
 
 
 def conversation(kilobytes: int, seed: int) -> list[dict[str, str]]:
@@ -165,8 +184,11 @@ def run(plan: Plan, *, seed: int, data_dir: Path | None) -> Report:
             if plan.static:
                 memory.update_settings(embedding_source="static", static_enabled=True)
                 memory.reindex(wait=True)
-            history = conversation(plan.history_kb, seed + 2) if plan.history_kb else []
-            bodies = [chat_body(q, i, history) for i, q in enumerate(queries(seed + 1, plan.questions))]
+            asked = queries(seed + 1, plan.questions)
+            if plan.history_kb:
+                bodies = going_on(conversation(plan.history_kb, seed + 2), asked)
+            else:
+                bodies = [chat_body(q, i) for i, q in enumerate(asked)]
             injected = [admit_once(memory, secret, raw, None) for raw in bodies]
             memory.wait_for_extraction()  # the untimed pass's turns are stored, its copies made
             time.sleep(0.5)

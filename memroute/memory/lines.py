@@ -30,14 +30,21 @@ _SMALL_WORDS = frozenset(
 )
 _WORD = re.compile(r"[^\W_]+")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_ASCII_SPACES = str.maketrans(dict.fromkeys("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f", " "))
 
 
 def normalised(text: str) -> str:
     """Case-folded NFC text with runs of white space as one space, trimmed (what repeats
-    compare). ASCII text is NFC already; `str.split` knows the same white space as `\\s`."""
-    if not text.isascii():
-        text = unicodedata.normalize("NFC", text)
-    return " ".join(text.casefold().split())
+    compare). `str.split` knows the same white space as `\\s`; ASCII text (NFC already,
+    its case folded as lowered) has its white space made spaces and their runs halved
+    instead, which makes no word objects: a request re-sending 100 KB of conversation is
+    normalised at every chat."""
+    if text.isascii():
+        text = text.lower().translate(_ASCII_SPACES)
+        while "  " in text:
+            text = text.replace("  ", " ")
+        return text.strip(" ")
+    return " ".join(unicodedata.normalize("NFC", text).casefold().split())
 
 
 def is_turn_key(key: str) -> bool:
@@ -91,34 +98,6 @@ class LineDeduper:
         if words in self._taken:
             return True
         self._taken.add(words)
-        return False
-
-
-class AlreadySaid:
-    """The request's own messages, normalised (see `said_in`): a memory whose text they
-    hold is not injected again. Nothing is worked out from the request but its text: a
-    long conversation (100 KB and more) costs one search per memory, not a pass over all
-    its words."""
-
-    def __init__(self, said: str) -> None:
-        self.text = said
-
-    def holds(self, normal: str) -> bool:
-        """Whether the request holds `normal` (a memory's `normalised` text) without cutting
-        a word of its own: where the memory starts or ends with a letter or digit, the
-        request's text does not go on with another there."""
-        text = self.text
-        if not normal or len(normal) > len(text):
-            return False
-        open_start, open_end = normal[0].isalnum(), normal[-1].isalnum()
-        at = text.find(normal)
-        while at >= 0:
-            end = at + len(normal)
-            cuts_start = open_start and at > 0 and text[at - 1].isalnum()
-            cuts_end = open_end and end < len(text) and text[end].isalnum()
-            if not (cuts_start or cuts_end):
-                return True
-            at = text.find(normal, at + 1)
         return False
 
 

@@ -16,7 +16,8 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from memroute.errors import MemrouteError
-from memroute.memory.lines import AlreadySaid, LineDeduper, Rendered, RenderedLines, render
+from memroute.memory.lines import LineDeduper, Rendered, RenderedLines, render
+from memroute.memory.said import AlreadySaid
 from memroute.models.owners import owner_for_logs
 from memroute.models.records import (
     MemoryFilter,
@@ -123,7 +124,9 @@ class RetrieveParams:
     min_score: float | None = None
     vector_weight: float = VECTOR_WEIGHT  # hybrid: the embedding model's share of the fused score
     vector_k: int = KEYWORD_CANDIDATES  # nearest neighbours asked of the vector tier
-    already_said: str = ""  # the request's own messages, normalised: never injected again
+    # The request's own messages, normalised, never injected again (an `AlreadySaid` that
+    # knows what an earlier request of the conversation held: see memroute/memory/said.py).
+    already_said: str | AlreadySaid = ""
 
 
 @dataclass(slots=True)
@@ -201,7 +204,7 @@ def pack(
     candidates: Iterable[_Candidate],
     max_tokens: int,
     limit: int,
-    already_said: str = "",
+    already_said: str | AlreadySaid = "",
     rendered: RenderedLines | None = None,
 ) -> list[RetrievedItem]:
     """Walk the ranking and take every memory that still fits the budget.
@@ -221,7 +224,7 @@ def pack(
     misfits = 0
     seen: set[str] = set()
     lines = LineDeduper()
-    said = AlreadySaid(already_said)
+    said = already_said if isinstance(already_said, AlreadySaid) else AlreadySaid(already_said)
     for cand in candidates:
         memory = cand.memory
         if memory.id in seen:

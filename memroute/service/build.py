@@ -20,6 +20,7 @@ from memroute.loops import PeriodicTask
 from memroute.memory import maintenance
 from memroute.memory.decay import DecayPolicy
 from memroute.memory.lines import RenderedLines
+from memroute.memory.said import SaidSearches
 from memroute.memory.settings import MemorySettings, SettingsOfStored
 from memroute.service.facts import FactWriter
 from memroute.service.held_turns import HeldTurn, HeldTurns
@@ -71,6 +72,7 @@ class Parts:
     access: AccessRecorder
     decay_sweep: PeriodicTask
     rendered: RenderedLines  # how the memories seen lately read when injected
+    said: SaidSearches  # what the long requests of each conversation were found to hold
     key_indexes: KeyIndexes  # recalled keys' memories held in process
     prune_changes: PeriodicTask  # trims the change log the key indexes catch up from
     leases: list[Lease]  # of the jobs that run in one process at a time; given back on close
@@ -238,6 +240,7 @@ def _assemble(store: Store, config: Config, clock: Clock) -> Parts:
             "decay", config.decay_sweep_interval_s if config.decay_enabled else 0, sweep_decayed
         ),
         rendered=RenderedLines(),
+        said=SaidSearches(),
         key_indexes=KeyIndexes(
             store.changes,
             store.memories,

@@ -30,6 +30,7 @@ from memroute.memory.retrieval import (
     retrieve,
     vector_weight_of,
 )
+from memroute.memory.said import AlreadySaid
 from memroute.memory.settings import MemorySettings, validate_update
 from memroute.memory.verify import verify_pipeline
 from memroute.models.owners import is_user_owner, owner_for_logs
@@ -83,6 +84,7 @@ class Memory:
         self._leases = parts.leases
         self._semantic = parts.semantic
         self._rendered = parts.rendered
+        self._said = parts.said
         self._key_indexes = parts.key_indexes
         self._prune_changes = parts.prune_changes
         self.keys = parts.keys
@@ -461,6 +463,8 @@ class Memory:
         if query is not None and not isinstance(query, str):
             raise InvalidInput("must be a string", "query")
         flt = self._filter(api_key_id, scope, session_id, retention_days, memory_type)
+        owner = flt.api_key_id
+        said = self._said.said(owner, already_said) if owner is not None and already_said else already_said
         params = RetrieveParams(
             query=(query or "").strip() or None,
             strategy=strategy,
@@ -468,8 +472,22 @@ class Memory:
             limit=limit,
             min_score=self.config.min_score,
             vector_k=max(limit, self.config.vec_top_k),
-            already_said=already_said,
+            already_said=said,
         )
+        result = self._retrieve_with(flt, params, settings, wait_for_model, light)
+        if owner is not None and isinstance(said, AlreadySaid):
+            self._said.keep(owner, said)
+        return result
+
+    def _retrieve_with(
+        self,
+        flt: MemoryFilter,
+        params: RetrieveParams,
+        settings: MemorySettings | None,
+        wait_for_model: bool,
+        light: bool,
+    ) -> Retrieval:
+        strategy = params.strategy
         if strategy == "exact" or params.query is None:
             reader = self._key_indexes.reader(flt, light=light)
             return retrieve(reader, flt, params, rendered=self._rendered)

@@ -364,6 +364,11 @@ def test_what_a_long_conversation_already_says_is_not_injected_again(mem: Memory
     injected = set(_ids(items))
     assert said.id not in injected and accented.id not in injected
     assert {cut_end.id, cut_start.id} <= injected
+    # The chat goes on: the next request re-sends all of it and says one more of them.
+    body["messages"].append({"role": "user", "content": "And an ART CLASS on the weekend, too."})
+    went_on = said_in(body)
+    items = mem.recall("k", "weekend", settings=mem.settings(), record_access=False, already_said=went_on)
+    assert set(_ids(items)) == injected - {cut_start.id}
 
 
 def test_a_memory_said_in_the_future_is_taken_as_said_now(mem: Memory, clock: Any) -> None:
