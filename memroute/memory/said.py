@@ -20,21 +20,23 @@ from collections.abc import Mapping
 Found = Mapping[str, "bool | int"]
 
 LONG_REQUEST = 16 * 1024  # characters from which a request's searches are remembered
-CONVERSATIONS = 256  # conversations remembered, the least recently asked dropped first
+CONVERSATIONS = 256  # conversation starts remembered, the least recently asked dropped first
+PER_START = 4  # conversations remembered per owner and start (several sessions, one system prompt)
 MEMORIES_PER_CONVERSATION = 4096  # memory texts remembered per conversation, at most
-_HEAD = 512  # characters of the request whose hash names its conversation (with the owner)
+MEMORIES_KEPT = 65_536  # memory texts remembered in all, at most (~10 MB)
+_HEAD = 512  # characters of the request whose hash names its start (with the owner)
 
 
 class AlreadySaid:
     """The request's normalised text (see `said_in`), and what an earlier request of the
-    same conversation found in the part they share (`known`, `known_length`)."""
+    same conversation (`base`) found in the part they share."""
 
-    __slots__ = ("_known", "_known_length", "found", "text")
+    __slots__ = ("_known", "base", "found", "text")
 
-    def __init__(self, text: str, known: Found | None = None, known_length: int = 0) -> None:
+    def __init__(self, text: str, base: _Conversation | None = None) -> None:
         self.text = text
-        self._known = known or {}
-        self._known_length = known_length if known else 0
+        self.base = base
+        self._known: Found = base.found if base is not None else {}
         self.found: dict[str, bool | int] = {}  # what this request was found to hold (see `Found`)
 
     def holds(self, normal: str) -> bool:
@@ -81,50 +83,58 @@ class _Conversation:
 class SaidSearches:
     """What the long requests of each conversation were found to hold (see the module
     docstring). A request goes on from an earlier one when its text starts with that
-    one's text, then a space (checked by hash); a conversation is named by its owner and
-    the hash of the start of its text (no text is kept), so one key's searches never serve
-    another's. Safe to share between threads."""
+    one's text, then a space (checked by hash). Conversations are looked up by their owner
+    and the hash of the start of their text (no text is kept), so one key's searches never
+    serve another's; a few are kept per start, as one system prompt begins many sessions.
+    Safe to share between threads."""
 
-    def __init__(self, conversations: int = CONVERSATIONS, long_request: int = LONG_REQUEST) -> None:
+    def __init__(
+        self,
+        conversations: int = CONVERSATIONS,
+        long_request: int = LONG_REQUEST,
+        memories_kept: int = MEMORIES_KEPT,
+    ) -> None:
         self._conversations = conversations
         self._long_request = long_request
-        self._entries: OrderedDict[tuple[str, int], _Conversation] = OrderedDict()
+        self._memories_kept = memories_kept
+        self._starts: OrderedDict[tuple[str, int], list[_Conversation]] = OrderedDict()
+        self._kept = 0  # memory texts remembered in all
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
-        return len(self._entries)
+        """Conversations remembered."""
+        with self._lock:
+            return sum(len(kept) for kept in self._starts.values())
 
     def said(self, owner: str, text: str) -> AlreadySaid:
         """The request's `AlreadySaid`, knowing what the conversation's last long request found."""
         if len(text) < self._long_request:
             return AlreadySaid(text)
         with self._lock:
-            entry = self._entries.get((owner, hash(text[:_HEAD])))
-        if entry is None or not _goes_on_from(text, entry):
-            return AlreadySaid(text)
-        return AlreadySaid(text, entry.found, entry.length)
+            kept = list(self._starts.get((owner, hash(text[:_HEAD])), ()))
+        base = next((conversation for conversation in kept if _goes_on_from(text, conversation)), None)
+        return AlreadySaid(text, base)
 
     def keep(self, owner: str, said: AlreadySaid) -> None:
-        """Remember what `said` found, with what its conversation found before that still holds."""
+        """Remember what `said` found, with what its conversation found before."""
         text = said.text
         if len(text) < self._long_request or not said.found:
             return
-        name = (owner, hash(text[:_HEAD]))
+        found = dict(said.base.found) if said.base is not None else {}
+        found.update(said.found)
+        while len(found) > MEMORIES_PER_CONVERSATION:
+            del found[next(iter(found))]
+        new = _Conversation(len(text), hash(text), found)
+        start = (owner, hash(text[:_HEAD]))
         with self._lock:
-            entry = self._entries.get(name)
-        # What the earlier request found holds for this one too when this one goes on from it.
-        carried: dict[str, bool | int] = {}
-        if entry is not None and _goes_on_from(text, entry):
-            carried = dict(entry.found)
-        carried.update(said.found)
-        while len(carried) > MEMORIES_PER_CONVERSATION:
-            del carried[next(iter(carried))]
-        kept = _Conversation(len(text), hash(text), carried)
-        with self._lock:
-            self._entries[name] = kept
-            self._entries.move_to_end(name)
-            while len(self._entries) > self._conversations:
-                self._entries.popitem(last=False)
+            before = self._starts.pop(start, [])
+            # The conversation it went on from is superseded; the others of this start stay.
+            now = [new, *(c for c in before if c is not said.base)][:PER_START]
+            self._starts[start] = now
+            self._kept += sum(len(c.found) for c in now) - sum(len(c.found) for c in before)
+            while len(self._starts) > self._conversations or self._kept > self._memories_kept:
+                _, gone = self._starts.popitem(last=False)
+                self._kept -= sum(len(c.found) for c in gone)
 
 
 def _goes_on_from(text: str, entry: _Conversation) -> bool:

@@ -105,3 +105,28 @@ def test_short_requests_are_not_remembered_and_the_conversations_kept_are_bounde
     for n in range(4):
         _holds(searches, f"key-{n}", _text(_messages(60, f"Conversation {n}")), MEMORIES)
     assert len(searches) == 2
+
+
+def test_sessions_that_start_alike_each_go_on_from_their_own_last_request() -> None:
+    """One system prompt begins many sessions of a key: each is remembered, and each next
+    request is answered as a search of the whole of it would answer."""
+    searches = SaidSearches()
+    base = _messages(60)
+    one = [*base, {"role": "user", "content": "I adopted a dog called Biscuit."}]
+    two = [*base, {"role": "user", "content": "Tell me about Porto."}]
+    for messages in (one, two):
+        _holds(searches, "key-1", _text(messages), MEMORIES)
+    assert len(searches) == 2
+    one.append({"role": "user", "content": "Also, I moved to Porto last spring."})
+    two.append({"role": "user", "content": "I ran a marathon in Lisbon on my weekend."})
+    for messages in (one, two):
+        text = _text(messages)
+        assert _holds(searches, "key-1", text, MEMORIES) == _alone(text, MEMORIES)
+    assert len(searches) == 2  # each went on from its own: superseded, not added
+
+
+def test_what_is_remembered_in_all_is_bounded() -> None:
+    searches = SaidSearches(memories_kept=12)  # five memory texts per conversation here
+    for n in range(5):
+        _holds(searches, f"key-{n}", _text(_messages(60, f"Conversation {n}")), MEMORIES)
+    assert len(searches) == 2
