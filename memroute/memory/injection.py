@@ -37,6 +37,7 @@ _CACHE_FIELDS = ("system", "tools", "messages", "input", "contents")
 # Bounds for the cache_control walk, so a huge or deeply nested body costs little.
 _WALK_MAX_DEPTH = 32
 _WALK_MAX_NODES = 100_000
+_LEAVES = (str, int, float, type(None))  # what a JSON body holds that holds nothing more
 
 # Role-less Responses-API items that never carry the user's question.
 _NON_MESSAGE_ITEM_TYPES = frozenset(
@@ -121,7 +122,7 @@ def has_cache_control(request: Mapping[str, Any]) -> bool:
     budget = _WALK_MAX_NODES
     while stack:
         node, depth = stack.pop()
-        if isinstance(node, Mapping):
+        if isinstance(node, dict | Mapping):  # a plain dict is told at once, without the ABC
             if node.get("cache_control") is not None:
                 return True
             children: Iterable[Any] = node.values()
@@ -132,7 +133,9 @@ def has_cache_control(request: Mapping[str, Any]) -> bool:
         if depth >= _WALK_MAX_DEPTH:
             continue
         for child in children:
-            if isinstance(child, Mapping | list | tuple):
+            if isinstance(child, _LEAVES):  # most of a conversation: its texts
+                continue
+            if isinstance(child, dict | Mapping | list | tuple):
                 budget -= 1
                 if budget < 0:
                     return False
