@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import httpx
 import openai
 import pytest
 from gateways import Gateway, gateway_config
@@ -366,3 +367,41 @@ def test_a_chat_never_waits_for_the_model_to_load_and_recall_uses_it_once_loaded
 def framed(*memories: str) -> str:
     """The injected text: the prefix, the framing sentence, one memory per line."""
     return MEMORY_PREFIX + FRAMING + "\n" + "\n".join(memories)
+
+
+def _post_raw(gateway: Gateway, raw: str) -> httpx.Response:
+    """A chat body sent as written (the SDKs write their own JSON)."""
+    headers = {"authorization": f"Bearer {gateway.secret}", "content-type": "application/json"}
+    with httpx.Client(base_url=gateway.url, headers=headers) as client:
+        return client.post("/v1/chat/completions", content=raw)
+
+
+@pytest.mark.one_store
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e999"])
+def test_a_number_json_does_not_have_is_a_400_that_reaches_no_provider(gateway: Gateway, number: str) -> None:
+    chat = '"model": "echo-1", "messages": [{"role": "user", "content": "hi"}]'
+    refused = _post_raw(gateway, f'{{{chat}, "temperature": {number}}}')
+    assert refused.status_code == 400
+    said = refused.json()["error"]["message"]
+    assert said.startswith(f"the request body is not valid JSON: {number} is not a JSON number"), said
+    assert gateway.upstream.requests == []
+
+
+@pytest.mark.one_store
+def test_what_the_client_sends_reaches_the_provider_with_the_same_values(gateway: Gateway) -> None:
+    """Memory on (the body is written again with the memory in it): an integer beyond 64
+    bits, a lone surrogate, other scripts and an unknown field arrive as they were sent."""
+    gateway.memory.add(gateway.key_id, "prefers tea over coffee")
+    answered = _post_raw(
+        gateway,
+        '{"model": "echo-1", "seed": 123456789012345678901234567890,'
+        ' "x-extra": {"deep": [1.5, -0.0, null], "half": "\\ud800"},'
+        ' "messages": [{"role": "user", "content": "tea? caf\\u00e9 \\u6f22\\u5b57 \\ud83d\\ude00"}]}',
+    )
+    assert answered.status_code == 200
+    sent = gateway.upstream.last["body"]
+    assert sent["seed"] == 123456789012345678901234567890
+    assert sent["x-extra"] == {"deep": [1.5, -0.0, None], "half": "\ud800"}  # not echoed back
+    asked = "tea? caf\u00e9 \u6f22\u5b57 \U0001f600"
+    assert sent["messages"][-1] == {"role": "user", "content": asked}
+    assert "prefers tea over coffee" in str(sent["messages"][0]["content"])  # the memory went in too

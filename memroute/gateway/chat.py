@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
-import json
 import logging
 import re
 import time
@@ -39,6 +38,7 @@ from starlette.responses import Response
 
 from memroute.baton import Baton
 from memroute.errors import InvalidInput, Unauthorized, WouldBlock
+from memroute.gateway.body_json import encoded, loads_or_none, parse_body
 from memroute.gateway.formats import WireFormat
 from memroute.gateway.guard import ClientGone
 from memroute.gateway.limits import GatewayLimiter
@@ -346,7 +346,7 @@ class ChatPipeline:
             if ctx.owner is not None:
                 ctx.settings = settings
             route, outgoing = self.prepare(fmt, ctx, body, body["model"], light=on_loop)
-            payload = json.dumps({**outgoing, "model": route.model}).encode()
+            payload = encoded({**outgoing, "model": route.model})
             if not ctx.wants_reply:  # the user's turn, queued in this same trip
                 turn_waits = not self.learn(ctx, wait=not on_loop)
         passed = {name: headers[name] for name in fmt.passed_headers if name in headers}
@@ -565,20 +565,8 @@ async def reply_of(admitted: Admitted, content: bytes) -> str:
 async def parsed_json(content: bytes) -> Any:
     """`content` as JSON (None if it is not JSON); a long answer is parsed in a worker thread."""
     if len(content) > INLINE_PARSE_BYTES:
-        return await anyio.to_thread.run_sync(_json_or_none, content)
-    return _json_or_none(content)
-
-
-def parse_body(raw: bytes) -> dict[str, Any]:
-    try:
-        body = json.loads(raw)
-    except ValueError:
-        raise InvalidInput("the request body is not valid JSON") from None
-    except RecursionError:
-        raise InvalidInput("the request body nests arrays or objects too deeply") from None
-    if not isinstance(body, dict):
-        raise InvalidInput("the request body must be a JSON object")
-    return body
+        return await anyio.to_thread.run_sync(loads_or_none, content)
+    return loads_or_none(content)
 
 
 def _passed(upstream: UpstreamResponse) -> dict[str, str]:
@@ -588,10 +576,3 @@ def _passed(upstream: UpstreamResponse) -> dict[str, str]:
     if REQUEST_ID_HEADER in upstream.headers:
         out[UPSTREAM_REQUEST_ID_HEADER] = upstream.headers[REQUEST_ID_HEADER]
     return out
-
-
-def _json_or_none(content: bytes) -> Any:
-    try:
-        return json.loads(content)
-    except (ValueError, RecursionError):
-        return None

@@ -4,14 +4,14 @@ format) and `/v1/messages/count_tokens` (Anthropic format)."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 import anyio
 from starlette.requests import Request
 from starlette.responses import Response
 
-from memroute.gateway.chat import ChatPipeline, client_gone, parse_body
+from memroute.gateway.body_json import encoded, parse_body
+from memroute.gateway.chat import ChatPipeline, client_gone
 from memroute.gateway.guard import ClientGone
 from memroute.gateway.relay import fetch_once
 from memroute.models.records import ApiKey
@@ -41,7 +41,7 @@ def admit_passed(
     body = parse_body(raw)
     # Not str(...): a model that is not a non-empty string is a 400, as for chat.
     route = pipeline.memory.providers.route(body.get("model", ""), kind.provider_format)
-    return key, route, json.dumps({**body, "model": route.model}).encode()
+    return key, route, encoded({**body, "model": route.model})
 
 
 async def pass_through(pipeline: ChatPipeline, request: Request, kind: PassThrough) -> Response:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
+
+from memroute.gateway.body_json import loads_or_none
 
 
 class ReplyAssembler:
@@ -32,9 +33,8 @@ class ReplyAssembler:
         payload = line[5:].strip()
         if not payload or payload == b"[DONE]":
             return
-        try:
-            event = json.loads(payload)
-        except (ValueError, RecursionError):  # a provider's garbage never breaks the relay
+        event = loads_or_none(payload)
+        if event is None:  # a provider's garbage never breaks the relay
             return
         content = self._text_of(event)
         if content:
