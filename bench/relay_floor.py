@@ -9,7 +9,9 @@ second, as memroute does (`MEMROUTE_STREAM_GATHER_MS`). So it is a floor: a gate
 all of this and more.
 Each run sends from one client (`bench/load_client.py`) for a few seconds; the CPU per
 request is read per thread from `/proc/<pid>/task/*/schedstat` (nanoseconds; `/proc/<pid>/stat`
-counts 10 ms ticks), net of what the process spends idle. Rounds alternate the cases.
+counts 10 ms ticks), net of what the process spends idle, and so are its wake-ups (the
+threads' voluntary context switches: each time they slept and were woken; what a wake-up
+costs here: `python -m bench.wake_cost`). Rounds alternate the cases.
 
     python -m bench.relay_floor                 # 3 rounds of 6 s
     python -m bench.relay_floor --rounds 5 --seconds 8
@@ -48,6 +50,18 @@ def thread_cpu_s(pids: Sequence[int]) -> float:
             with contextlib.suppress(OSError):
                 total += int((task / "schedstat").read_text().split()[0])
     return total / 1e9
+
+
+def wake_ups(pids: Sequence[int]) -> int:
+    """How many times the threads of `pids` have slept and been woken so far (their
+    voluntary context switches)."""
+    total = 0
+    for pid in pids:
+        for task in Path(f"/proc/{pid}/task").glob("*"):
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                status = (task / "status").read_text()
+                total += int(status.split("\nvoluntary_ctxt_switches:")[1].split()[0])
+    return total
 
 
 @dataclass
@@ -100,21 +114,34 @@ class Figures:
 
     cpu_ms: dict[tuple[str, str], list[float]] = field(default_factory=dict)
     upstream_ms: dict[str, list[float]] = field(default_factory=dict)
+    wakes: dict[tuple[str, str], list[float]] = field(default_factory=dict)
 
-    def add(self, condition: str, case: str, cpu_ms: float, upstream_ms: float) -> None:
-        self.cpu_ms.setdefault((condition, case), []).append(cpu_ms)
-        self.upstream_ms.setdefault(condition, []).append(upstream_ms)
+    def add(self, condition: str, case: str, per_request: PerRequest) -> None:
+        self.cpu_ms.setdefault((condition, case), []).append(per_request.cpu_ms)
+        self.upstream_ms.setdefault(condition, []).append(per_request.upstream_ms)
+        self.wakes.setdefault((condition, case), []).append(per_request.wakes)
+
+
+@dataclass(frozen=True)
+class PerRequest:
+    """What one request cost the relay (CPU ms, wake-ups) and the upstream (CPU ms)."""
+
+    cpu_ms: float
+    upstream_ms: float
+    wakes: float
 
 
 def cpu_ms_per_request(
     served: Served, up_pid: int, key: str, questions: Sequence[str], seconds: float, stream: bool
-) -> tuple[float, float]:
-    """CPU ms per request of `served` and of the upstream, at one client, net of idle."""
+) -> PerRequest:
+    """CPU ms and wake-ups per request of `served`, and the upstream's CPU ms, at one
+    client, net of what `served` spends idle."""
     pids = served.pids()
     time.sleep(0.5)
-    before = thread_cpu_s(pids)
+    before, wakes_before = thread_cpu_s(pids), wake_ups(pids)
     time.sleep(1.0)
-    idle_per_s = thread_cpu_s(pids) - before
+    idle_per_s, idle_wakes_per_s = thread_cpu_s(pids) - before, wake_ups(pids) - wakes_before
+    wakes_before = wake_ups(pids)
     command = [sys.executable, "-m", "bench.load_client", served.url, key, "--concurrency", "1"]
     command += ["--seconds", str(seconds), "--warmup", "1", *(["--stream"] if stream else [])]
     before, up_before, started = thread_cpu_s(pids), thread_cpu_s([up_pid]), time.perf_counter()
@@ -123,7 +150,8 @@ def cpu_ms_per_request(
     result = json.loads(done.stdout)
     sent = max(len(result["latency_ns"]) * wall / result["timed_s"], 1)
     cpu = max(0.0, thread_cpu_s(pids) - before - idle_per_s * wall)
-    return cpu * 1000 / sent, (thread_cpu_s([up_pid]) - up_before) * 1000 / sent
+    wakes = max(0.0, wake_ups(pids) - wakes_before - idle_wakes_per_s * wall)
+    return PerRequest(cpu * 1000 / sent, (thread_cpu_s([up_pid]) - up_before) * 1000 / sent, wakes / sent)
 
 
 def run(rounds: int, seconds: float) -> Report:
@@ -141,11 +169,14 @@ def run(rounds: int, seconds: float) -> Report:
                 for number in range(rounds):
                     for case in condition.cases:
                         with _served(case, db, up.url) as served:
-                            cpu, up_cpu = cpu_ms_per_request(
+                            per = cpu_ms_per_request(
                                 served, up.process.pid, secret, questions, seconds, condition.stream
                             )
-                        figures.add(condition.name, case, cpu, up_cpu)
-                        log(f"round {number + 1}, {condition.name}, {case}: {cpu:.2f} ms per request")
+                        figures.add(condition.name, case, per)
+                        log(
+                            f"round {number + 1}, {condition.name}, {case}: {per.cpu_ms:.2f} ms, "
+                            f"{per.wakes:.1f} wake-ups per request"
+                        )
     _report(report, figures, rounds, seconds)
     return report
 
@@ -160,8 +191,8 @@ def _served(case: str, db: Path, upstream_url: str) -> Iterator[Served]:
             yield served
 
 
-def _cell(values: list[float]) -> str:
-    return f"{median(values):.2f} ({min(values):.2f}–{max(values):.2f})"
+def _cell(values: list[float], digits: int = 2) -> str:
+    return f"{median(values):.{digits}f} ({min(values):.{digits}f}–{max(values):.{digits}f})"
 
 
 def _report(report: Report, figures: Figures, rounds: int, seconds: float) -> None:
@@ -178,8 +209,16 @@ def _report(report: Report, figures: Figures, rounds: int, seconds: float) -> No
         ]
         rows.append(["the upstream", *(f"{median(figures.upstream_ms[c.name]):.2f}" for c in conditions)])
         report.add(table(["relay", *(c.name for c in conditions)], rows))
+    report.add("Wake-ups per request (the relay's threads woken after sleeping), median (range):")
+    for conditions in (streamed, unstreamed):
+        rows = [
+            [case, *(_cell(figures.wakes[(c.name, case)], 1) for c in conditions)]
+            for case in conditions[0].cases
+        ]
+        report.add(table(["relay", *(c.name for c in conditions)], rows))
     report.data["cpu_ms_per_request"] = {f"{c} | {case}": v for (c, case), v in figures.cpu_ms.items()}
     report.data["upstream_cpu_ms_per_request"] = figures.upstream_ms
+    report.data["wake_ups_per_request"] = {f"{c} | {case}": v for (c, case), v in figures.wakes.items()}
 
 
 def main(argv: Sequence[str] | None = None) -> None:

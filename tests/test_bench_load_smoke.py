@@ -20,7 +20,7 @@ from servers import LiveServer, ScriptedUpstream
 
 from bench import load_upstream, wrk_load
 from bench.gateway_load import upstream
-from bench.relay_floor import bare_relay
+from bench.relay_floor import bare_relay, wake_ups
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -154,6 +154,29 @@ def test_the_bare_relay_passes_streams_through_unchanged() -> None:
                     with client.stream("POST", f"{relay.url}/v1/chat/completions", json=body) as answer:
                         assert answer.status_code == 200
                         assert "".join(answer.iter_text()) == expected
+
+
+def test_the_relay_floor_counts_each_time_a_process_is_woken() -> None:
+    """`bench.relay_floor` reports a relay's wake-ups per request: a process that sleeps
+    20 times between two reads is counted as woken at least 20 times more."""
+    code = (
+        "import sys, time\nsys.stdin.readline()\nfor _ in range(20): time.sleep(0.005)\n"
+        "print('slept', flush=True)\nsys.stdin.readline()"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert child.stdin is not None and child.stdout is not None
+        time.sleep(0.3)  # started, and waiting for its first line
+        before = wake_ups([child.pid])
+        child.stdin.write("go\n")
+        child.stdin.flush()
+        assert child.stdout.readline() == "slept\n"
+        assert wake_ups([child.pid]) - before >= 20
+    finally:
+        child.kill()
+        child.wait(10)
 
 
 def test_the_load_upstream_takes_its_think_time_before_a_single_answer(

@@ -81,6 +81,22 @@ def test_the_startup_benchmark_reports_each_case_against_its_target() -> None:
     assert "≤ 0.15 s" in rows[2] and "≤ 0.25 s" in rows[3]
 
 
+def test_the_wake_cost_benchmark_reports_every_pause() -> None:
+    """`python -m bench.wake_cost` (what a wake-up costs the machine): a row per pause, from
+    back to back to 20 ms asleep, each with the work's CPU and the whole wake-up's."""
+    done = bench("wake_cost", "--quick")
+    rows = [line for line in done.stdout.splitlines() if line.startswith("| ") and "---" not in line]
+    assert [r.split("|")[1].strip() for r in rows[1:]] == [
+        "back to back",
+        "0.5 ms",
+        "1.5 ms",
+        "5 ms",
+        "20 ms",
+    ]
+    for row in rows[1:]:
+        assert all(float(cell) > 0 for cell in row.strip("| ").split(" | ")[1:])
+
+
 def test_the_abuse_benchmark_reports_the_well_behaved_key_and_the_attacker(tmp_path: Path) -> None:
     out = tmp_path / "abuse.json"
     done = bench("abuse", "--quick", "--only", "login-throttle", "--seconds", "2", "--json", str(out))
