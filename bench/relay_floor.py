@@ -4,9 +4,10 @@ apart and back to back, and single answers given at once and after a provider's 
 
 The bare relay (`bench/bare_relay.py`) gives each client connection a connection to the
 upstream and passes the bytes through both ways: no HTTP parsing, no routing, no key, no
-memory; with gathering, it leaves the upstream unread for 5 ms after each piece past the
-second, as memroute does (`MEMROUTE_STREAM_GATHER_MS`). So it is a floor: a gateway does
-all of this and more.
+memory; with gathering, it leaves the upstream unread after each piece past the second for
+as long as memroute does by default (`MEMROUTE_STREAM_GATHER_MS`). So it is a floor: a
+gateway does all of this and more. `MEMROUTE_STREAM_GATHER_MS=N python -m bench.relay_floor`
+measures memroute with another window.
 Each run sends from one client (`bench/load_client.py`) for a few seconds; the CPU per
 request is read per thread from `/proc/<pid>/task/*/schedstat` (nanoseconds; `/proc/<pid>/stat`
 counts 10 ms ticks), net of what the process spends idle, and so are its wake-ups (the
@@ -34,11 +35,13 @@ from bench.common import NO_MODEL, Report, emit, environ, log, parser, table, wa
 from bench.corpus import queries
 from bench.gateway_load import HOST, gateway, upstream
 from memroute import Memory
+from memroute.config import DEFAULT_STREAM_GATHER_MS
 from memroute.web.serve import free_port
 
 TARGET_STREAM_CPU_MS = 3.0  # issue 17: memory off, a 48-chunk stream at one client
 GAPS_MS = ("1", "0")  # the load upstream's pause between chunks (bench/load_upstream.py)
-BARE, BARE_GATHERED, MEMROUTE = "bare relay", "bare relay, 5 ms gathering", "memroute, memory off"
+BARE, MEMROUTE = "bare relay", "memroute, memory off"
+BARE_GATHERED = f"bare relay, {DEFAULT_STREAM_GATHER_MS} ms gathering"
 CASES = (BARE, BARE_GATHERED, MEMROUTE)
 
 
@@ -187,7 +190,7 @@ def _served(case: str, db: Path, upstream_url: str) -> Iterator[Served]:
         with gateway(db, upstream_url, 1) as gw:
             yield Served(gw.url, gw.servers)
     else:
-        with bare_relay(upstream_url, 5 if case == BARE_GATHERED else 0) as served:
+        with bare_relay(upstream_url, DEFAULT_STREAM_GATHER_MS if case == BARE_GATHERED else 0) as served:
             yield served
 
 

@@ -76,6 +76,9 @@ def parse_cpus(spec: str, allowed: tuple[int, ...], name: str = PIN_CPUS_SETTING
 
 
 MAX_STREAM_GATHER_MS = 100
+# How late a fast provider's streamed tokens may reach the client, so that several go in one
+# write (see UpstreamResponse.chunks; docs/settings.md weighs 5 against 16 ms).
+DEFAULT_STREAM_GATHER_MS = 5
 
 
 def check_qdrant_host(value: str, field: str = "host") -> str | None:
@@ -229,7 +232,7 @@ class Config:
     max_upstream_body_bytes: int = 64 * 1024 * 1024  # a non-streamed answer
     # A provider's stream pieces that come faster than this are relayed together, each at
     # most this late (0: each as it arrives); see UpstreamResponse.chunks.
-    stream_gather_ms: int = 5
+    stream_gather_ms: int = DEFAULT_STREAM_GATHER_MS
     # Gateway limits: upstream calls at once (all keys, one key) and a key's requests a minute.
     max_concurrent: int = 128
     key_max_concurrent: int = 16
@@ -331,7 +334,9 @@ class Config:
             max_upstream_body_bytes=_int(
                 env, "MEMROUTE_MAX_UPSTREAM_BODY_BYTES", 64 * 1024 * 1024, minimum=1024
             ),
-            stream_gather_ms=_int(env, "MEMROUTE_STREAM_GATHER_MS", 5, maximum=MAX_STREAM_GATHER_MS),
+            stream_gather_ms=_int(
+                env, "MEMROUTE_STREAM_GATHER_MS", DEFAULT_STREAM_GATHER_MS, maximum=MAX_STREAM_GATHER_MS
+            ),
             max_concurrent=_int(env, "MEMROUTE_MAX_CONCURRENT", 128, minimum=1),
             key_max_concurrent=_int(env, "MEMROUTE_KEY_MAX_CONCURRENT", 16, minimum=1),
             key_rpm=_int(env, "MEMROUTE_KEY_RPM", 600),
