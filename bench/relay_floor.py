@@ -144,10 +144,10 @@ def cpu_ms_per_request(
     before, wakes_before = thread_cpu_s(pids), wake_ups(pids)
     time.sleep(1.0)
     idle_per_s, idle_wakes_per_s = thread_cpu_s(pids) - before, wake_ups(pids) - wakes_before
-    wakes_before = wake_ups(pids)
     command = [sys.executable, "-m", "bench.load_client", served.url, key, "--concurrency", "1"]
     command += ["--seconds", str(seconds), "--warmup", "1", *(["--stream"] if stream else [])]
     before, up_before, started = thread_cpu_s(pids), thread_cpu_s([up_pid]), time.perf_counter()
+    wakes_before = wake_ups(pids)
     done = subprocess.run(command, input="\n".join(questions), capture_output=True, text=True, check=True)
     wall = time.perf_counter() - started
     result = json.loads(done.stdout)
