@@ -45,26 +45,27 @@ BARE_GATHERED = f"bare relay, {DEFAULT_STREAM_GATHER_MS} ms gathering"
 CASES = (BARE, BARE_GATHERED, MEMROUTE)
 
 
-def thread_cpu_s(pids: Sequence[int]) -> float:
-    """CPU seconds of every thread of `pids`, to the nanosecond."""
+def _per_thread(pids: Sequence[int], reading: Callable[[Path], int]) -> int:
+    """The sum of `reading(/proc/<pid>/task/<tid>)` over every thread of `pids` (a thread
+    gone meanwhile, or unreadable, counts nothing)."""
     total = 0
     for pid in pids:
         for task in Path(f"/proc/{pid}/task").glob("*"):
-            with contextlib.suppress(OSError):
-                total += int((task / "schedstat").read_text().split()[0])
-    return total / 1e9
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                total += reading(task)
+    return total
+
+
+def thread_cpu_s(pids: Sequence[int]) -> float:
+    """CPU seconds of every thread of `pids`, to the nanosecond."""
+    return _per_thread(pids, lambda task: int((task / "schedstat").read_text().split()[0])) / 1e9
 
 
 def wake_ups(pids: Sequence[int]) -> int:
     """How many times the threads of `pids` have slept and been woken so far (their
     voluntary context switches)."""
-    total = 0
-    for pid in pids:
-        for task in Path(f"/proc/{pid}/task").glob("*"):
-            with contextlib.suppress(OSError, IndexError, ValueError):
-                status = (task / "status").read_text()
-                total += int(status.split("\nvoluntary_ctxt_switches:")[1].split()[0])
-    return total
+    field = "\nvoluntary_ctxt_switches:"
+    return _per_thread(pids, lambda task: int((task / "status").read_text().split(field)[1].split()[0]))
 
 
 @dataclass
