@@ -14,17 +14,16 @@ import logging
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-import aiohttp
-
 from memroute.errors import UpstreamError
 from memroute.masking import url_for_logs
 from memroute.upstream.client import PoolFull, UpstreamClient, UpstreamResponse
+from memroute.upstream.failures import CallFailed, InvalidHeader, InvalidURL
 from memroute.upstream.route import Route, url_problem
 
 log = logging.getLogger("memroute.upstream")
 
 #: What a call to a provider can fail with once it was sent (a broken or timed-out answer).
-CALL_ERRORS = (aiohttp.ClientError, TimeoutError)
+CALL_ERRORS = (CallFailed, TimeoutError)
 
 
 # The Messages API version an Anthropic provider is asked for when the client names none.
@@ -102,27 +101,15 @@ def _too_large(route: Route, limit: int) -> UpstreamError:
     )
 
 
-# How a failed call is named in error messages and logs, most specific kind first.
-_FAILURE_NAMES: tuple[tuple[type[BaseException], str], ...] = (
-    (aiohttp.ClientProxyConnectionError, "ProxyError"),
-    (aiohttp.ClientSSLError, "TLSError"),
-    (aiohttp.ClientConnectorError, "ConnectError"),
-    (aiohttp.NonHttpUrlClientError, "UnsupportedProtocol"),
-    (aiohttp.ServerDisconnectedError, "ServerDisconnected"),
-    (aiohttp.ClientPayloadError, "IncompleteAnswer"),
-    (aiohttp.ClientOSError, "ReadError"),
-)
-
-
 def failure_name(exc: BaseException) -> str:
     """A short, stable name for how a call failed (what error messages and logs show)."""
-    return next((name for kind, name in _FAILURE_NAMES if isinstance(exc, kind)), type(exc).__name__)
+    return exc.name if isinstance(exc, CallFailed) else type(exc).__name__
 
 
 def upstream_failure(route: Route, exc: BaseException) -> UpstreamError:
     """The error for a failed call to `route`'s provider, logged with its base URL: no free
     connection to providers (503), timed out (504), unreachable (502), an invalid base URL
-    (502) or broke off its answer (502)."""
+    (502), a header that cannot be sent (502) or broke off its answer (502)."""
     name = f"upstream provider '{route.provider_id}'"
     if isinstance(exc, PoolFull):
         log.warning("upstream.pool_full provider=%s", route.provider_id)
@@ -131,11 +118,13 @@ def upstream_failure(route: Route, exc: BaseException) -> UpstreamError:
             status=503,
             retry_after=1,
         )
-    if isinstance(exc, aiohttp.InvalidURL) and not isinstance(exc, aiohttp.NonHttpUrlClientError):
+    if isinstance(exc, InvalidURL):
         return UpstreamError(f"{name} has an invalid base URL")  # stored before validation was this strict
     if isinstance(exc, TimeoutError):
         what, status = "timed out", 504
-    elif isinstance(exc, (aiohttp.ClientConnectorError, aiohttp.NonHttpUrlClientError)):
+    elif isinstance(exc, InvalidHeader):
+        what, status = f"could not be sent the request ({failure_name(exc)})", 502
+    elif isinstance(exc, CallFailed) and not exc.reached:
         what, status = f"is unreachable ({failure_name(exc)})", 502
     else:
         what, status = f"broke off its answer ({failure_name(exc)})", 502

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-
-from yarl import URL
+from urllib.parse import urlsplit
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,10 +26,10 @@ def url_problem(url: str) -> str | None:
     if any(ord(c) < 0x21 or ord(c) == 0x7F for c in url):
         return "it holds a control character or a space"
     try:
-        parsed = URL(url)
+        parsed = urlsplit(url)
         parsed.port  # noqa: B018 - raises ValueError for a port out of range
-    except (ValueError, TypeError) as exc:
+    except ValueError as exc:
         return str(exc)
-    if not parsed.host:
+    if not parsed.hostname:
         return "it names no host"
     return None
