@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import logging
 import ssl
 import time
 import zlib
@@ -17,7 +18,7 @@ import pytest
 import trustme
 from gateways import gateway_config
 from memories import open_memory
-from servers import LiveServer, free_port, wait_until
+from servers import LiveServer, RawUpstream, free_port, wait_until
 from wire_servers import ConnectProxy, WireProvider, answer, completion, stream_events
 
 from memroute.upstream.tls import tls_context
@@ -223,3 +224,46 @@ def test_a_proxy_that_cannot_be_reached_is_named_as_the_failure(
             said(client)
     assert caught.value.status_code == 502
     assert caught.value.body["message"] == "upstream provider 'default' is unreachable (ProxyError)"
+
+
+SSE_HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+
+
+def test_a_stream_that_stops_in_the_middle_ends_at_the_read_timeout(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    first = stream_events(["Hel"])[0]
+    # Two pieces, then silence with the connection open: the second wait outlives the
+    # first's timer, which must still end it.
+    head = SSE_HEAD + b"%x\r\n%s\r\n" % (len(first), first)
+    second = stream_events(["lo"])[0]
+    with (
+        RawUpstream(head, trickle=b"%x\r\n%s\r\n" % (len(second), second), every=0.3, hold=True) as raw,
+        chatting(tmp_path, raw.url, MEMROUTE_UPSTREAM_TIMEOUT="0.5") as client,
+        caplog.at_level(logging.WARNING, logger="memroute.gateway"),
+    ):
+        began = time.monotonic()
+        stream = client.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "hi"}], stream=True
+        )
+        said_so_far = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+        waited = time.monotonic() - began
+        wait_until(lambda: raw.closed_by_client == 1)
+    assert said_so_far.startswith("Hel")
+    assert waited < 10
+    assert (
+        "gateway.stream.upstream_error provider=default" in caplog.text
+        and "error=TimeoutError" in caplog.text
+    )
+
+
+def test_an_answer_that_stops_in_the_middle_is_a_504_at_the_read_timeout(tmp_path: Path) -> None:
+    head = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 500\r\n\r\n{"
+    with (
+        RawUpstream(head, hold=True) as raw,
+        chatting(tmp_path, raw.url, MEMROUTE_UPSTREAM_TIMEOUT="0.5") as client,
+        pytest.raises(openai.APIStatusError) as caught,
+    ):
+        said(client)
+    assert caught.value.status_code == 504
+    assert caught.value.body["message"] == "upstream provider 'default' timed out"

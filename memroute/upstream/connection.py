@@ -3,8 +3,8 @@ time, its answer's body handed out as it arrives (decoded when compressed), and 
 for the next request when the answer ended cleanly.
 
 Every wait (for the head, for the next piece of the body, for a full send buffer to
-drain) may last at most the read timeout: one timer per wait, none while data is already
-there. Reading stops while more than `HIGH_WATER` bytes arrived unread, so a provider
+drain) may last at most the read timeout, watched by one timer per connection that is
+re-armed only when it fires (a timer per wait would cost a stream one per piece). Reading stops while more than `HIGH_WATER` bytes arrived unread, so a provider
 cannot fill memory faster than the gateway relays."""
 
 from __future__ import annotations
@@ -70,6 +70,8 @@ class ProviderConnection(asyncio.Protocol):
         self.answers = 0  # answers read to their end on this connection
         self._loop = asyncio.get_running_loop()
         self._waiter: asyncio.Future[None] | None = None
+        self._wait_began = 0.0
+        self._watchdog: asyncio.TimerHandle | None = None
         self._write_paused = False
         self._tunnel: bytearray | None = None  # a proxy's answer to CONNECT, while awaited
         self._start_answer()
@@ -159,15 +161,31 @@ class ProviderConnection(asyncio.Protocol):
         ended the answer is raised."""
         if self._failure is not None:
             raise self._failure
-        waiter = self._waiter = self._loop.create_future()
-        timer = self._loop.call_later(self.read_timeout_s, _time_out, waiter)
+        loop = self._loop
+        self._wait_began = loop.time()
+        if self._watchdog is None:
+            self._watchdog = loop.call_at(self._wait_began + self.read_timeout_s, self._watch)
+        waiter = self._waiter = loop.create_future()
         try:
             await waiter
         finally:
-            timer.cancel()
             self._waiter = None
         if self._failure is not None:
             raise self._failure
+
+    def _watch(self) -> None:
+        """The read timeout's one timer: it times out a wait that began a read timeout ago,
+        and else sleeps until the current wait's deadline (none while nothing waits). So a
+        stream's pieces arm no timer of their own."""
+        self._watchdog = None
+        waiter = self._waiter
+        if waiter is None or waiter.done():
+            return
+        deadline = self._wait_began + self.read_timeout_s
+        if self._loop.time() >= deadline:
+            waiter.set_exception(TimeoutError("the provider sent nothing for the read timeout"))
+        else:
+            self._watchdog = self._loop.call_at(deadline, self._watch)
 
     def _wake(self) -> None:
         waiter = self._waiter
@@ -245,6 +263,9 @@ class ProviderConnection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._lost(exc)
         self.closed = True
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
         if self.on_lost is not None:
             self.on_lost(self)
 
@@ -310,8 +331,3 @@ class ProviderConnection(asyncio.Protocol):
         self.complete = True
         self.answers += 1
         self._wake()
-
-
-def _time_out(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_exception(TimeoutError("the provider sent nothing for the read timeout"))
