@@ -4,8 +4,9 @@ for the next request when the answer ended cleanly.
 
 Every wait (for the head, for the next piece of the body, for a full send buffer to
 drain) may last at most the read timeout, watched by one timer per connection that is
-re-armed only when it fires (a timer per wait would cost a stream one per piece). Reading stops while more than `HIGH_WATER` bytes arrived unread, so a provider
-cannot fill memory faster than the gateway relays."""
+re-armed only when it fires (a timer per wait would cost a stream one per piece).
+Reading stops while more than `HIGH_WATER` bytes arrived unread, so a provider cannot
+fill memory faster than the gateway relays."""
 
 from __future__ import annotations
 
