@@ -1,6 +1,7 @@
 """How answers reach the client on the wire: an answer whose length is known (JSON, a
 non-streamed chat) comes in one packet, its head and body written together; a streamed
-answer's head comes at once, before the provider's first piece; HEAD requests and
+answer's head comes at once, before the provider's first piece, and with it when the
+provider sent both together; HEAD requests and
 `Expect: 100-continue` are answered as before. Real servers and raw sockets on 127.0.0.1;
 packets are counted by the kernel (`TCP_INFO`'s data segments received)."""
 
@@ -118,3 +119,32 @@ def test_head_requests_and_expect_continue_are_answered(tmp_path: Path) -> None:
         sock.sendall(body)
         head, answer = read_answer(sock)
         assert head.startswith(b"HTTP/1.1 401") and b"error" in answer  # no admin token: refused whole
+
+
+def test_a_streamed_answer_s_head_and_first_piece_come_in_one_packet_when_they_came_together(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "m.db"
+    with open_memory(db) as side:
+        _, secret = side.keys.create("k")
+    first = b'data: {"choices": [{"index": 0, "delta": {"content": "Hel"}}]}\n\n'
+    sse_head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n"
+    chat = json.dumps({"model": "echo-1", "stream": True, "messages": [{"role": "user", "content": "hi"}]})
+    request = (
+        b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+        + f"authorization: Bearer {secret}\r\ncontent-length: {len(chat)}\r\n\r\n{chat}".encode()
+    )
+    # The provider's head and first event in one write; its next byte 1 s later.
+    with (
+        RawUpstream(sse_head + first, trickle=b"\n", every=1.0) as raw,
+        LiveServer(create_app(gateway_config(db, raw.url))) as server,
+        socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock,
+    ):
+        sock.sendall(request)
+        received = b""
+        while not received.endswith(first + b"\r\n"):
+            chunk = sock.recv(65536)
+            assert chunk, received
+            received += chunk
+        assert received.startswith(b"HTTP/1.1 200") and b"text/event-stream" in received
+        assert data_packets_received(sock) == 1  # the head and the first event together

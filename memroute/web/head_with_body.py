@@ -3,9 +3,11 @@ as soon as the app starts the response, and its body in a second write. Each wri
 socket is a system call that, on a loopback or a busy VM, also wakes the client; sent
 together they cost one. `HeadWithBody` stands for the connection's transport in one
 request's cycle: a head that announces its body's length (the whole body is at hand, and
-Starlette sends it right after) is held and written with the body's first piece. Any other
-head (a stream, `100 Continue`) goes out at once, so a stream's client gets its head before
-the first piece has arrived."""
+Starlette sends it right after) is held and written with the body's first piece. A
+stream's head is held only until the event loop's next turn: written with the first
+piece when that piece is already at hand (a provider's first event usually comes with its
+head), else alone, so a stream's client gets its head before a late first piece.
+`100 Continue` goes out at once."""
 
 from __future__ import annotations
 
@@ -38,10 +40,17 @@ class HeadWithBody:
             self._transport.write(head)
         elif not self._started and not data.startswith(_INFORMATIONAL):
             self._started = True
-            if _LENGTH in data:
-                self._head = data
-                return
+            self._head = data
+            if _LENGTH not in data:  # a stream's head: written by the loop's next turn at the latest
+                asyncio.get_running_loop().call_soon(self._flush)
+            return
         self._transport.write(data)
+
+    def _flush(self) -> None:
+        """Write a held head alone (its body's first piece was not at hand)."""
+        head, self._head = self._head, None
+        if head is not None and not self._transport.is_closing():
+            self._transport.write(head)
 
     def close(self) -> None:
         """Write a held head, then close the connection."""
