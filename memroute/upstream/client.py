@@ -4,8 +4,9 @@ less CPU per call than aiohttp did.
 
 A call waits at most `pool_wait_s` for a free pooled connection (then `PoolFull`, never a
 queue); each read may pause at most `read_timeout_s`, a new connection take at most
-`connect_timeout_s`; an idle pooled connection is dropped after `keepalive_s`, and one
-is reused only after an answer that ended cleanly. Redirects are never followed, and
+`connect_timeout_s`; an idle pooled connection is dropped after `keepalive_s` (one timer
+sweeps the pool), at most `size` are kept idle, and one is reused only after an answer
+that ended cleanly. Redirects are never followed, and
 cookies a provider sets are never kept (one client's call must not carry them into
 another's). Answers compressed with gzip or deflate arrive decoded. Proxies come from the
 environment (HTTP_PROXY, HTTPS_PROXY, NO_PROXY), read once per provider address. A base
@@ -102,7 +103,8 @@ class UpstreamClient:
         self._free = asyncio.Semaphore(settings.size)
         self._idle: dict[tuple[Origin, Proxy | None], list[ProviderConnection]] = {}
         self._pool_key: dict[ProviderConnection, tuple[Origin, Proxy | None]] = {}
-        self._expiry: dict[ProviderConnection, asyncio.TimerHandle] = {}
+        self._idle_count = 0
+        self._sweeper: asyncio.TimerHandle | None = None
         self._proxies = urllib.request.getproxies()
         self._routes: dict[str, tuple[CallTarget, Proxy | None]] = {}
         self._started = False
@@ -117,6 +119,10 @@ class UpstreamClient:
             for conn in list(idle):
                 conn.abort()
         self._idle.clear()
+        self._idle_count = 0
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            self._sweeper = None
 
     def proxy_for(self, url: str) -> str | None:
         """The environment's proxy for `url` (None: connect directly)."""
@@ -184,43 +190,59 @@ class UpstreamClient:
         return conn
 
     def _take(self, key: tuple[Origin, Proxy | None]) -> ProviderConnection | None:
-        """An idle connection to `key`'s origin, the most recently used first."""
+        """An idle connection to `key`'s origin, the most recently used first (one idle
+        longer than `keepalive_s` is closed instead)."""
         idle = self._idle.get(key)
+        if not idle:
+            return None
+        oldest_kept = asyncio.get_running_loop().time() - self.settings.keepalive_s
         while idle:
             conn = idle.pop()
-            timer = self._expiry.pop(conn, None)
-            if timer is not None:
-                timer.cancel()
-            if conn.reusable:
+            self._idle_count -= 1
+            if conn.reusable and conn.idle_since > oldest_kept:
                 return conn
             conn.abort()
         return None
 
     def _done(self, conn: ProviderConnection) -> None:
         """An answer was closed: its connection is kept for the next call when it can carry
-        one, else closed."""
+        one (and fewer than the pool's size are idle), else closed."""
         self._free.release()
         key = self._pool_key.get(conn)
-        if key is None or not self._started or not conn.reusable:
+        if key is None or not self._started or not conn.reusable or self._idle_count >= self.settings.size:
             conn.abort()
             return
-        self._idle.setdefault(key, []).append(conn)
         loop = asyncio.get_running_loop()
-        self._expiry[conn] = loop.call_later(self.settings.keepalive_s, self._expire, conn)
+        conn.idle_since = loop.time()
+        self._idle.setdefault(key, []).append(conn)
+        self._idle_count += 1
+        if self._sweeper is None:
+            self._sweeper = loop.call_later(self.settings.keepalive_s, self._sweep)
 
-    def _expire(self, conn: ProviderConnection) -> None:
-        self._expiry.pop(conn, None)
-        conn.abort()  # _lost takes it out of the pool
+    def _sweep(self) -> None:
+        """Close the connections idle for `keepalive_s`; come back when the next one will
+        have been (one timer for the whole pool, none per call)."""
+        self._sweeper = None
+        loop = asyncio.get_running_loop()
+        oldest_kept = loop.time() - self.settings.keepalive_s
+        next_due = None
+        for idle in self._idle.values():
+            while idle and idle[0].idle_since <= oldest_kept:  # oldest first
+                stale = idle.pop(0)
+                self._idle_count -= 1
+                stale.abort()
+            if idle and (next_due is None or idle[0].idle_since < next_due):
+                next_due = idle[0].idle_since
+        if next_due is not None:
+            self._sweeper = loop.call_at(next_due + self.settings.keepalive_s, self._sweep)
 
     def _lost(self, conn: ProviderConnection) -> None:
         """A connection closed (by either side): forget it."""
         key = self._pool_key.pop(conn, None)
-        timer = self._expiry.pop(conn, None)
-        if timer is not None:
-            timer.cancel()
         idle = self._idle.get(key) if key is not None else None
         if idle and conn in idle:
             idle.remove(conn)
+            self._idle_count -= 1
 
 
 def request_head(

@@ -69,6 +69,7 @@ class ProviderConnection(asyncio.Protocol):
         self.on_lost: Callable[[ProviderConnection], None] | None = None
         self.closed = False
         self.answers = 0  # answers read to their end on this connection
+        self.idle_since = 0.0  # when it was last put back in the pool (loop time)
         self._loop = asyncio.get_running_loop()
         self._waiter: asyncio.Future[None] | None = None
         self._wait_began = 0.0
