@@ -397,3 +397,12 @@ def test_global_scope_shares_keys_memories_but_never_injects_unowned_ones(holes:
         holes.side.update_settings(scope="apiKey", enabled=False, extractionEnabled=True)
         for memory in (note, shared, own):
             holes.side.delete(memory.id)
+
+
+def test_a_provider_key_with_a_line_break_is_400_and_nothing_is_stored(holes: Holes) -> None:
+    before = holes.providers()
+    body = {"id": "split", "baseUrl": "https://api.example.com/v1", "apiKey": "sk-abc\r\nx-injected: 1"}
+    error = assert_error(holes.api.post("/api/providers", json=body), 400)
+    assert "apiKey" in error["message"] and "line break" in error["message"]
+    assert "sk-abc" not in error["message"]
+    assert holes.providers() == before

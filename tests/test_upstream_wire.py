@@ -267,3 +267,20 @@ def test_an_answer_that_stops_in_the_middle_is_a_504_at_the_read_timeout(tmp_pat
         said(client)
     assert caught.value.status_code == 504
     assert caught.value.body["message"] == "upstream provider 'default' timed out"
+
+
+def test_a_provider_key_that_would_break_the_request_is_never_sent(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with (
+        WireProvider([answer(completion("no"))]) as provider,
+        chatting(tmp_path, provider.url, MEMROUTE_UPSTREAM_API_KEY="sk-abc\r\nx-injected: 1") as client,
+        caplog.at_level(logging.DEBUG),
+        pytest.raises(openai.APIStatusError) as caught,
+    ):
+        said(client)
+    assert caught.value.status_code == 502
+    message = caught.value.body["message"]
+    assert message == "upstream provider 'default' could not be sent the request (InvalidHeader)"
+    assert provider.requests == [] and provider.connections == 0
+    assert "sk-abc" not in caplog.text and "x-injected" not in caplog.text

@@ -126,6 +126,8 @@ class ProviderRegistry:
             validate_key_env(api_key_env)
         if api_key is not None and (not isinstance(api_key, str) or not api_key.strip()):
             raise InvalidInput("must not be empty", "apiKey")
+        if api_key is not None and any(ord(c) < 0x20 or ord(c) == 0x7F for c in api_key.strip()):
+            raise InvalidInput("must not hold a line break or another control character", "apiKey")
         if api_key_env and api_key:
             raise InvalidInput("give either apiKeyEnv or apiKey, not both")
         now = to_iso(self._clock())

@@ -32,8 +32,8 @@ from memroute.version import package_version
 MAX_REMEMBERED_URLS = 256  # providers' URLs whose parsing and proxy decision are kept
 IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS"})  # sent again once when a kept-alive connection had closed
 SET_BY_THE_CLIENT = frozenset({"host", "content-length", "transfer-encoding", "connection", "keep-alive"})
-_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
-_UNSAFE_VALUE = re.compile(r"[\r\n\x00]")
+_NOT_IN_A_NAME = re.compile(r"[^!#$%&'*+.^_`|~0-9A-Za-z-]")  # a header's name is a token
+_NOT_IN_A_VALUE = re.compile(r"[\r\n\x00]")
 
 
 class PoolFull(Exception):
@@ -263,10 +263,11 @@ def request_head(
         low = name.lower()
         if low in SET_BY_THE_CLIENT or (low == "authorization" and target.basic_auth):
             continue
-        if not _TOKEN.fullmatch(name) or _UNSAFE_VALUE.search(value):
-            raise InvalidHeader(f"the header {name[:40]!r} cannot be sent")
         given.add(low)
         lines.append(f"{name}: {value}")
+    bad = _unsendable(headers)
+    if bad is not None:
+        raise InvalidHeader(f"the header {bad[:40]!r} cannot be sent")
     if target.basic_auth:
         lines.append(f"authorization: {target.basic_auth}")
     if through_proxy and proxy is not None and proxy.authorization:
@@ -279,3 +280,14 @@ def request_head(
         lines.append(f"content-length: {len(body or b'')}")
     lines.append("\r\n")
     return "\r\n".join(lines).encode()
+
+
+def _unsendable(headers: Mapping[str, str]) -> str | None:
+    """The name of the first header that would break a request's head (a name that is not
+    a token, a value with a line break or a NUL), or None: one scan of them all when none does."""
+    names, values = "".join(headers), "".join(headers.values())
+    if all(headers) and not _NOT_IN_A_NAME.search(names) and not _NOT_IN_A_VALUE.search(values):
+        return None
+    return next(
+        n for n, v in headers.items() if not n or _NOT_IN_A_NAME.search(n) or _NOT_IN_A_VALUE.search(v)
+    )
