@@ -169,9 +169,9 @@ class UpstreamClient:
                     await conn.request(head, body)
                 except ServerDisconnected:  # the provider closed it as it was reused
                     if method not in IDEMPOTENT:
-                        raise
+                        raise  # it may have acted on the request: never sent twice
                     conn.abort()
-                    conn = None  # nothing was done: a fresh connection is tried once
+                    conn = None  # sent again once, on a fresh connection
             if conn is None:
                 conn = await self._dial(key)
                 await conn.request(head, body)
