@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import httpx
 import postgres
@@ -295,30 +295,18 @@ async def _paced(events, delay: float):  # type: ignore[no-untyped-def]
             await asyncio.sleep(delay)
 
 
-class RawUpstream:
-    """A provider at the TCP level, for answers no HTTP framework would send: it reads each
-    request, writes exactly `reply` (nothing at all by default), then `trickle` one byte
-    every `every` seconds, and hangs up; with `hold` it keeps the connection open until the
-    client closes it. `closed_by_client` counts the connections the client closed first.
-    Each connection is served in a thread of its own."""
+class ThreadPerConnection:
+    """A TCP server on a free 127.0.0.1 port that serves each connection in a thread of its
+    own (`serve_connection`); `with` starts it and stops accepting."""
 
-    def __init__(
-        self, reply: bytes = b"", *, trickle: bytes = b"", every: float = 0.05, hold: bool = False
-    ) -> None:
-        self.reply = reply
-        self.trickle = trickle
-        self.every = every
-        self.hold = hold
-        self.requests = 0
-        self.closed_by_client = 0
-        self._lock = threading.Lock()
-        self._sock = socket.socket()
+    def __init__(self) -> None:
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._sock.bind(("127.0.0.1", 0))
         self._sock.listen()
-        self.url = f"http://127.0.0.1:{self._sock.getsockname()[1]}"
+        self.port = int(self._sock.getsockname()[1])
         self._thread = threading.Thread(target=self._serve, daemon=True)
 
-    def __enter__(self) -> RawUpstream:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 
@@ -334,11 +322,34 @@ class RawUpstream:
                 conn, _ = self._sock.accept()
             except OSError:  # shut down by __exit__
                 return
-            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+            threading.Thread(target=self.serve_connection, args=(conn,), daemon=True).start()
 
-    def _answer(self, conn: socket.socket) -> None:
+    def serve_connection(self, conn: socket.socket) -> None:
+        raise NotImplementedError
+
+
+class RawUpstream(ThreadPerConnection):
+    """A provider at the TCP level, for answers no HTTP framework would send: it reads each
+    request, writes exactly `reply` (nothing at all by default), then `trickle` one byte
+    every `every` seconds, and hangs up; with `hold` it keeps the connection open until the
+    client closes it. `closed_by_client` counts the connections the client closed first."""
+
+    def __init__(
+        self, reply: bytes = b"", *, trickle: bytes = b"", every: float = 0.05, hold: bool = False
+    ) -> None:
+        super().__init__()
+        self.reply = reply
+        self.trickle = trickle
+        self.every = every
+        self.hold = hold
+        self.requests = 0
+        self.closed_by_client = 0
+        self._lock = threading.Lock()
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def serve_connection(self, conn: socket.socket) -> None:
         with conn:
-            _read_request(conn)
+            read_request(conn)
             with self._lock:
                 self.requests += 1
             try:
@@ -353,12 +364,14 @@ class RawUpstream:
                     self.closed_by_client += 1
 
 
-def _read_request(conn: socket.socket) -> None:
-    data = b""
+def read_request(conn: socket.socket, rest: bytes = b"") -> tuple[bytes, bytes, bytes] | None:
+    """One request from `conn` (after `rest`, bytes already read): its head, its body (by
+    content-length) and what came after it; None when the peer closed first."""
+    data = rest
     while b"\r\n\r\n" not in data:
         chunk = conn.recv(65536)
         if not chunk:
-            return
+            return None
         data += chunk
     head, _, body = data.partition(b"\r\n\r\n")
     length = next(
@@ -372,5 +385,6 @@ def _read_request(conn: socket.socket) -> None:
     while len(body) < length:
         chunk = conn.recv(65536)
         if not chunk:
-            return
+            return None
         body += chunk
+    return head, body[:length], body[length:]

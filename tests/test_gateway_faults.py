@@ -65,6 +65,9 @@ def test_a_chat_whose_turn_waits_for_the_database_holds_up_no_other_request(gate
     recalled, sent = _retrievals(gateway), len(gateway.upstream.requests)
     answers: list[Any] = []
     writer = apsw.Connection(str(gateway.memory.config.db_path))
+    writer.set_busy_timeout(
+        10_000
+    )  # the server's own writers (the first turn's extraction) may hold the lock
     writer.execute("BEGIN IMMEDIATE")  # another process writing: the chat's turn must wait
     chat = threading.Thread(target=lambda: answers.append(ask()))
     chat.start()

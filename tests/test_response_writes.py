@@ -74,19 +74,27 @@ def test_a_chat_answer_comes_in_one_packet(gateway: Gateway) -> None:
             assert data_packets_received(sock) == answered
 
 
-def test_a_streamed_answer_s_head_comes_before_the_provider_s_first_piece(tmp_path: Path) -> None:
+SSE_HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n"
+
+
+def _streamed_chat(tmp_path: Path) -> tuple[Path, bytes]:
+    """A database with a client key, and a streamed chat's raw request made with the key."""
     db = tmp_path / "m.db"
     with open_memory(db) as side:
         _, secret = side.keys.create("k")
-    sse_head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n"
     chat = json.dumps({"model": "echo-1", "stream": True, "messages": [{"role": "user", "content": "hi"}]})
     request = (
         b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\n"
         + f"authorization: Bearer {secret}\r\ncontent-length: {len(chat)}\r\n\r\n{chat}".encode()
     )
+    return db, request
+
+
+def test_a_streamed_answer_s_head_comes_before_the_provider_s_first_piece(tmp_path: Path) -> None:
+    db, request = _streamed_chat(tmp_path)
     # The provider sends its head, then the stream's first byte 1 s later, and hangs up.
     with (
-        RawUpstream(sse_head, trickle=b"\n", every=1.0) as raw,
+        RawUpstream(SSE_HEAD, trickle=b"\n", every=1.0) as raw,
         LiveServer(create_app(gateway_config(db, raw.url))) as server,
         socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock,
     ):
@@ -124,19 +132,11 @@ def test_head_requests_and_expect_continue_are_answered(tmp_path: Path) -> None:
 def test_a_streamed_answer_s_head_and_first_piece_come_in_one_packet_when_they_came_together(
     tmp_path: Path,
 ) -> None:
-    db = tmp_path / "m.db"
-    with open_memory(db) as side:
-        _, secret = side.keys.create("k")
+    db, request = _streamed_chat(tmp_path)
     first = b'data: {"choices": [{"index": 0, "delta": {"content": "Hel"}}]}\n\n'
-    sse_head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n"
-    chat = json.dumps({"model": "echo-1", "stream": True, "messages": [{"role": "user", "content": "hi"}]})
-    request = (
-        b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\n"
-        + f"authorization: Bearer {secret}\r\ncontent-length: {len(chat)}\r\n\r\n{chat}".encode()
-    )
     # The provider's head and first event in one write; its next byte 1 s later.
     with (
-        RawUpstream(sse_head + first, trickle=b"\n", every=1.0) as raw,
+        RawUpstream(SSE_HEAD + first, trickle=b"\n", every=1.0) as raw,
         LiveServer(create_app(gateway_config(db, raw.url))) as server,
         socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock,
     ):

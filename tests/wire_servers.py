@@ -11,31 +11,7 @@ import ssl
 import threading
 from typing import Any
 
-
-def read_head_and_body(conn: socket.socket, rest: bytes = b"") -> tuple[bytes, bytes, bytes] | None:
-    """One request from `conn` (after `rest`, bytes already read): its head, its body (by
-    content-length) and what came after; None when the peer closed first."""
-    data = rest
-    while b"\r\n\r\n" not in data:
-        chunk = conn.recv(65536)
-        if not chunk:
-            return None
-        data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    length = next(
-        (
-            int(line.split(b":", 1)[1])
-            for line in head.split(b"\r\n")
-            if line.lower().startswith(b"content-length:")
-        ),
-        0,
-    )
-    while len(body) < length:
-        chunk = conn.recv(65536)
-        if not chunk:
-            return None
-        body += chunk
-    return head, body[:length], body[length:]
+from servers import ThreadPerConnection, read_request
 
 
 def completion(text: str) -> bytes:
@@ -79,7 +55,7 @@ def answer(body: bytes, *, framing: str = "length", headers: dict[str, str] | No
     return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
 
 
-class WireProvider:
+class WireProvider(ThreadPerConnection):
     """A provider that writes, for each request it reads, the next of `answers` (the last
     one again once all were sent), and keeps the connection for the next request unless
     the answer said `connection: close` or `drop_idle_after` seconds pass without one.
@@ -89,6 +65,7 @@ class WireProvider:
     def __init__(
         self, answers: list[bytes], *, tls: ssl.SSLContext | None = None, drop_idle_after: float | None = None
     ) -> None:
+        super().__init__()
         self.answers = answers
         self.tls = tls
         self.drop_idle_after = drop_idle_after
@@ -97,22 +74,7 @@ class WireProvider:
         self.closed_by_client = 0
         self.handshake_failures = 0
         self._lock = threading.Lock()
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        self._sock.bind(("127.0.0.1", 0))
-        self._sock.listen()
-        self.port = self._sock.getsockname()[1]
         self.url = f"{'https' if tls else 'http'}://127.0.0.1:{self.port}"
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-
-    def __enter__(self) -> WireProvider:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        with contextlib.suppress(OSError):
-            self._sock.shutdown(socket.SHUT_RDWR)
-        self._sock.close()
-        self._thread.join(5)
 
     def header_of(self, request: int, name: str) -> str | None:
         """A header of the `request`-th request (0 first), by lower-case name."""
@@ -122,15 +84,7 @@ class WireProvider:
                 return value.strip()
         return None
 
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self._sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._connection, args=(conn,), daemon=True).start()
-
-    def _connection(self, raw: socket.socket) -> None:
+    def serve_connection(self, raw: socket.socket) -> None:
         with self._lock:
             self.connections += 1
         conn: Any = raw
@@ -148,7 +102,7 @@ class WireProvider:
                 if self.drop_idle_after is not None and self.requests:
                     conn.settimeout(self.drop_idle_after)
                 try:
-                    request = read_head_and_body(conn, rest)
+                    request = read_request(conn, rest)
                 except TimeoutError:
                     return  # idle too long: dropped without a word
                 except OSError:
@@ -167,37 +121,16 @@ class WireProvider:
                     return
 
 
-class ConnectProxy:
+class ConnectProxy(ThreadPerConnection):
     """An HTTP proxy that only opens CONNECT tunnels; it records each CONNECT's head."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.heads: list[bytes] = []
-        self._sock = socket.socket()
-        self._sock.bind(("127.0.0.1", 0))
-        self._sock.listen()
-        self.url = f"http://127.0.0.1:{self._sock.getsockname()[1]}"
-        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self.url = f"http://127.0.0.1:{self.port}"
 
-    def __enter__(self) -> ConnectProxy:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        with contextlib.suppress(OSError):
-            self._sock.shutdown(socket.SHUT_RDWR)
-        self._sock.close()
-        self._thread.join(5)
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self._sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._tunnel, args=(conn,), daemon=True).start()
-
-    def _tunnel(self, conn: socket.socket) -> None:
-        request = read_head_and_body(conn)
+    def serve_connection(self, conn: socket.socket) -> None:
+        request = read_request(conn)
         if request is None:
             conn.close()
             return
