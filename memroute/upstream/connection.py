@@ -86,7 +86,6 @@ class ProviderConnection(asyncio.Protocol):
         self.complete = False  # the whole answer arrived (or the connection was closed by us)
         self.keep_alive = False
         self._framed = False  # its length is known (content-length or chunked)
-        self._header_name = ""
         self._decoder: BodyDecoder | None = None
         self._pieces: list[bytes] = []
         self._unread = 0
