@@ -163,8 +163,10 @@ def trusted_ca(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[trus
 
 
 def _tls_server(ca: trustme.CA) -> ssl.SSLContext:
+    """A provider's TLS settings with a certificate from `ca`; it would rather speak HTTP/2."""
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     ca.issue_cert("127.0.0.1").configure_cert(context)
+    context.set_alpn_protocols(["h2", "http/1.1"])
     return context
 
 
@@ -177,6 +179,7 @@ def test_a_provider_over_tls_is_called_with_its_certificate_verified(
     ):
         assert [said(client), said(client)] == ["secure", "secure"]
     assert provider.connections == 1 and provider.handshake_failures == 0
+    assert provider.protocols == ["http/1.1"]  # agreed in the handshake, never HTTP/2
 
 
 def test_a_provider_whose_certificate_is_not_trusted_is_unreachable(

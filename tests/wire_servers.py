@@ -73,6 +73,7 @@ class WireProvider(ThreadPerConnection):
         self.connections = 0
         self.closed_by_client = 0
         self.handshake_failures = 0
+        self.protocols: list[str | None] = []  # the protocol each TLS connection agreed (ALPN)
         self._lock = threading.Lock()
         self.url = f"{'https' if tls else 'http'}://127.0.0.1:{self.port}"
 
@@ -91,6 +92,7 @@ class WireProvider(ThreadPerConnection):
         try:
             if self.tls is not None:
                 conn = self.tls.wrap_socket(raw, server_side=True)
+                self.protocols.append(conn.selected_alpn_protocol())
         except (OSError, ssl.SSLError):
             with self._lock:
                 self.handshake_failures += 1
