@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import json
 import logging
 import ssl
 import time
@@ -287,3 +288,15 @@ def test_a_provider_key_that_would_break_the_request_is_never_sent(
     assert message == "upstream provider 'default' could not be sent the request (InvalidHeader)"
     assert provider.requests == [] and provider.connections == 0
     assert "sk-abc" not in caplog.text and "x-injected" not in caplog.text
+
+
+def test_a_large_request_reaches_the_provider_whole(tmp_path: Path) -> None:
+    said_before = "".join(f"paragraph {n} of a long pasted document. " for n in range(80_000))  # ~3.3 MB
+    with (
+        WireProvider([answer(completion("read it"))]) as provider,
+        chatting(tmp_path, provider.url) as client,
+    ):
+        reply = client.chat.completions.create(model="m", messages=[{"role": "user", "content": said_before}])
+    assert reply.choices[0].message.content == "read it"
+    sent = json.loads(provider.requests[0][1])
+    assert sent["messages"][-1]["content"] == said_before
