@@ -209,7 +209,7 @@ class ScriptedUpstream:
         return JSONResponse({"input_tokens": len(json.dumps(body.get("messages")).split())})
 
     async def chat(self, request: Request) -> Response:
-        return await self._formatted(request, lambda body: None, _completion, _completion_events)
+        return await self._formatted(request, lambda body: None, completion, _completion_events)
 
     async def models(self, request: Request) -> Response:
         self.requests.append({"body": None, "headers": dict(request.headers), "path": request.url.path})
@@ -247,7 +247,8 @@ class ScriptedUpstream:
         )
 
 
-def _completion(body: dict[str, Any], text: str) -> dict[str, Any]:
+def completion(body: dict[str, Any], text: str) -> dict[str, Any]:
+    """A chat completion that says `text`, for the model `body` asked for."""
     return {
         "id": "chatcmpl-test",
         "object": "chat.completion",
@@ -263,8 +264,9 @@ async def _chunks(chunks: list[bytes]):  # type: ignore[no-untyped-def]
         yield chunk
 
 
-async def _completion_events(body: dict[str, Any], text: str):  # type: ignore[no-untyped-def]
-    """A streamed chat completion: one chunk per word, a final chunk, `[DONE]`."""
+def completion_events(body: dict[str, Any], text: str) -> list[bytes]:
+    """A streamed chat completion's SSE events: one chunk per word, a final chunk, `[DONE]`."""
+    events = []
     for index, word in enumerate(text.split(" ")):
         chunk = {
             "id": "chatcmpl-test",
@@ -275,7 +277,7 @@ async def _completion_events(body: dict[str, Any], text: str):  # type: ignore[n
                 {"index": 0, "delta": {"content": word if index == 0 else " " + word}, "finish_reason": None}
             ],
         }
-        yield f"data: {json.dumps(chunk)}\n\n".encode()
+        events.append(f"data: {json.dumps(chunk)}\n\n".encode())
     final = {
         "id": "chatcmpl-test",
         "object": "chat.completion.chunk",
@@ -283,8 +285,12 @@ async def _completion_events(body: dict[str, Any], text: str):  # type: ignore[n
         "model": body.get("model"),
         "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
     }
-    yield f"data: {json.dumps(final)}\n\n".encode()
-    yield b"data: [DONE]\n\n"
+    return [*events, f"data: {json.dumps(final)}\n\n".encode(), b"data: [DONE]\n\n"]
+
+
+async def _completion_events(body: dict[str, Any], text: str):  # type: ignore[no-untyped-def]
+    for event in completion_events(body, text):
+        yield event
 
 
 async def _paced(events, delay: float):  # type: ignore[no-untyped-def]

@@ -19,8 +19,8 @@ import pytest
 import trustme
 from gateways import gateway_config
 from memories import open_memory
-from servers import LiveServer, RawUpstream, free_port, wait_until
-from wire_servers import ConnectProxy, WireProvider, answer, completion, stream_events
+from servers import LiveServer, RawUpstream, completion_events, free_port, wait_until
+from wire_servers import ConnectProxy, WireProvider, answer, completion_json
 
 from memroute.upstream.tls import tls_context
 from memroute.web.app import create_app
@@ -43,7 +43,7 @@ def said(client: openai.OpenAI) -> str | None:
 
 def test_chats_one_after_another_travel_one_kept_alive_connection(tmp_path: Path) -> None:
     with (
-        WireProvider([answer(completion("one")), answer(completion("two"))]) as provider,
+        WireProvider([answer(completion_json("one")), answer(completion_json("two"))]) as provider,
         chatting(tmp_path, provider.url) as client,
     ):
         assert [said(client), said(client)] == ["one", "two"]
@@ -51,7 +51,7 @@ def test_chats_one_after_another_travel_one_kept_alive_connection(tmp_path: Path
 
 
 def test_a_provider_that_closes_after_each_answer_gets_a_new_connection_per_chat(tmp_path: Path) -> None:
-    closing = answer(completion("ok"), headers={"connection": "close"})
+    closing = answer(completion_json("ok"), headers={"connection": "close"})
     with WireProvider([closing]) as provider, chatting(tmp_path, provider.url) as client:
         assert [said(client), said(client), said(client)] == ["ok", "ok", "ok"]
     assert provider.connections == 3
@@ -59,7 +59,7 @@ def test_a_provider_that_closes_after_each_answer_gets_a_new_connection_per_chat
 
 def test_a_kept_alive_connection_the_provider_dropped_between_chats_is_not_used_again(tmp_path: Path) -> None:
     with (
-        WireProvider([answer(completion("ok"))], drop_idle_after=0.1) as provider,
+        WireProvider([answer(completion_json("ok"))], drop_idle_after=0.1) as provider,
         chatting(tmp_path, provider.url) as client,
     ):
         assert said(client) == "ok"
@@ -70,7 +70,10 @@ def test_a_kept_alive_connection_the_provider_dropped_between_chats_is_not_used_
 
 
 def test_an_idle_connection_is_closed_by_the_gateway_after_two_seconds(tmp_path: Path) -> None:
-    with WireProvider([answer(completion("ok"))]) as provider, chatting(tmp_path, provider.url) as client:
+    with (
+        WireProvider([answer(completion_json("ok"))]) as provider,
+        chatting(tmp_path, provider.url) as client,
+    ):
         assert said(client) == "ok"
         wait_until(lambda: provider.closed_by_client == 1, timeout=6)
 
@@ -99,7 +102,7 @@ def test_every_framing_and_compression_of_an_answer_arrives_as_the_provider_mean
     tmp_path: Path, framing: str, encoding: str | None
 ) -> None:
     text = "a long answer, " * 200
-    body = completion(text)
+    body = completion_json(text)
     headers = {}
     if encoding is not None:
         body = _encoded(body, encoding)
@@ -115,8 +118,8 @@ def test_every_framing_and_compression_of_an_answer_arrives_as_the_provider_mean
 
 
 def test_a_compressed_chunked_stream_is_relayed_decoded_token_by_token(tmp_path: Path) -> None:
-    words = [f"w{n} " for n in range(40)]
-    stream = gzip.compress(b"".join(stream_events(words)))
+    text = " ".join(f"w{n}" for n in range(40))
+    stream = gzip.compress(b"".join(completion_events({"model": "m"}, text)))
     headers = {"content-type": "text/event-stream", "content-encoding": "gzip"}
     with (
         WireProvider([answer(stream, framing="chunked", headers=headers)]) as provider,
@@ -126,13 +129,13 @@ def test_a_compressed_chunked_stream_is_relayed_decoded_token_by_token(tmp_path:
             model="m", messages=[{"role": "user", "content": "go"}], stream=True
         )
         got = [chunk.choices[0].delta.content for chunk in pieces if chunk.choices]
-    assert "".join(c or "" for c in got) == "".join(words)
+    assert "".join(c or "" for c in got) == text
 
 
 def test_a_large_answer_arrives_whole(tmp_path: Path) -> None:
     text = "".join(f"line {n} of a long report\n" for n in range(150_000))  # ~3.8 MB
     with (
-        WireProvider([answer(completion(text), framing="chunked")]) as provider,
+        WireProvider([answer(completion_json(text), framing="chunked")]) as provider,
         chatting(tmp_path, provider.url) as client,
     ):
         assert said(client) == text
@@ -175,7 +178,7 @@ def test_a_provider_over_tls_is_called_with_its_certificate_verified(
     tmp_path: Path, trusted_ca: trustme.CA
 ) -> None:
     with (
-        WireProvider([answer(completion("secure"))], tls=_tls_server(trusted_ca)) as provider,
+        WireProvider([answer(completion_json("secure"))], tls=_tls_server(trusted_ca)) as provider,
         chatting(tmp_path, provider.url) as client,
     ):
         assert [said(client), said(client)] == ["secure", "secure"]
@@ -188,7 +191,7 @@ def test_a_provider_whose_certificate_is_not_trusted_is_unreachable(
 ) -> None:
     stranger = trustme.CA()  # a certificate from an authority the gateway does not trust
     with (
-        WireProvider([answer(completion("no"))], tls=_tls_server(stranger)) as provider,
+        WireProvider([answer(completion_json("no"))], tls=_tls_server(stranger)) as provider,
         chatting(tmp_path, provider.url) as client,
         pytest.raises(openai.APIStatusError) as caught,
     ):
@@ -202,7 +205,7 @@ def test_a_tls_provider_is_reached_through_the_proxys_tunnel(
     tmp_path: Path, trusted_ca: trustme.CA, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with (
-        WireProvider([answer(completion("tunnelled"))], tls=_tls_server(trusted_ca)) as provider,
+        WireProvider([answer(completion_json("tunnelled"))], tls=_tls_server(trusted_ca)) as provider,
         ConnectProxy() as proxy,
     ):
         monkeypatch.setenv("HTTPS_PROXY", proxy.url.replace("http://", "http://gate:pa55@"))
@@ -220,7 +223,7 @@ def test_a_tls_provider_is_reached_through_the_proxys_tunnel(
 def test_a_proxy_that_cannot_be_reached_is_named_as_the_failure(
     tmp_path: Path, trusted_ca: trustme.CA, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with WireProvider([answer(completion("no"))], tls=_tls_server(trusted_ca)) as provider:
+    with WireProvider([answer(completion_json("no"))], tls=_tls_server(trusted_ca)) as provider:
         monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{free_port()}")
         for name in ("NO_PROXY", "no_proxy", "https_proxy"):
             monkeypatch.delenv(name, raising=False)
@@ -236,11 +239,11 @@ SSE_HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-enco
 def test_a_stream_that_stops_in_the_middle_ends_at_the_read_timeout(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    first = stream_events(["Hel"])[0]
+    first = completion_events({"model": "m"}, "Hel")[0]
     # Two pieces, then silence with the connection open: the second wait outlives the
     # first's timer, which must still end it.
     head = SSE_HEAD + b"%x\r\n%s\r\n" % (len(first), first)
-    second = stream_events(["lo"])[0]
+    second = completion_events({"model": "m"}, "lo")[0]
     with (
         RawUpstream(head, trickle=b"%x\r\n%s\r\n" % (len(second), second), every=0.3, hold=True) as raw,
         chatting(tmp_path, raw.url, MEMROUTE_UPSTREAM_TIMEOUT="0.5") as client,
@@ -277,7 +280,7 @@ def test_a_provider_key_that_would_break_the_request_is_never_sent(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     with (
-        WireProvider([answer(completion("no"))]) as provider,
+        WireProvider([answer(completion_json("no"))]) as provider,
         chatting(tmp_path, provider.url, MEMROUTE_UPSTREAM_API_KEY="sk-abc\r\nx-injected: 1") as client,
         caplog.at_level(logging.DEBUG),
         pytest.raises(openai.APIStatusError) as caught,
@@ -293,7 +296,7 @@ def test_a_provider_key_that_would_break_the_request_is_never_sent(
 def test_a_large_request_reaches_the_provider_whole(tmp_path: Path) -> None:
     said_before = "".join(f"paragraph {n} of a long pasted document. " for n in range(80_000))  # ~3.3 MB
     with (
-        WireProvider([answer(completion("read it"))]) as provider,
+        WireProvider([answer(completion_json("read it"))]) as provider,
         chatting(tmp_path, provider.url) as client,
     ):
         reply = client.chat.completions.create(model="m", messages=[{"role": "user", "content": said_before}])

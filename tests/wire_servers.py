@@ -11,32 +11,12 @@ import ssl
 import threading
 from typing import Any
 
-from servers import ThreadPerConnection, read_request
+from servers import ThreadPerConnection, completion, read_request
 
 
-def completion(text: str) -> bytes:
-    """A chat completion's JSON that says `text`."""
-    return json.dumps(
-        {
-            "id": "chatcmpl-1",
-            "object": "chat.completion",
-            "created": 0,
-            "model": "m",
-            "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
-            ],
-        }
-    ).encode()
-
-
-def stream_events(words: list[str]) -> list[bytes]:
-    """A streamed chat completion's SSE events, one per word, then [DONE]."""
-    events = []
-    for word in words:
-        chunk = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m"}
-        chunk["choices"] = [{"index": 0, "delta": {"content": word}, "finish_reason": None}]
-        events.append(b"data: " + json.dumps(chunk).encode() + b"\n\n")
-    return [*events, b"data: [DONE]\n\n"]
+def completion_json(text: str) -> bytes:
+    """A chat completion's JSON that says `text` (the scripted upstream's completion)."""
+    return json.dumps(completion({"model": "m"}, text)).encode()
 
 
 def answer(body: bytes, *, framing: str = "length", headers: dict[str, str] | None = None) -> bytes:

@@ -99,9 +99,6 @@ class UpstreamClient:
 
     def __init__(self, settings: PoolSettings, tls: ssl.SSLContext) -> None:
         self.settings = settings
-        # Offered in every TLS handshake: a provider that would rather speak HTTP/2 agrees to
-        # HTTP/1.1, the one protocol this client speaks (httpx's clients offer the same).
-        tls.set_alpn_protocols(["http/1.1"])
         self._tls = tls
         self._free = asyncio.Semaphore(settings.size)
         self._idle: dict[tuple[Origin, Proxy | None], list[ProviderConnection]] = {}

@@ -67,8 +67,6 @@ class ProviderConnection(asyncio.Protocol):
         self.read_timeout_s = read_timeout_s
         self.transport: asyncio.Transport | None = None
         self.on_lost: Callable[[ProviderConnection], None] | None = None
-        self.closed = False
-        self.answers = 0  # answers read to their end on this connection
         self.idle_since = 0.0  # when it was last put back in the pool (loop time)
         self._loop = asyncio.get_running_loop()
         self._waiter: asyncio.Future[None] | None = None
@@ -110,10 +108,10 @@ class ProviderConnection(asyncio.Protocol):
 
     async def request(self, head: bytes, body: bytes | None) -> None:
         """Send a request and wait for its answer's head (`status_code`, `headers`)."""
-        if self.answers:
+        if self.complete:  # a kept-alive connection's next answer
             self._start_answer()
         transport = self.transport
-        if transport is None or self.closed or transport.is_closing():
+        if transport is None or transport.is_closing():
             raise ServerDisconnected("the connection was closed before the request was sent")
         transport.write(head + body if body else head)
         if self._write_paused:
@@ -138,7 +136,7 @@ class ProviderConnection(asyncio.Protocol):
     async def hold(self, seconds: float) -> None:
         """Leave the connection unread for `seconds` (the kernel keeps what arrives)."""
         transport = self.transport
-        if transport is None or self.complete or self.closed:
+        if transport is None or self.complete or transport.is_closing():
             return
         self._held = True
         transport.pause_reading()
@@ -263,7 +261,6 @@ class ProviderConnection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._lost(exc)
-        self.closed = True
         if self._watchdog is not None:
             self._watchdog.cancel()
             self._watchdog = None
@@ -330,5 +327,4 @@ class ProviderConnection(asyncio.Protocol):
 
     def _end_body(self) -> None:
         self.complete = True
-        self.answers += 1
         self._wake()
