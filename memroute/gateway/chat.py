@@ -326,7 +326,8 @@ class ChatPipeline:
         or in one trip to a worker thread): authenticate (first, so an unknown client
         learns nothing about its body) and check the key's limits, parse and check, route,
         recall and inject, build the outgoing body, and queue the user's turn for learning
-        (unless the reply is learned from too: then after the answer).
+        (unless the reply is learned from too: then after the answer). Whether the
+        settings and providers changed is asked once for all of it.
 
         With `on_loop` (on the event loop), an admission that would wait or work long
         raises NeedsThread before it changes anything: when the settings cannot be read,
@@ -334,6 +335,12 @@ class ChatPipeline:
         index this process holds (vectors, a big key, one not held: see
         `Memory.recall(light=True)`). A turn whose write would wait more than briefly
         (`Store.briefly`) is left for the caller to queue in a thread (`Admitted.turn_waits`)."""
+        with self.memory.config_checked_once():
+            return self._admit(fmt, secret, headers, raw, on_loop)
+
+    def _admit(
+        self, fmt: WireFormat, secret: str | None, headers: Mapping[str, str], raw: bytes, on_loop: bool
+    ) -> Admitted:
         turn, settings = self._turn_for_memory(on_loop)
         if on_loop and settings is None:
             raise NeedsThread

@@ -117,16 +117,17 @@ def normalize(stored: Mapping[str, Any]) -> MemorySettings:
 
 
 class SettingsOfStored:
-    """`normalize`, remembering the last stored values it was given: values equal to them
-    give the same settings without being checked again (a chat reads the stored values
-    every time, so a change is seen at once; it rarely finds one). Thread-safe."""
+    """`normalize`, remembering the last stored values it was given: the same values (the
+    store's unchanged copy), or values equal to them, give the same settings without being
+    checked again (a chat asks for the settings every time, so a change is seen at once;
+    it rarely finds one). Thread-safe."""
 
     def __init__(self) -> None:
         self._last: tuple[Mapping[str, Any], MemorySettings] | None = None
 
     def __call__(self, stored: Mapping[str, Any]) -> MemorySettings:
         last = self._last
-        if last is not None and _same_values(last[0], stored):
+        if last is not None and (last[0] is stored or _same_values(last[0], stored)):
             return last[1]
         settings = normalize(stored)
         self._last = (stored, settings)

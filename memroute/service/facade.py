@@ -11,7 +11,7 @@ from __future__ import annotations
 import builtins
 import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -704,8 +704,15 @@ class Memory:
     # -- settings ---------------------------------------------------------------
 
     def settings(self) -> MemorySettings:
-        """Current settings, read from the database so every process sees changes at once."""
+        """Current settings: the database is asked whether any process changed them (on
+        SQLite at every call, on PostgreSQL at most every half second), so a change is in
+        force at once (on another replica within half a second)."""
         return self._read_settings()
+
+    def config_checked_once(self) -> AbstractContextManager[None]:
+        """Within the block, this thread's reads of the settings and the providers ask the
+        database once whether they changed (an admission reads both)."""
+        return self._store.config_checked_once()
 
     def update_settings(self, changes: Mapping[str, Any] | None = None, **kwargs: Any) -> MemorySettings:
         """Validate and store settings (camelCase or snake_case names); returns the new settings.

@@ -18,6 +18,7 @@ import apsw
 
 from memroute.lru import LruTtlCache
 from memroute.store.changes import SqliteChangeFeed
+from memroute.store.config_version import ConfigVersion
 from memroute.store.contract import Store
 from memroute.store.db import Database
 from memroute.store.jobs import JobRepository
@@ -74,10 +75,11 @@ class SqliteStore:
         self.changes = SqliteChangeFeed(db)
         self.vectors = VectorRepository(db)
         self.memories = MemoryRepository(db, _shared_cache(db.path), delete_vector=self.vectors.delete_in)
-        self.settings = SettingsRepository(db)
+        self.config_version = ConfigVersion(db)
+        self.settings = SettingsRepository(db, self.config_version)
         self.jobs = JobRepository(db)
         self.keys = KeyRepository(db)
-        self.providers = ProviderRepository(db)
+        self.providers = ProviderRepository(db, self.config_version)
         self.qdrant = QdrantSyncRepository(db)
         self.sessions = SessionRepository(db)
         self.leases = LeaseRepository(db)
@@ -108,6 +110,9 @@ class SqliteStore:
 
     def briefly(self) -> AbstractContextManager[None]:
         return self.db.briefly()
+
+    def config_checked_once(self) -> AbstractContextManager[None]:
+        return self.config_version.checked_once()
 
     def after_commit(self, callback: Callable[[], object]) -> None:
         self.db.after_commit(callback)

@@ -156,7 +156,7 @@ class VectorStore(Protocol):
 
 
 class SettingsStore(Protocol):
-    def read_all(self) -> dict[str, Any]: ...
+    def read_all(self) -> Mapping[str, Any]: ...
     def write(self, values: Mapping[str, Any], *, now: str) -> None: ...
 
 
@@ -307,6 +307,11 @@ class Store(Protocol):
         for another thread of it a few ms at most: one that would wait longer raises
         WouldBlock, having written nothing (on PostgreSQL every write waits for the server:
         the block raises it at once)."""
+        ...
+
+    def config_checked_once(self) -> AbstractContextManager[None]:
+        """This thread's reads of the settings and providers inside the block ask the
+        database once whether any process changed them (each read asks outside one)."""
         ...
 
     def after_commit(self, callback: Callable[[], object]) -> None: ...

@@ -1,13 +1,18 @@
-"""The `providers` table: upstream LLM endpoints. Stored secrets never leave this layer
-except to the gateway that calls the provider."""
+"""The `providers` table: upstream LLM endpoints, read through this process's copy (every
+chat routes through it), which is read again only once the file's settings or providers
+changed (`config_version.py`). Stored secrets never leave this layer except to the
+gateway that calls the provider."""
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Sequence
 from typing import Any
 
 from memroute.models.records import ProviderRecord
+from memroute.store.config_version import ConfigVersion
 from memroute.store.db import Database
+from memroute.store.versioned_copy import VersionedCopy
 
 COLUMNS = "id, base_url, api_key_env, api_key, is_default, created_at, updated_at, format"
 
@@ -17,8 +22,9 @@ def row_to_provider(row: Sequence[Any]) -> ProviderRecord:
 
 
 class ProviderRepository:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, version: ConfigVersion) -> None:
         self.db = db
+        self._copy = VersionedCopy(self._read, version.current)
 
     def upsert(self, provider: ProviderRecord) -> ProviderRecord:
         """Create or replace a provider; making it the default clears the old default."""
@@ -49,16 +55,16 @@ class ProviderRepository:
         assert found is not None
         return found
 
-    def list(self) -> list[ProviderRecord]:
-        return [
+    def list(self) -> builtins.list[ProviderRecord]:
+        return list(self._read() if self.db.in_write_transaction() else self._copy.read())
+
+    def _read(self) -> tuple[ProviderRecord, ...]:
+        return tuple(
             row_to_provider(r) for r in self.db.read().execute(f"SELECT {COLUMNS} FROM providers ORDER BY id")
-        ]
+        )
 
     def get(self, provider_id: str) -> ProviderRecord | None:
-        row = (
-            self.db.read().execute(f"SELECT {COLUMNS} FROM providers WHERE id = ?", (provider_id,)).fetchone()
-        )
-        return row_to_provider(row) if row else None
+        return next((p for p in self.list() if p.id == provider_id), None)
 
     def delete(self, provider_id: str) -> bool:
         with self.db.write() as con:

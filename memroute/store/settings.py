@@ -1,22 +1,34 @@
-"""The `settings` table: one JSON value per key."""
+"""The `settings` table: one JSON value per key, read through this process's copy,
+which is read again only once the file's settings or providers changed
+(`config_version.py`)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 import apsw
 
+from memroute.store.config_version import ConfigVersion
 from memroute.store.db import Database
+from memroute.store.versioned_copy import VersionedCopy
 
 
 class SettingsRepository:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, version: ConfigVersion) -> None:
         self.db = db
+        self._copy = VersionedCopy(self._read, version.current)
 
-    def read_all(self) -> dict[str, Any]:
-        return decoded_settings(self.db.read().execute("SELECT key, value FROM settings"))
+    def read_all(self) -> Mapping[str, Any]:
+        """Every stored value (JSON-decoded; an unreadable one left out), read-only."""
+        if self.db.in_write_transaction():
+            return self._read()
+        return self._copy.read()
+
+    def _read(self) -> Mapping[str, Any]:
+        return MappingProxyType(decoded_settings(self.db.read().execute("SELECT key, value FROM settings")))
 
     def write(self, values: Mapping[str, Any], *, now: str) -> None:
         with self.db.write() as con:

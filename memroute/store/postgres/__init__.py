@@ -5,7 +5,7 @@ psycopg 3 and its pool are needed (`pip install 'memroute[postgres]'`)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 
 from memroute.config import without_password
 from memroute.errors import WouldBlock
@@ -73,6 +73,10 @@ class PostgresStore:
     def briefly(self) -> AbstractContextManager[None]:
         """A write waits for the server's answer: none is made briefly (WouldBlock at once)."""
         raise WouldBlock("a PostgreSQL write waits for its server")
+
+    def config_checked_once(self) -> AbstractContextManager[None]:
+        """Each copy of the settings and providers is checked at most every `FRESH_S` anyway."""
+        return nullcontext()
 
     def after_commit(self, callback: Callable[[], object]) -> None:
         self.db.after_commit(callback)

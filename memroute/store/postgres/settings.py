@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from memroute.store.postgres.db import PgDatabase
@@ -18,14 +19,14 @@ class PgSettingsRepository:
         self.db = db
         self._copy = SharedCopy(db, "settings", self._read)
 
-    def read_all(self) -> dict[str, Any]:
-        """Every stored value (JSON-decoded; an unreadable one left out)."""
+    def read_all(self) -> Mapping[str, Any]:
+        """Every stored value (JSON-decoded; an unreadable one left out), read-only."""
         if self.db.in_write_transaction():
             return self._read()
-        return dict(self._copy.read())
+        return self._copy.read()
 
-    def _read(self) -> dict[str, Any]:
-        return decoded_settings(self.db.fetchall("SELECT key, value FROM settings"))
+    def _read(self) -> Mapping[str, Any]:
+        return MappingProxyType(decoded_settings(self.db.fetchall("SELECT key, value FROM settings")))
 
     def write(self, values: Mapping[str, Any], *, now: str) -> None:
         with self.db.write() as con:
