@@ -10,15 +10,18 @@ import json
 import logging
 import re
 import socket
+import threading
 import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
 import openai
 import pytest
+import uvicorn
 from error_shape import assert_error
 from memories import open_memory
 from servers import ADMIN, AUTH, LiveServer, RawUpstream, ScriptedUpstream, wait_until
@@ -302,42 +305,90 @@ def test_a_key_override_from_the_keys_api_takes_effect_at_once(gw: Gateway) -> N
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["non-streamed", "streamed"])
-def test_a_client_that_disconnects_cancels_its_upstream_call(gw: Gateway, stream: bool) -> None:
+def test_a_client_that_disconnects_cancels_its_upstream_call(
+    gw: Gateway, stream: bool, caplog: pytest.LogCaptureFixture
+) -> None:
     # The provider never answers; the client gives up: the upstream socket is closed and
-    # the key's only slot is free again.
+    # the key's only slot is free again, for the client's leaving (not the total deadline).
     gw.limit("a", max_concurrent=1)
-    with RawUpstream(hold=True) as slow:
+    with RawUpstream(hold=True) as slow, caplog.at_level(logging.INFO, logger="memroute.gateway"):
         sock = gw.hang_up_later("a", {"model": gw.provider(slow), "messages": HI, "stream": stream})
         wait_until(lambda: slow.requests == 1)
         sock.close()
         wait_until(lambda: slow.closed_by_client == 1)
+        wait_until(lambda: "gateway.client.disconnected" in caplog.text)
         assert gw.chat_works("a")
+    assert "deadline" not in caplog.text
 
 
-def test_a_client_that_leaves_a_relayed_stream_closes_the_upstream_response(gw: Gateway) -> None:
+@pytest.mark.parametrize("stream", [False, True], ids=["non-streamed", "streamed"])
+def test_under_another_asgi_server_a_client_that_disconnects_still_cancels_its_upstream_call(
+    tmp_path: Path, stream: bool
+) -> None:
+    # Plain uvicorn does not tell the app that a client left (memroute's server does): the
+    # gateway watches the request's receive channel instead.
+    db = tmp_path / "m.db"
+    with RawUpstream(hold=True) as slow, open_memory(db) as side:
+        _key, secret = side.keys.create("a")
+        environ = {"MEMROUTE_UPSTREAM_BASE_URL": slow.url + "/v1", "MEMROUTE_ADMIN_TOKEN": ADMIN}
+        listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        listening.bind(("127.0.0.1", 0))
+        config = uvicorn.Config(create_app(Config.for_path(db, environ=environ)), log_level="warning")
+        server = uvicorn.Server(config)
+        thread = threading.Thread(target=server.run, kwargs={"sockets": [listening]}, daemon=True)
+        thread.start()
+        try:
+            wait_until(lambda: server.started)
+            payload = json.dumps({"model": "x", "messages": HI, "stream": stream}).encode()
+            client = socket.create_connection(listening.getsockname())
+            client.sendall(
+                b"POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+                + f"authorization: Bearer {secret}\r\ncontent-length: {len(payload)}\r\n\r\n".encode()
+                + payload
+            )
+            wait_until(lambda: slow.requests == 1)
+            client.close()
+            wait_until(lambda: slow.closed_by_client == 1)
+        finally:
+            server.should_exit = True
+            thread.join(30)
+            listening.close()
+
+
+def test_a_client_that_leaves_a_relayed_stream_closes_the_upstream_response(
+    gw: Gateway, caplog: pytest.LogCaptureFixture
+) -> None:
     gw.limit("a", max_concurrent=1)
-    with RawUpstream(SSE_HEAD + FIRST_EVENT, hold=True) as slow:
+    with RawUpstream(SSE_HEAD + FIRST_EVENT, hold=True) as slow, caplog.at_level(logging.INFO):
         stream = gw.client("a").chat.completions.create(model=gw.provider(slow), messages=HI, stream=True)
         assert next(iter(stream)).choices[0].delta.content == "Hel"  # relayed as it arrived
         stream.close()
         wait_until(lambda: slow.closed_by_client == 1)
+        wait_until(lambda: "gateway.stream.client_left" in caplog.text)
         assert gw.chat_works("a")
+    assert "deadline" not in caplog.text
 
 
 def test_a_client_that_leaves_while_a_fast_stream_is_gathered_closes_the_upstream_response(
-    gw: Gateway,
+    gw: Gateway, caplog: pytest.LogCaptureFixture
 ) -> None:
     # The provider's bytes come 2 ms apart: past its first pieces, the relay leaves the
     # provider's connection unread between reads (MEMROUTE_STREAM_GATHER_MS, 5 ms), and the
     # client leaves meanwhile. The upstream response is closed, the slot freed.
     gw.limit("a", max_concurrent=1)
-    with RawUpstream(SSE_HEAD + FIRST_EVENT, trickle=b": keep-alive\n" * 100, every=0.002) as fast:
+    trickle = b": keep-alive\n" * 100
+    with (
+        RawUpstream(SSE_HEAD + FIRST_EVENT, trickle=trickle, every=0.002) as fast,
+        caplog.at_level(logging.INFO),
+    ):
         stream = gw.client("a").chat.completions.create(model=gw.provider(fast), messages=HI, stream=True)
         assert next(iter(stream)).choices[0].delta.content == "Hel"
         time.sleep(0.05)  # several holds in
         stream.close()
         wait_until(lambda: fast.closed_by_client == 1)
+        wait_until(lambda: "gateway.stream.client_left" in caplog.text)
         assert gw.chat_works("a")
+    assert "deadline" not in caplog.text
 
 
 # -- the total deadline -----------------------------------------------------------------------

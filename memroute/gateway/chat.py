@@ -482,7 +482,7 @@ class ChatPipeline:
                 route,
                 admitted.fmt.upstream_path,
                 admitted.payload,
-                request.receive,
+                request,
                 self.bounds,
                 admitted.headers,
             )
@@ -501,7 +501,7 @@ class ChatPipeline:
             route,
             fmt.upstream_path,
             admitted.payload,
-            request.receive,
+            request,
             self.bounds,
             slot.release,
             admitted.headers,
@@ -510,7 +510,7 @@ class ChatPipeline:
         is_sse = "text/event-stream" in upstream.headers.get("content-type", "")
         if upstream.status_code != 200 or not is_sse:
             try:
-                content = await stream.read(request.receive)
+                content = await stream.read(request)
             finally:
                 await stream.close()
             if upstream.status_code == 200:

@@ -58,7 +58,7 @@ async def pass_through(pipeline: ChatPipeline, request: Request, kind: PassThrou
     slot = pipeline.limiter.acquire(key)
     try:
         upstream, content = await fetch_once(
-            pipeline.client, route, kind.upstream_path, payload, request.receive, pipeline.bounds, passed
+            pipeline.client, route, kind.upstream_path, payload, request, pipeline.bounds, passed
         )
     except ClientGone:
         return client_gone(route)

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 import anyio
+from starlette.requests import Request
 from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
@@ -40,7 +41,7 @@ async def fetch_once(
     route: Route,
     path: str,
     payload: bytes,
-    receive: Receive,
+    request: Request,
     bounds: UpstreamBounds,
     headers: Mapping[str, str] | None = None,
 ) -> tuple[UpstreamResponse, bytes]:
@@ -52,7 +53,7 @@ async def fetch_once(
             return upstream, await read_body(upstream, route, bounds.max_body_bytes)
 
     deadline = time.monotonic() + bounds.total_timeout_s
-    return await guarded(receive, deadline, route, bounds.total_timeout_s, call)
+    return await guarded(request.scope, request.receive, deadline, route, bounds.total_timeout_s, call)
 
 
 @dataclass
@@ -68,13 +69,15 @@ class OpenStream:
     _stack: contextlib.AsyncExitStack[bool | None] = field(default_factory=contextlib.AsyncExitStack)
     _closed: bool = False
 
-    async def read(self, receive: Receive) -> bytes:
+    async def read(self, request: Request) -> bytes:
         """The whole body (a non-SSE answer), capped and guarded like `fetch_once`."""
 
         async def body() -> bytes:
             return await read_body(self.response, self.route, self.bounds.max_body_bytes)
 
-        return await guarded(receive, self.deadline, self.route, self.bounds.total_timeout_s, body)
+        return await guarded(
+            request.scope, request.receive, self.deadline, self.route, self.bounds.total_timeout_s, body
+        )
 
     async def chunks(self) -> AsyncIterator[bytes]:
         """The raw bytes as they arrive, until the answer ends or the deadline passes (then
@@ -121,7 +124,7 @@ async def open_streamed(
     route: Route,
     path: str,
     payload: bytes,
-    receive: Receive,
+    request: Request,
     bounds: UpstreamBounds,
     on_close: Callable[[], None],
     headers: Mapping[str, str] | None = None,
@@ -135,7 +138,9 @@ async def open_streamed(
         return await stack.enter_async_context(open_stream(client, "POST", route, path, payload, headers))
 
     try:
-        response = await guarded(receive, deadline, route, bounds.total_timeout_s, head)
+        response = await guarded(
+            request.scope, request.receive, deadline, route, bounds.total_timeout_s, head
+        )
     except BaseException:
         with anyio.CancelScope(shield=True):
             await stack.aclose()
@@ -147,7 +152,7 @@ async def open_streamed(
 class RelayResponse(StreamingResponse):
     """A streamed response that runs `finish` when it ends, however it ends: all sent,
     the client gone, or its body never started. A client that disconnects ends the relay
-    (`while_connected`: one watcher task, not Starlette's task group per stream)."""
+    (`while_connected`, not Starlette's task group per stream)."""
 
     def __init__(
         self,
@@ -161,8 +166,9 @@ class RelayResponse(StreamingResponse):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
-            with contextlib.suppress(ClientGone):  # nobody is left to send the rest to
-                await while_connected(receive, functools.partial(self.stream_response, send))
+            await while_connected(scope, receive, functools.partial(self.stream_response, send))
+        except ClientGone:  # nobody is left to send the rest to
+            log.info("gateway.stream.client_left: the client closed its connection; the relay was ended")
         finally:
             with anyio.CancelScope(shield=True):
                 await self._finish()

@@ -3,18 +3,24 @@ connection cap a new connection takes the place of the longest-waiting one that 
 request (idle between requests, or still sending its head, for half a second at least),
 and only when every connection is in a request is it answered 503 and closed; a request
 head must arrive whole within a deadline, and a request body may not pause longer than
-another (slow or idle clients cannot hold the sockets)."""
+another (slow or idle clients cannot hold the sockets). A request's app is told when its
+client's connection is lost (the gateway's `ON_DISCONNECT` scope extension), so the
+gateway needs no task of its own to watch for it."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from memroute.gateway.guard import ON_DISCONNECT
 from memroute.web.connection_share import ConnectionShare
 from memroute.web.head_with_body import HeadWithBody
 from memroute.web.logs import LogBudget
@@ -63,6 +69,8 @@ class GuardedProtocol(HttpToolsProtocol):
         self.deadline: asyncio.TimerHandle | None = None
         self.waiting_for: str | None = None  # "head" or "body" while a deadline runs
         self.receiving: str | None = None  # "head" or "body" while a request arrives
+        self.lost = False
+        self.on_lost: list[Callable[[], None]] = []  # called once the connection is lost
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         self.idle_since = self.loop.time()
@@ -83,6 +91,23 @@ class GuardedProtocol(HttpToolsProtocol):
             if self.guard.share is not None:
                 self.guard.share.closed()
             super().connection_lost(exc)
+        self.lost = True
+        callbacks, self.on_lost = self.on_lost, []
+        for callback in callbacks:
+            callback()
+
+    def on_disconnect(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """`ON_DISCONNECT`: call `callback` once the connection is lost (soon, if it is
+        already); the function returned forgets it."""
+        if self.lost:
+            self.loop.call_soon(callback)
+            return _nothing
+        self.on_lost.append(callback)
+        return functools.partial(self._forget, callback)
+
+    def _forget(self, callback: Callable[[], None]) -> None:
+        with contextlib.suppress(ValueError):
+            self.on_lost.remove(callback)
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
@@ -93,6 +118,8 @@ class GuardedProtocol(HttpToolsProtocol):
         self.receiving = "head"
 
     def on_headers_complete(self) -> None:
+        extensions = self.scope["extensions"] = dict(self.scope.get("extensions") or {})
+        extensions[ON_DISCONNECT] = {"add": self.on_disconnect}
         super().on_headers_complete()
         self.receiving = "body"
         if self.cycle is not None and self.scope["method"] != "HEAD":  # a HEAD answer has no body to wait for
@@ -177,6 +204,10 @@ class GuardedProtocol(HttpToolsProtocol):
                 self.guard.max_connections,
                 skipped,
             )
+
+
+def _nothing() -> None:
+    pass
 
 
 def guarded_protocol(guard: Guard) -> type[GuardedProtocol]:
