@@ -75,6 +75,17 @@ def test_the_header_wins_over_the_body_and_every_route_reads_its_own_field(gatew
     assert "Porto" in injected(gateway) and "Lisbon" not in injected(gateway)
 
 
+def test_a_user_header_sent_twice_names_the_first_user(gateway: Gateway) -> None:
+    gateway.memory.add(owner_of(gateway.key_id, "ana"), "lives in Lisbon")
+    gateway.memory.add(owner_of(gateway.key_id, "ben"), "lives in Porto")
+    body = {"model": "echo-1", "messages": [{"role": "user", "content": "Where do I live?"}]}
+    headers = [("authorization", f"Bearer {gateway.secret}"), ("x-memroute-user-id", "ben")]
+    headers.append(("x-memroute-user-id", "ana"))
+    answer = httpx.post(gateway.url + "/v1/chat/completions", json=body, headers=headers, timeout=10)
+    assert answer.status_code == 200
+    assert "Porto" in injected(gateway) and "Lisbon" not in injected(gateway)
+
+
 def test_a_key_that_requires_an_end_user_gives_none_without_one(gateway: Gateway) -> None:
     gateway.memory.keys.set_limits(
         gateway.key_id, max_concurrent=None, requests_per_minute=None, requires_user_id=True

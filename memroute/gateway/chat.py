@@ -35,6 +35,7 @@ from typing import Any, Protocol, TypeVar
 import anyio
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.types import Scope
 
 from memroute.baton import Baton
 from memroute.errors import InvalidInput, Unauthorized, WouldBlock
@@ -101,6 +102,15 @@ def end_user(headers: Mapping[str, str], named: object) -> str:
         return validate.end_user(named)
     except InvalidInput:
         return "sha256:" + hashlib.sha256(named.encode("utf-8", "surrogatepass")).hexdigest()[:40]
+
+
+def headers_of(scope: Scope) -> dict[str, str]:
+    """A request's headers by (lower-case) name, a repeated one's first value as Starlette's
+    `Headers` gives it, decoded once: an admission looks up a dozen of them."""
+    found: dict[str, str] = {}
+    for name, value in reversed(scope["headers"]):
+        found[name.decode("latin-1")] = value.decode("latin-1")
+    return found
 
 
 def first_header(headers: Mapping[str, str], names: tuple[str, ...]) -> str:
@@ -448,13 +458,14 @@ class ChatPipeline:
         raw = await request.body()  # bounded by the body limit
         secret = self.client_secret(request)
         arrival = self.limiter.arrive(secret)
+        headers = headers_of(request.scope)
         try:
             admitted = None
             if self.local_reads and self._loop_admits and len(raw) <= INLINE_PARSE_BYTES:
                 with suppress(NeedsThread):
-                    admitted = self.admit(fmt, secret, request.headers, raw, on_loop=True)
+                    admitted = self.admit(fmt, secret, headers, raw, on_loop=True)
             if admitted is None:
-                admitted = await self.in_thread(self.admit, fmt, secret, request.headers, raw)
+                admitted = await self.in_thread(self.admit, fmt, secret, headers, raw)
         except BaseException:
             arrival.admitted(None)
             raise

@@ -108,6 +108,7 @@ class ProviderRegistry:
         self._default_base_url = default_base_url
         self._default_api_key = default_api_key
         self._env = os.environ if environ is None else environ
+        self._env_route: Route | None = None
 
     def add(
         self,
@@ -160,9 +161,14 @@ class ProviderRegistry:
         return provider_id == ENV_PROVIDER_ID and self._env_default() is not None
 
     def _env_default(self) -> Route | None:
+        """The environment's provider (model left empty), checked once; a bad URL is the
+        same InvalidInput at every request."""
         if not self._default_base_url:
             return None
-        return Route(ENV_PROVIDER_ID, validate_base_url(self._default_base_url), self._default_api_key, "")
+        if self._env_route is None:
+            base_url = validate_base_url(self._default_base_url)
+            self._env_route = Route(ENV_PROVIDER_ID, base_url, self._default_api_key, "")
+        return self._env_route
 
     def _route_for(self, record: ProviderRecord, model: str) -> Route:
         key = record.api_key or self._env_key(record)
