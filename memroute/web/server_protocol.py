@@ -100,8 +100,7 @@ class GuardedProtocol(HttpToolsProtocol):
         """`ON_DISCONNECT`: call `callback` once the connection is lost (soon, if it is
         already); the function returned forgets it."""
         if self.lost:
-            self.loop.call_soon(callback)
-            return _nothing
+            return self.loop.call_soon(callback).cancel
         self.on_lost.append(callback)
         return functools.partial(self._forget, callback)
 
@@ -204,10 +203,6 @@ class GuardedProtocol(HttpToolsProtocol):
                 self.guard.max_connections,
                 skipped,
             )
-
-
-def _nothing() -> None:
-    pass
 
 
 def guarded_protocol(guard: Guard) -> type[GuardedProtocol]:
