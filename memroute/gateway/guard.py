@@ -35,12 +35,6 @@ class ClientGone(Exception):
     """The client closed its connection before its answer was ready."""
 
 
-async def until_disconnected(receive: Receive) -> None:
-    """Returns when the client has closed its connection (the request body is read already)."""
-    while (await receive())["type"] != "http.disconnect":
-        pass
-
-
 def deadline_error(route: Route, seconds: float) -> UpstreamError:
     log.warning("gateway.upstream.deadline provider=%s seconds=%g", route.provider_id, seconds)
     return UpstreamError(
@@ -82,7 +76,10 @@ async def while_connected(scope: Scope, receive: Receive, work: Callable[[], Awa
 
 
 async def _watch(receive: Receive, client_gone: Callable[[], None]) -> None:
-    await until_disconnected(receive)
+    """Call `client_gone` once the client has closed its connection (the request body is
+    read already: `receive` has nothing else to say)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
     client_gone()
 
 
