@@ -93,22 +93,26 @@ def test_memory_on_the_event_loop_admits_a_held_key_and_a_thread_everything_else
         assert queued == 1
 
         # The key's index is held now (a small key is indexed at its first recall):
-        # the event loop admits the chat, with the memory injected and the turn queued.
+        # the event loop admits the chat, with the memory injected; its turn is left to be
+        # queued once the request is on its way (`DueTurn`: on the loop, briefly).
         admitted = chat.admit(CHAT, secret, {}, BODY, on_loop=True)
         assert "green tea from Kyoto" in _sent_text(admitted.payload)
-        assert not admitted.turn_waits
+        assert admitted.turn_due
+        assert jobs_ever_queued(mem) == queued
+        assert chat.learn(admitted.ctx, wait=False)
         assert jobs_ever_queued(mem) == queued + 1
 
         # Another process holds the write lock: the turn is not waited for on the event
-        # loop (nothing queued), and the caller queues it in a thread once it is free.
+        # loop (nothing queued), and `DueTurn` queues it in a thread once it is free.
         other = apsw.Connection(str(tmp_path / "memroute.db"))
         other.execute("BEGIN IMMEDIATE")
         try:
             admitted = chat.admit(CHAT, secret, {}, BODY, on_loop=True)
+            assert not chat.learn(admitted.ctx, wait=False)
         finally:
             other.execute("ROLLBACK")
             other.close()
-        assert admitted.turn_waits
+        assert admitted.turn_due
         assert "green tea from Kyoto" in _sent_text(admitted.payload)
         assert jobs_ever_queued(mem) == queued + 1
         assert chat.learn(admitted.ctx)
@@ -120,7 +124,9 @@ def test_memory_on_the_event_loop_admits_a_held_key_and_a_thread_everything_else
         with pytest.raises(NeedsThread):
             chat.admit(CHAT, secret, {}, BODY, on_loop=True)
         assert jobs_ever_queued(mem) == queued + 2
-        assert "green tea from Kyoto" in _sent_text(chat.admit(CHAT, secret, {}, BODY).payload)
+        in_thread = chat.admit(CHAT, secret, {}, BODY)
+        assert "green tea from Kyoto" in _sent_text(in_thread.payload)
+        assert not in_thread.turn_due  # queued in the same trip
         assert jobs_ever_queued(mem) == queued + 3
 
 

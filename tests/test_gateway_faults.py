@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -50,14 +51,17 @@ def _retrievals(gateway: Gateway) -> float:
     return 0.0
 
 
-def test_a_chat_whose_turn_waits_for_the_database_holds_up_no_other_request(gateway: Gateway) -> None:
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_chat_whose_turn_waits_for_the_database_holds_up_no_other_request(
+    gateway: Gateway, stream: bool
+) -> None:
     gateway.memory.update_settings(**NO_MODEL)  # keyword recall: admitted on the event loop
     gateway.memory.add(gateway.key_id, "prefers dark mode in every editor")
     client = gateway.client()
 
-    def ask() -> Any:
+    def ask() -> Any:  # a stream's raw response comes with its head
         return client.chat.completions.with_raw_response.create(
-            model="echo-1", messages=[{"role": "user", "content": "Which mode do I prefer?"}]
+            model="echo-1", messages=[{"role": "user", "content": "Which mode do I prefer?"}], stream=stream
         )
 
     ask()  # the key's index is held from now on: its chats are admitted on the event loop
@@ -73,9 +77,11 @@ def test_a_chat_whose_turn_waits_for_the_database_holds_up_no_other_request(gate
     chat.start()
     try:
         gateway.wait_for(lambda: _retrievals(gateway) == recalled + 1)  # recalled, turn not queued
+        # Forwarded while its turn waits (the provider works meanwhile) …
+        gateway.wait_for(lambda: len(gateway.upstream.requests) == sent + 1)
         assert httpx.get(gateway.url + "/healthz").status_code == 200  # the gateway still answers
-        assert len(gateway.upstream.requests) == sent  # not forwarded before its turn is queued
-        assert not answers
+        time.sleep(0.2)
+        assert not answers  # … but not answered before its turn is queued
     finally:
         writer.execute("ROLLBACK")
         writer.close()
@@ -302,6 +308,29 @@ def test_a_provider_that_breaks_off_its_answer_is_not_called_unreachable(
     assert caught.value.status_code == 502
     assert caught.value.body["message"].startswith("upstream provider 'default' broke off its answer (")
     assert any(f"provider=default url={raw.url}/v1" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_what_the_user_said_is_kept_when_the_provider_cannot_be_reached(tmp_path: Path, stream: bool) -> None:
+    """A chat admitted on the event loop queues its user's turn once the request is on its
+    way; one that never leaves (the provider refuses the connection) queues it all the same."""
+    db = tmp_path / "m.db"
+    with open_memory(db) as side:
+        key, secret = side.keys.create("k")
+        side.update_settings(enabled=True, **NO_MODEL)  # keyword recall: admitted on the event loop
+    said = ["I keep bees on the roof.", "Our twins turn seven in May.", "I moved to Oslo last spring."]
+    dead = f"http://127.0.0.1:{free_port()}/v1"
+    with LiveServer(create_app(gateway_config(db, "unused", MEMROUTE_UPSTREAM_BASE_URL=dead))) as server:
+        client = openai.OpenAI(base_url=server.url + "/v1", api_key=secret, max_retries=0)
+        for text in said:  # the first builds the key's index; the next are admitted on the loop
+            with pytest.raises(openai.APIStatusError) as caught:
+                client.chat.completions.create(
+                    model="echo-1", messages=[{"role": "user", "content": text}], stream=stream
+                )
+            assert caught.value.status_code == 502
+    with open_memory(db) as after:
+        learned = after.list(api_key_id=key.id).items
+        assert sorted(m.content for m in learned if m.key.startswith("turn:")) == sorted(said)
 
 
 def test_an_unreachable_provider_is_logged_with_its_url_but_no_secret(

@@ -40,10 +40,11 @@ from starlette.types import Scope
 from memroute.baton import Baton
 from memroute.errors import InvalidInput, Unauthorized, WouldBlock
 from memroute.gateway.body_json import encoded, loads_or_none, parse_body
+from memroute.gateway.due_turn import DueTurn
 from memroute.gateway.formats import WireFormat
 from memroute.gateway.guard import ClientGone
 from memroute.gateway.limits import GatewayLimiter
-from memroute.gateway.relay import RelayResponse, UpstreamBounds, fetch_once, open_streamed
+from memroute.gateway.relay import OpenStream, RelayResponse, UpstreamBounds, fetch_once, open_streamed
 from memroute.gateway.sse import ReplyAssembler
 from memroute.gateway.threads import CHAT_THREAD_PREFIX
 from memroute.masking import url_for_logs
@@ -189,8 +190,8 @@ class GatewayMetrics(Protocol):
 class Admitted:
     """A chat request ready to go upstream: its key, memory context, whether the client
     asked for a stream, the route, the outgoing body (JSON bytes), its wire format and the
-    client headers passed on, and whether the user's turn is still to be queued (in a
-    thread: on the event loop its write would have waited)."""
+    client headers passed on, and whether the user's turn is still to be queued (admitted
+    on the event loop: once the request is on its way, see `DueTurn`)."""
 
     key: ApiKey | None
     ctx: ChatContext
@@ -199,7 +200,7 @@ class Admitted:
     payload: bytes
     fmt: WireFormat
     headers: dict[str, str]
-    turn_waits: bool = False
+    turn_due: bool = False
 
 
 class NeedsThread(Exception):
@@ -336,15 +337,15 @@ class ChatPipeline:
         or in one trip to a worker thread): authenticate (first, so an unknown client
         learns nothing about its body) and check the key's limits, parse and check, route,
         recall and inject, build the outgoing body, and queue the user's turn for learning
-        (unless the reply is learned from too: then after the answer). Whether the
-        settings and providers changed is asked once for all of it.
+        (unless the reply is learned from too: then after the answer; on the event loop,
+        once the request is on its way: `Admitted.turn_due`). Whether the settings and
+        providers changed is asked once for all of it.
 
         With `on_loop` (on the event loop), an admission that would wait or work long
         raises NeedsThread before it changes anything: when the settings cannot be read,
         the key's last use is due to be written, or the recall needs more than the key's
         index this process holds (vectors, a big key, one not held: see
-        `Memory.recall(light=True)`). A turn whose write would wait more than briefly
-        (`Store.briefly`) is left for the caller to queue in a thread (`Admitted.turn_waits`)."""
+        `Memory.recall(light=True)`)."""
         with self.memory.config_checked_once():
             return self._admit(fmt, secret, headers, raw, on_loop)
 
@@ -354,7 +355,7 @@ class ChatPipeline:
         turn, settings = self._turn_for_memory(on_loop)
         if on_loop and settings is None:
             raise NeedsThread
-        turn_waits = False
+        turn_due = False
         with turn:
             key = self.authenticate_within_limits(secret, on_loop)
             body = parse_body(raw)
@@ -364,10 +365,12 @@ class ChatPipeline:
                 ctx.settings = settings
             route, outgoing = self.prepare(fmt, ctx, body, body["model"], light=on_loop)
             payload = encoded({**outgoing, "model": route.model})
-            if not ctx.wants_reply:  # the user's turn, queued in this same trip
-                turn_waits = not self.learn(ctx, wait=not on_loop)
+            if not ctx.wants_reply:  # the user's turn: queued in this same trip, or on its way
+                turn_due = on_loop and self._learns(ctx)
+                if not on_loop:
+                    self.learn(ctx)
         passed = {name: headers[name] for name in fmt.passed_headers if name in headers}
-        return Admitted(key, ctx, body.get("stream") is True, route, payload, fmt, passed, turn_waits)
+        return Admitted(key, ctx, body.get("stream") is True, route, payload, fmt, passed, turn_due)
 
     def prepare(
         self, fmt: WireFormat, ctx: ChatContext, body: dict[str, Any], model: str, light: bool = False
@@ -408,18 +411,32 @@ class ChatPipeline:
             ctx.injected = NOTHING_INJECTED
             return route, body
 
+    @staticmethod
+    def _learns(ctx: ChatContext) -> bool:
+        """Whether `learn` queues anything for this chat."""
+        return ctx.owner is not None and ctx.settings is not None and ctx.settings.extracts
+
+    def _due_turn(self, admitted: Admitted) -> DueTurn | None:
+        """The user's turn left to queue once the request is on its way (see `DueTurn`)."""
+        if not admitted.turn_due:
+            return None
+        ctx = admitted.ctx
+        return DueTurn(
+            functools.partial(self.learn, ctx, wait=False), functools.partial(self.learn, ctx), self._threads
+        )
+
     def learn(self, ctx: ChatContext, reply: str = "", wait: bool = True) -> bool:
         """Queue the exchange for learning (see `Memory.enqueue_turn`); a failure is logged
         and counted, never raised. Without `wait` (on the event loop), False when the write
         would have waited (nothing queued: the caller queues it in a thread)."""
-        settings = ctx.settings
-        if ctx.owner is None or settings is None or not settings.extracts:
+        owner, settings = ctx.owner, ctx.settings
+        if owner is None or settings is None or not settings.extracts:
             return True
         text, speaker = ctx.turn
         turn = ChatTurn(text, reply, speaker, ctx.request_id, ctx.session_id)
         try:
             with self._turn() if wait else nullcontext():
-                self.memory.enqueue_turn(ctx.owner, turn, settings=settings, wait=wait)
+                self.memory.enqueue_turn(owner, turn, settings=settings, wait=wait)
         except WouldBlock:
             return False
         except Exception as exc:
@@ -470,21 +487,25 @@ class ChatPipeline:
             arrival.admitted(None)
             raise
         arrival.admitted(admitted.key)
-        if admitted.turn_waits:  # queued before the request goes on, as in a thread
-            await self.in_thread(self.learn, admitted.ctx)
         self.metrics.inc(
             "memroute_chat_requests_total",
             memory="on" if admitted.ctx.injected.ids else "off",
             route=fmt.name,
         )
+        due = self._due_turn(admitted)
         try:
             if admitted.stream:
-                return await self._stream(request, admitted, admitted.ctx.headers())
-            return await self._once(request, admitted, admitted.ctx.headers())
+                return await self._stream(request, admitted, admitted.ctx.headers(), due)
+            return await self._once(request, admitted, admitted.ctx.headers(), due)
         except ClientGone:
             return client_gone(admitted.route)
+        finally:
+            if due is not None:  # the request never left: the turn is queued all the same
+                due()
 
-    async def _once(self, request: Request, admitted: Admitted, headers: dict[str, str]) -> Response:
+    async def _once(
+        self, request: Request, admitted: Admitted, headers: dict[str, str], due: DueTurn | None
+    ) -> Response:
         ctx, route = admitted.ctx, admitted.route
         slot = self.limiter.acquire(admitted.key)
         try:
@@ -496,27 +517,45 @@ class ChatPipeline:
                 request,
                 self.bounds,
                 admitted.headers,
+                due,
             )
         finally:
             slot.release()
+        if due is not None:
+            await due.queued()
         if upstream.status_code == 200:
             await self.learn_with_reply(ctx, await reply_of(admitted, content))
             self.record_use(ctx)
         return Response(content, status_code=upstream.status_code, headers={**_passed(upstream), **headers})
 
-    async def _stream(self, request: Request, admitted: Admitted, headers: dict[str, str]) -> Response:
-        ctx, route, fmt = admitted.ctx, admitted.route, admitted.fmt
+    async def _open_stream(self, request: Request, admitted: Admitted, due: DueTurn | None) -> OpenStream:
+        """The streamed answer's head, within the key's slot (held until the stream closes),
+        the user's turn queued by then."""
         slot = self.limiter.acquire(admitted.key)
         stream = await open_streamed(
             self.client,
-            route,
-            fmt.upstream_path,
+            admitted.route,
+            admitted.fmt.upstream_path,
             admitted.payload,
             request,
             self.bounds,
             slot.release,
             admitted.headers,
+            due,
         )
+        if due is not None:
+            try:
+                await due.queued()
+            except BaseException:
+                await stream.close()
+                raise
+        return stream
+
+    async def _stream(
+        self, request: Request, admitted: Admitted, headers: dict[str, str], due: DueTurn | None
+    ) -> Response:
+        ctx, route, fmt = admitted.ctx, admitted.route, admitted.fmt
+        stream = await self._open_stream(request, admitted, due)
         upstream = stream.response
         is_sse = "text/event-stream" in upstream.headers.get("content-type", "")
         if upstream.status_code != 200 or not is_sse:

@@ -44,12 +44,14 @@ async def fetch_once(
     request: Request,
     bounds: UpstreamBounds,
     headers: Mapping[str, str] | None = None,
+    sent: Callable[[], None] | None = None,
 ) -> tuple[UpstreamResponse, bytes]:
     """POST `payload` (with the client's `headers` the format passes on) and read the whole
-    answer (see `guarded` for how it can end early)."""
+    answer (see `guarded` for how it can end early); `sent` runs once the request is on
+    its way."""
 
     async def call() -> tuple[UpstreamResponse, bytes]:
-        async with open_stream(client, "POST", route, path, payload, headers) as upstream:
+        async with open_stream(client, "POST", route, path, payload, headers, sent) as upstream:
             return upstream, await read_body(upstream, route, bounds.max_body_bytes)
 
     deadline = time.monotonic() + bounds.total_timeout_s
@@ -128,14 +130,18 @@ async def open_streamed(
     bounds: UpstreamBounds,
     on_close: Callable[[], None],
     headers: Mapping[str, str] | None = None,
+    sent: Callable[[], None] | None = None,
 ) -> OpenStream:
     """POST `payload` for a streamed answer and wait for its head (guarded like
-    `fetch_once`). On any failure, `on_close` has run when this raises."""
+    `fetch_once`; `sent` runs once the request is on its way). On any failure, `on_close`
+    has run when this raises."""
     deadline = time.monotonic() + bounds.total_timeout_s
     stack = contextlib.AsyncExitStack()
 
     async def head() -> UpstreamResponse:
-        return await stack.enter_async_context(open_stream(client, "POST", route, path, payload, headers))
+        return await stack.enter_async_context(
+            open_stream(client, "POST", route, path, payload, headers, sent)
+        )
 
     try:
         response = await guarded(

@@ -145,10 +145,17 @@ class UpstreamClient:
         return known
 
     async def send(
-        self, method: str, url: str, body: bytes | None, headers: Mapping[str, str]
+        self,
+        method: str,
+        url: str,
+        body: bytes | None,
+        headers: Mapping[str, str],
+        sent: Callable[[], None] | None = None,
     ) -> UpstreamResponse:
         """Send a request; its answer with the body not yet read, holding a pooled connection
-        until it is closed. Raises PoolFull, CallFailed or TimeoutError."""
+        until it is closed. `sent` runs each time the request is handed to a connection (a
+        request sent again on a fresh connection runs it again). Raises PoolFull, CallFailed
+        or TimeoutError."""
         if not self._started:
             raise RuntimeError("the upstream client is not started")
         if self._free.locked():  # only then is there anything to wait for
@@ -166,7 +173,7 @@ class UpstreamClient:
             conn = self._take(key)
             if conn is not None:
                 try:
-                    await conn.request(head, body)
+                    await conn.request(head, body, sent)
                 except ServerDisconnected:  # the provider closed it as it was reused
                     if method not in IDEMPOTENT:
                         raise  # it may have acted on the request: never sent twice
@@ -174,7 +181,7 @@ class UpstreamClient:
                     conn = None  # sent again once, on a fresh connection
             if conn is None:
                 conn = await self._dial(key)
-                await conn.request(head, body)
+                await conn.request(head, body, sent)
         except BaseException:
             if conn is not None:
                 conn.abort()

@@ -106,14 +106,17 @@ class ProviderConnection(asyncio.Protocol):
             and not transport.is_closing()
         )
 
-    async def request(self, head: bytes, body: bytes | None) -> None:
-        """Send a request and wait for its answer's head (`status_code`, `headers`)."""
+    async def request(self, head: bytes, body: bytes | None, sent: Callable[[], None] | None = None) -> None:
+        """Send a request and wait for its answer's head (`status_code`, `headers`); `sent`
+        runs once the request is handed to the connection, while the provider works on it."""
         if self.complete:  # a kept-alive connection's next answer
             self._start_answer()
         transport = self.transport
         if transport is None or transport.is_closing():
             raise ServerDisconnected("the connection was closed before the request was sent")
         transport.write(head + body if body else head)
+        if sent is not None:
+            sent()
         if self._write_paused:
             await self._wait()
         while not self.head_done:

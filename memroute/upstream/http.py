@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 from memroute.errors import UpstreamError
@@ -51,16 +51,18 @@ async def open_stream(
     path: str,
     body: bytes | None = None,
     headers: Mapping[str, str] | None = None,
+    sent: Callable[[], None] | None = None,
 ) -> AsyncIterator[UpstreamResponse]:
     """Send a request (with the client's `headers` the format passes on, e.g.
-    `anthropic-version`) and yield the response with its body not yet read."""
+    `anthropic-version`) and yield the response with its body not yet read; `sent` runs
+    once the request is on its way (see `UpstreamClient.send`)."""
     if url_problem(route.base_url) is not None:  # stored before validation was this strict
         raise UpstreamError(f"upstream provider '{route.provider_id}' has an invalid base URL")
-    sent = upstream_headers(route)
+    outgoing = upstream_headers(route)
     if headers:
-        sent.update(headers)
+        outgoing.update(headers)
     try:
-        response = await client.send(method, route.base_url + path, body, sent)
+        response = await client.send(method, route.base_url + path, body, outgoing, sent)
     except (PoolFull, *CALL_ERRORS) as exc:
         raise upstream_failure(route, exc) from None
     try:
