@@ -190,8 +190,8 @@ class GatewayMetrics(Protocol):
 class Admitted:
     """A chat request ready to go upstream: its key, memory context, whether the client
     asked for a stream, the route, the outgoing body (JSON bytes), its wire format and the
-    client headers passed on, and whether the user's turn is still to be queued (admitted
-    on the event loop: once the request is on its way, see `DueTurn`)."""
+    client headers passed on, and whether the user's turn is still to be queued (once the
+    request is on its way, see `DueTurn`)."""
 
     key: ApiKey | None
     ctx: ChatContext
@@ -337,9 +337,9 @@ class ChatPipeline:
         or in one trip to a worker thread): authenticate (first, so an unknown client
         learns nothing about its body) and check the key's limits, parse and check, route,
         recall and inject, build the outgoing body, and queue the user's turn for learning
-        (unless the reply is learned from too: then after the answer; on the event loop,
-        once the request is on its way: `Admitted.turn_due`). Whether the settings and
-        providers changed is asked once for all of it.
+        (unless the reply is learned from too: then after the answer; with the SQLite
+        store, once the request is on its way: `Admitted.turn_due`). Whether the settings
+        and providers changed is asked once for all of it.
 
         With `on_loop` (on the event loop), an admission that would wait or work long
         raises NeedsThread before it changes anything: when the settings cannot be read,
@@ -365,10 +365,10 @@ class ChatPipeline:
                 ctx.settings = settings
             route, outgoing = self.prepare(fmt, ctx, body, body["model"], light=on_loop)
             payload = encoded({**outgoing, "model": route.model})
-            if not ctx.wants_reply:  # the user's turn: queued in this same trip, or on its way
-                turn_due = on_loop and self._learns(ctx)
-                if not on_loop:
-                    self.learn(ctx)
+            if not ctx.wants_reply:  # the user's turn: queued once the request is on its way
+                turn_due = self.local_reads and self._learns(ctx)
+                if not turn_due:
+                    self.learn(ctx)  # on PostgreSQL: in this same trip
         passed = {name: headers[name] for name in fmt.passed_headers if name in headers}
         return Admitted(key, ctx, body.get("stream") is True, route, payload, fmt, passed, turn_due)
 

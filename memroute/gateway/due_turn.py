@@ -1,4 +1,4 @@
-"""The user's turn of a chat admitted on the event loop, queued while the provider works.
+"""The user's turn of a chat, queued while the provider works (the SQLite store).
 
 The turn is queued once the request has been handed to the provider's connection, so its
 write overlaps the provider's work instead of delaying the request; a request that never
