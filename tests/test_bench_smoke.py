@@ -210,4 +210,9 @@ def test_the_admission_benchmark_times_every_step_of_a_chat_with_memory(tmp_path
     assert all(s["n"] == 60 and s["mean_ms"] > 0 for s in steps.values())  # 30 questions × 2 rounds
     assert figures["injected_per_chat"] > 10  # the install defaults inject memories into every chat
     assert figures["total_mean_ms"] == pytest.approx(sum(s["mean_ms"] for s in steps.values()))
+    before = sum(s["mean_ms"] for name, s in steps.items() if name != "queue turn")
+    assert figures["before_sending_mean_ms"] == pytest.approx(
+        before
+    )  # the turn's write overlaps the provider
+    assert "| **before the request leaves** |" in done.stdout
     assert "| recall |" in done.stdout
