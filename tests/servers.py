@@ -120,7 +120,7 @@ class LiveServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
+        self.server.stop()
         self.thread.join(30)
         self.socket.close()
 

@@ -11,6 +11,7 @@ import select
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,12 +19,16 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import openai
 import pytest
 from error_shape import assert_error
-from servers import ADMIN, TLS, app_server
+from gateways import gateway_config
+from memories import open_memory
+from servers import ADMIN, TLS, LiveServer, app_server, wait_until
 
 from memroute.config import Config
 from memroute.errors import InvalidInput
+from memroute.web.app import create_app
 from memroute.web.serve import bound_socket, serving
 
 HEAD = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n"
@@ -315,3 +320,39 @@ def test_a_server_in_a_thread_answers_on_the_port_it_held() -> None:
         assert httpx.get(url, timeout=5).text == "here"
         with socket.socket() as other, pytest.raises(OSError):
             other.bind(("127.0.0.1", int(url.rsplit(":", 1)[1])))
+
+
+def test_a_stopping_server_finishes_the_answer_in_flight_and_closes_idle_connections(
+    tmp_path: Path, upstream: Any
+) -> None:
+    """Asked to stop while a chat waits for its provider, the server sends that answer,
+    closes a kept-alive connection that waits for nothing, and runs the app's shutdown (the
+    chat's turn is stored)."""
+    db = tmp_path / "m.db"
+    with open_memory(db) as side:
+        key, secret = side.keys.create("k")
+        side.update_settings(enabled=True)
+    upstream.stall(0.5)
+    answers: list[Any] = []
+    with LiveServer(create_app(gateway_config(db, upstream.url))) as server:
+        idle = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+        idle.sendall(HEAD + b"\r\n")
+        assert idle.recv(65536).startswith(b"HTTP/1.1 200")  # kept alive, waiting for nothing
+        client = openai.OpenAI(base_url=server.url + "/v1", api_key=secret, max_retries=0)
+        chat = threading.Thread(
+            target=lambda: answers.append(
+                client.chat.completions.create(
+                    model="echo-1", messages=[{"role": "user", "content": "I keep bees on the roof."}]
+                )
+            )
+        )
+        chat.start()
+        wait_until(lambda: len(upstream.requests) == 1)  # the answer is on its way
+    chat.join(10)
+    assert [a.choices[0].message.content for a in answers] == ["late"]
+    idle.settimeout(5)
+    assert idle.recv(65536) == b""  # closed by the server
+    idle.close()
+    with open_memory(db) as after:
+        learned = after.list(api_key_id=key.id).items
+        assert [m.content for m in learned if m.key.startswith("turn:")] == ["I keep bees on the roof."]

@@ -110,13 +110,13 @@ def serving(app: Any, host: str = "127.0.0.1", port: int | None = None) -> Itera
     deadline = time.monotonic() + 30
     while not server.started:
         if not thread.is_alive() or time.monotonic() > deadline:
-            server.should_exit = True
+            server.stop()
             listener.close()
             raise RuntimeError(f"the server on {host}:{port} did not start")
         time.sleep(0.02)
     try:
         yield f"http://{host}:{port}"
     finally:
-        server.should_exit = True
+        server.stop()
         thread.join(30)
         listener.close()

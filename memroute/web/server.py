@@ -10,6 +10,7 @@ import logging
 import os
 import socket
 from collections.abc import Callable
+from contextlib import suppress
 from types import FrameType
 from typing import Any
 
@@ -30,6 +31,9 @@ log = logging.getLogger("memroute.server")
 # and 64 chats in flight, it still ran 30 times a second, 2.7 ms each (~40 µs per chat).
 OBJECTS_PER_REQUEST = 250
 YOUNG_COLLECTION_MIN, YOUNG_COLLECTION_MAX = 10_000, 50_000  # the most bounds a collection's pause
+# How often a stopping server looks whether its connections have closed (uvicorn paused
+# 0.1 s after asking them to, then looked every 0.1 s).
+SHUTDOWN_POLL_S = 0.005
 
 
 def young_collection_threshold(requests_in_flight: int) -> int:
@@ -49,7 +53,10 @@ class MemrouteServer(uvicorn.Server):
     out of the garbage collector's view. A full collection walked all of it, ~100 ms on a
     small machine, which every request in flight then waited for. The young generation is
     collected less often: once more objects were made than `requests_in_flight` keep alive
-    (see `young_collection_threshold`)."""
+    (see `young_collection_threshold`).
+
+    Asked to stop (`stop` from any thread, or a signal), it stops at once rather than at
+    its next tick, and goes on as soon as its connections have closed (see `shutdown`)."""
 
     def __init__(
         self,
@@ -69,10 +76,61 @@ class MemrouteServer(uvicorn.Server):
         self.signalled = False
         self.failure: str | None = None
         self.loop_errors = LogBudget()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wake: asyncio.Event | None = None
 
     async def serve(self, sockets: list[socket.socket] | None = None) -> None:
-        asyncio.get_running_loop().set_exception_handler(loop_exception_handler(self.loop_errors))
+        self._loop = asyncio.get_running_loop()
+        self._wake = asyncio.Event()
+        self._loop.set_exception_handler(loop_exception_handler(self.loop_errors))
         await super().serve(sockets)
+
+    def stop(self) -> None:
+        """Ask the server to stop (safe from any thread): its event loop notices at once."""
+        self.should_exit = True
+        self._wake_up()
+
+    def _wake_up(self) -> None:
+        loop, wake = self._loop, self._wake
+        if loop is not None and wake is not None:
+            with suppress(RuntimeError):  # the loop has closed: nothing is left to wake
+                loop.call_soon_threadsafe(wake.set)
+
+    async def main_loop(self) -> None:
+        """uvicorn's ticks, one every 0.1 s, but a stop asked for ends the wait for the next."""
+        assert self._wake is not None
+        counter = 0
+        should_exit = await self.on_tick(counter)
+        while not should_exit:
+            counter = (counter + 1) % 864_000
+            with suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), 0.1)
+            should_exit = await self.on_tick(counter)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        """uvicorn's shutdown without its fixed pauses: stop accepting, ask every connection
+        to close (a busy one once its response is sent), wait until they and the server's
+        tasks are done (within `timeout_graceful_shutdown`, if set), then the app's shutdown."""
+        log.info("Shutting down")
+        for server in self.servers:
+            server.close()
+        for sock in sockets or []:
+            sock.close()
+        state = self.server_state
+        for connection in list(state.connections):
+            connection.shutdown()
+        try:
+            async with asyncio.timeout(self.config.timeout_graceful_shutdown):
+                while (state.connections or state.tasks) and not self.force_exit:
+                    await asyncio.sleep(SHUTDOWN_POLL_S)
+                for server in self.servers:
+                    await server.wait_closed()
+        except TimeoutError:
+            log.error("cancelling %d running task(s): the graceful shutdown's time is up", len(state.tasks))
+            for task in state.tasks:
+                task.cancel(msg="the graceful shutdown's time is up")
+        if not self.force_exit:
+            await self.lifespan.shutdown()
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         share = self.guard.share
@@ -93,6 +151,7 @@ class MemrouteServer(uvicorn.Server):
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         self.signalled = True
         super().handle_exit(sig, frame)
+        self._wake_up()
 
     async def on_tick(self, counter: int) -> bool:
         if self.parent_pid is not None and counter % 10 == 0 and os.getppid() != self.parent_pid:
