@@ -15,6 +15,7 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
@@ -27,6 +28,7 @@ _lock = threading.RLock()
 _server: Any = None
 _folder: str | None = None
 _names = itertools.count(1)
+_made_ahead: list[Future[str]] = []  # databases being made (or made) for the next tests
 # While a test runs on PostgreSQL (`use_for_paths`): each database file path it names maps
 # to a database of its own on the server.
 _by_path: dict[str, str] | None = None
@@ -88,11 +90,34 @@ def _admin() -> Any:
 
 
 def fresh_database() -> str:
-    """A new, migrated database on the test server: its URL."""
+    """A new, migrated database on the test server: its URL. One made ahead while the last
+    test ran is taken when there is one (CREATE DATABASE takes ~0.25 s here), and the next is
+    made in the background."""
+    with _lock:
+        if not _made_ahead:
+            _make_ahead()
+        made = _made_ahead.pop(0)
+        _make_ahead()
+    return database_url(made.result())
+
+
+def _make_ahead() -> None:
+    """Start making a database copied from the template in the background (`_made_ahead`)."""
     name = f"memroute_test_{os.getpid()}_{next(_names)}"
-    with _admin() as con:
-        con.execute(f"CREATE DATABASE {name} TEMPLATE {TEMPLATE}")
-    return database_url(name)
+    made: Future[str] = Future()
+
+    def create() -> None:
+        try:
+            with _admin() as con:
+                con.execute(f"CREATE DATABASE {name} TEMPLATE {TEMPLATE}")
+        except BaseException as exc:
+            made.set_exception(exc)
+        else:
+            made.set_result(name)
+
+    server()  # started here, not in the thread
+    _made_ahead.append(made)
+    threading.Thread(target=create, name="make-test-database", daemon=True).start()
 
 
 def database_without_extensions() -> str:

@@ -105,18 +105,22 @@ class LiveServer:
         self.socket.bind(("127.0.0.1", 0))
         self.port = int(self.socket.getsockname()[1])
         self.url = f"http://127.0.0.1:{self.port}"
+        self._started = threading.Event()
         self.server = build_server(
-            app, limits or ServerLimits.of_app(app), port=self.port, open_files=open_files_limit()
+            app,
+            limits or ServerLimits.of_app(app),
+            port=self.port,
+            open_files=open_files_limit(),
+            on_started=self._started.set,
         )
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.socket]}, daemon=True)
 
     def __enter__(self) -> LiveServer:
         self.thread.start()
         deadline = time.monotonic() + 15
-        while not self.server.started:
+        while not self._started.wait(0.05):
             if not self.thread.is_alive() or time.monotonic() > deadline:
                 raise RuntimeError("server did not start")
-            time.sleep(0.02)
         return self
 
     def __exit__(self, *exc: object) -> None:
