@@ -1,9 +1,9 @@
 """The user's turn of a chat, queued while the provider works (the SQLite store).
 
 The turn is queued once the request has been handed to the provider's connection, so its
-write overlaps the provider's work instead of delaying the request; a request that never
-left (a refused connection, a client that went away) has its turn queued when its call
-ends. Either way the turn is queued before any answer reaches the client."""
+write overlaps the provider's work instead of delaying the request, and the provider's
+answer is relayed only once it is queued. A request that never left (a refused
+connection, a client that went away) has its turn queued when its call ends."""
 
 from __future__ import annotations
 
