@@ -33,7 +33,7 @@ def _pipeline(mem: Memory) -> ChatPipeline:
     """The gateway's chat pipeline on `mem`, as `memroute serve` builds it on SQLite."""
     return ChatPipeline(
         mem,
-        UpstreamClient(PoolSettings(4, 1.0, 1.0, 1.0, 1.0), tls_context()),  # never called here
+        UpstreamClient(PoolSettings(4, 1.0, 1.0, 1.0, 1.0), tls_context),  # never called here
         standard_metrics(lambda: 0.0),
         True,
         client_secret=lambda request: None,

@@ -18,8 +18,6 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-import httpx
-
 PROBE_TIMEOUT_S = 4.0
 PROBE_MEMORY_S = 60.0
 
@@ -57,6 +55,8 @@ def _probe(url: str) -> str | None:
 
     def run() -> None:
         try:
+            import httpx  # only when the Hub is probed
+
             httpx.head(url, timeout=PROBE_TIMEOUT_S, follow_redirects=False)
             result.append(None)
         except Exception as exc:  # any failure to talk HTTP means unreachable

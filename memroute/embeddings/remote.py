@@ -12,7 +12,6 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-import httpx
 import numpy as np
 
 from memroute import baton
@@ -21,6 +20,8 @@ from memroute.errors import EmbeddingError, MemrouteError
 from memroute.masking import scrub
 
 if TYPE_CHECKING:
+    import httpx
+
     from memroute.upstream.route import Route
 
 SOURCE = "remote"
@@ -94,6 +95,8 @@ class RemoteEmbedder:
     ) -> None:
         self.model = model
         self._route_for = route_for
+        import httpx  # `client` is one: loaded already
+
         self._client = client
         self._timeout = httpx.Timeout(timeout_s)
         self._dim: int | None = None
@@ -135,6 +138,8 @@ class RemoteEmbedder:
         return out
 
     def _post(self, route: Route, inputs: list[str]) -> FloatMatrix:
+        import httpx  # the client made it already
+
         secrets = (route.api_key,)
         provider = route.provider_id
         url = route.base_url.rstrip("/") + "/embeddings"

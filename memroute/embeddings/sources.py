@@ -16,7 +16,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import httpx
 import numpy as np
 from numpy.typing import NDArray
 
@@ -41,6 +40,8 @@ from memroute.models.status import EmbeddingCacheStats, LocalSourceStatus
 from memroute.upstream.tls import tls_context
 
 if TYPE_CHECKING:
+    import httpx
+
     from memroute.upstream.route import Route
 
 log = logging.getLogger("memroute.embeddings")
@@ -195,6 +196,8 @@ class EmbeddingSources:
             if self._closed:
                 raise EmbeddingError("the embedding sources are closed", reason="unknown", source="remote")
             if self._client is None:
+                import httpx  # loaded by the first process that embeds through a provider
+
                 self._client = httpx.Client(
                     timeout=self._timeout_s, follow_redirects=False, verify=tls_context()
                 )

@@ -97,7 +97,7 @@ class UpstreamClient:
     """One pool of connections to providers per process, used inside the event loop
     (`start`) and closed with the app (`close`)."""
 
-    def __init__(self, settings: PoolSettings, tls: ssl.SSLContext) -> None:
+    def __init__(self, settings: PoolSettings, tls: Callable[[], ssl.SSLContext]) -> None:
         self.settings = settings
         self._tls = tls
         self._free = asyncio.Semaphore(settings.size)

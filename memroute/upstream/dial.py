@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import ssl
+from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import SplitResult, unquote, urlsplit
 
@@ -100,12 +101,13 @@ def proxy_at(url: str) -> Proxy:
 async def dial(
     origin: Origin,
     proxy: Proxy | None,
-    tls: ssl.SSLContext,
+    tls: Callable[[], ssl.SSLContext],
     connect_timeout_s: float,
     read_timeout_s: float,
 ) -> ProviderConnection:
-    """A new connection to `origin` (through `proxy` when given), ready for requests.
-    Raises ConnectFailed (TLSFailed, ProxyFailed), or TimeoutError after `connect_timeout_s`."""
+    """A new connection to `origin` (through `proxy` when given), ready for requests; `tls`
+    gives the TLS context, asked for only when `origin` speaks TLS. Raises ConnectFailed
+    (TLSFailed, ProxyFailed), or TimeoutError after `connect_timeout_s`."""
     loop = asyncio.get_running_loop()
 
     def connection() -> ProviderConnection:
@@ -116,7 +118,7 @@ async def dial(
             try:
                 if origin.tls:
                     _, conn = await loop.create_connection(
-                        connection, origin.host, origin.port, ssl=tls, server_hostname=origin.host
+                        connection, origin.host, origin.port, ssl=tls(), server_hostname=origin.host
                     )
                 else:
                     _, conn = await loop.create_connection(connection, origin.host, origin.port)
@@ -130,7 +132,7 @@ async def dial(
         except OSError as exc:
             raise ProxyFailed(str(exc)) from None
         if origin.tls:
-            await _tunnel(conn, origin, proxy, tls)
+            await _tunnel(conn, origin, proxy, tls())
         return conn
 
 

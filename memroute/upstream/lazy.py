@@ -4,10 +4,12 @@ embeddings), shared by the service and made only when first needed."""
 from __future__ import annotations
 
 import threading
-
-import httpx
+from typing import TYPE_CHECKING
 
 from memroute.upstream.tls import tls_context
+
+if TYPE_CHECKING:
+    import httpx
 
 
 class LazyClient:
@@ -21,6 +23,8 @@ class LazyClient:
     def get(self) -> httpx.Client:
         with self._lock:
             if self._client is None:
+                import httpx  # loaded by the first process that calls a provider this way
+
                 self._client = httpx.Client(verify=tls_context())
             return self._client
 

@@ -3,9 +3,12 @@ embedding model."""
 
 from __future__ import annotations
 
-import httpx
+from typing import TYPE_CHECKING
 
 from memroute.upstream.route import Route
+
+if TYPE_CHECKING:
+    import httpx
 
 TIMEOUT_S = 5.0
 
@@ -21,6 +24,8 @@ class ModelsUnavailable(Exception):
 def listed_model_ids(client: httpx.Client, route: Route) -> list[str]:
     """The ids the provider lists (none unless it answers 200 with a `data` list), with its
     own credentials. Raises ModelsUnavailable when it cannot be reached or read."""
+    import httpx  # the client made it already
+
     headers = {"authorization": f"Bearer {route.api_key}"} if route.api_key else {}
     try:
         response = client.get(f"{route.base_url.rstrip('/')}/models", headers=headers, timeout=TIMEOUT_S)

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-
-import httpx
+from typing import TYPE_CHECKING
 
 from memroute.upstream.route import Route
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["ProviderReranker", "RerankError"]
 
@@ -30,6 +32,8 @@ class ProviderReranker:
         self.client = client
 
     def __call__(self, query: str, documents: Sequence[str]) -> list[tuple[int, float]]:
+        import httpx  # the client made it already
+
         headers = {"authorization": f"Bearer {self.route.api_key}"} if self.route.api_key else {}
         try:
             response = self.client.post(

@@ -9,12 +9,13 @@ from __future__ import annotations
 import functools
 import ssl
 
-import httpx
-
 
 @functools.cache
 def tls_context() -> ssl.SSLContext:
-    """The verifying TLS context, made on first use and shared from then on."""
+    """The verifying TLS context, made on first use (a process that never calls a provider
+    over TLS never loads httpx) and shared from then on."""
+    import httpx
+
     context = httpx.create_ssl_context()
     context.set_alpn_protocols(["http/1.1"])
     return context

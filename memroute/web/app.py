@@ -59,7 +59,7 @@ def create_app(config: Config, *, memory: Memory | None = None) -> FastAPI:
                 read_timeout_s=config.upstream_timeout_s,
                 keepalive_s=2.0,
             ),
-            tls_context(),
+            tls_context,
         )
         await client.start()
         try:
