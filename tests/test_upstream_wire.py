@@ -18,8 +18,8 @@ import openai
 import pytest
 import trustme
 from gateways import gateway_config
-from memories import open_memory
-from servers import LiveServer, RawUpstream, completion_events, free_port, wait_until
+from memories import NO_MODEL, open_memory
+from servers import LiveServer, RawUpstream, ScriptedUpstream, completion_events, free_port, wait_until
 from wire_servers import ConnectProxy, WireProvider, answer, completion_json
 
 from memroute.upstream.tls import tls_context
@@ -303,3 +303,36 @@ def test_a_large_request_reaches_the_provider_whole(tmp_path: Path) -> None:
     assert reply.choices[0].message.content == "read it"
     sent = json.loads(provider.requests[0][1])
     assert sent["messages"][-1]["content"] == said_before
+
+
+def test_a_server_that_calls_providers_over_plain_http_never_loads_httpx(
+    tmp_path: Path, upstream: ScriptedUpstream
+) -> None:
+    """httpx and the command line it ships cost a server ~0.1 s and ~6 MiB: `memroute serve`
+    loads them only for a provider over HTTPS or a client that needs them (rerank, model
+    lists, embedding providers, the Hub)."""
+    import subprocess
+    import sys
+
+    db = tmp_path / "m.db"
+    with open_memory(db) as side:
+        _, secret = side.keys.create("k")
+        side.update_settings(enabled=True, **NO_MODEL)  # no model loading as the process exits
+    script = f"""
+import json, sys, urllib.request
+from memroute.config import Config
+from memroute.web.app import create_app
+from memroute.web.serve import serving
+
+environ = {{"MEMROUTE_UPSTREAM_BASE_URL": {upstream.url + "/v1"!r}, "MEMROUTE_ADMIN_TOKEN": "a" * 32}}
+with serving(create_app(Config.for_path({str(db)!r}, environ=environ))) as url:
+    body = {{"model": "echo-1", "messages": [{{"role": "user", "content": "I keep bees."}}]}}
+    chat = urllib.request.Request(url + "/v1/chat/completions", method="POST",
+        headers={{"authorization": "Bearer {secret}", "content-type": "application/json"}},
+        data=json.dumps(body).encode())
+    answer = json.loads(urllib.request.urlopen(chat).read())
+    print(answer["choices"][0]["message"]["content"] != "", "httpx" in sys.modules, "rich" in sys.modules)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True", "False", "False"]
