@@ -93,10 +93,10 @@ class RemoteEmbedder:
         *,
         timeout_s: float = 10.0,
     ) -> None:
-        self.model = model
-        self._route_for = route_for
         import httpx  # `client` is one: loaded already
 
+        self.model = model
+        self._route_for = route_for
         self._client = client
         self._timeout = httpx.Timeout(timeout_s)
         self._dim: int | None = None

@@ -366,7 +366,7 @@ class ChatPipeline:
             route, outgoing = self.prepare(fmt, ctx, body, body["model"], light=on_loop)
             payload = encoded({**outgoing, "model": route.model})
             if not ctx.wants_reply:  # the user's turn: queued once the request is on its way
-                turn_due = self.local_reads and self._learns(ctx)
+                turn_due = self.local_reads and _learning(ctx) is not None
                 if not turn_due:
                     self.learn(ctx)  # on PostgreSQL: in this same trip
         passed = {name: headers[name] for name in fmt.passed_headers if name in headers}
@@ -411,11 +411,6 @@ class ChatPipeline:
             ctx.injected = NOTHING_INJECTED
             return route, body
 
-    @staticmethod
-    def _learns(ctx: ChatContext) -> bool:
-        """Whether `learn` queues anything for this chat."""
-        return ctx.owner is not None and ctx.settings is not None and ctx.settings.extracts
-
     def _due_turn(self, admitted: Admitted) -> DueTurn | None:
         """The user's turn left to queue once the request is on its way (see `DueTurn`)."""
         if not admitted.turn_due:
@@ -429,9 +424,10 @@ class ChatPipeline:
         """Queue the exchange for learning (see `Memory.enqueue_turn`); a failure is logged
         and counted, never raised. Without `wait` (on the event loop), False when the write
         would have waited (nothing queued: the caller queues it in a thread)."""
-        owner, settings = ctx.owner, ctx.settings
-        if owner is None or settings is None or not settings.extracts:
+        learning = _learning(ctx)
+        if learning is None:
             return True
+        owner, settings = learning
         text, speaker = ctx.turn
         turn = ChatTurn(text, reply, speaker, ctx.request_id, ctx.session_id)
         try:
@@ -605,6 +601,14 @@ class ChatPipeline:
             stream.close,
             headers={"cache-control": "no-cache", "x-accel-buffering": "no", **headers},
         )
+
+
+def _learning(ctx: ChatContext) -> tuple[str, MemorySettings] | None:
+    """The owner and settings a chat's exchange is learned for (None: it is not learned)."""
+    owner, settings = ctx.owner, ctx.settings
+    if owner is None or settings is None or not settings.extracts:
+        return None
+    return owner, settings
 
 
 def client_gone(route: Route) -> Response:
