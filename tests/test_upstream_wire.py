@@ -18,7 +18,7 @@ import openai
 import pytest
 import trustme
 from gateways import gateway_config
-from memories import NO_MODEL, open_memory
+from memories import open_memory
 from servers import LiveServer, RawUpstream, ScriptedUpstream, completion_events, free_port, wait_until
 from wire_servers import ConnectProxy, WireProvider, answer, completion_json
 
@@ -317,7 +317,7 @@ def test_a_server_that_calls_providers_over_plain_http_never_loads_httpx(
     db = tmp_path / "m.db"
     with open_memory(db) as side:
         _, secret = side.keys.create("k")
-        side.update_settings(enabled=True, **NO_MODEL)  # no model loading as the process exits
+        side.update_settings(enabled=True)
     script = f"""
 import json, sys, urllib.request
 from memroute.config import Config

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from memroute.embeddings.model_calls import model_call
 from memroute.embeddings.onnx_minilm import DEFAULT_TOKENIZER, make_session, verified_default_model
 
 log = logging.getLogger("memroute.embeddings")
@@ -62,7 +63,8 @@ def _teacher_vectors(teacher_ids: list[int], cls_id: int, sep_id: int) -> NDArra
         feed = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
         if "token_type_ids" in inputs:
             feed["token_type_ids"] = np.zeros_like(ids)
-        hidden = np.asarray(session.run(None, feed)[0], dtype=np.float32)
+        with model_call():
+            hidden = np.asarray(session.run(None, feed)[0], dtype=np.float32)
         chunks.append(hidden.mean(axis=1))  # model2vec's MEAN pooling over the three positions
     if chunks:
         out = np.concatenate(chunks, axis=0)

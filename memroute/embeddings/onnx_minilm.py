@@ -26,6 +26,7 @@ from memroute.embeddings.hub import (
     ensure_reachable,
     looks_like_repo_id,
 )
+from memroute.embeddings.model_calls import model_call
 from memroute.embeddings.resolve import DEFAULT_TRANSFORMERS_MODEL
 from memroute.errors import EmbeddingError
 from memroute.masking import scrub
@@ -120,7 +121,8 @@ def make_session(model_path: Path, *, spin: bool = False, threads: int = 1) -> A
     options.inter_op_num_threads = 1
     options.enable_mem_pattern = False
     options.log_severity_level = 3  # errors only
-    return ort.InferenceSession(str(model_path), sess_options=options, providers=["CPUExecutionProvider"])
+    with model_call():
+        return ort.InferenceSession(str(model_path), sess_options=options, providers=["CPUExecutionProvider"])
 
 
 def load_tokenizer(path: Path) -> Any:
@@ -175,7 +177,8 @@ class OnnxEmbedder:
             feed = {"input_ids": ids, "attention_mask": mask}
             if "token_type_ids" in self._inputs:
                 feed["token_type_ids"] = np.zeros_like(ids)
-            out = np.asarray(self._session.run([self._output], feed)[0], dtype=np.float32)
+            with model_call():
+                out = np.asarray(self._session.run([self._output], feed)[0], dtype=np.float32)
         except Exception as exc:
             raise EmbeddingError(
                 scrub(f"the ONNX model {self.model} failed: {type(exc).__name__}: {exc}"),

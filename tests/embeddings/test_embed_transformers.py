@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -121,3 +124,38 @@ def test_repo_id_already_in_the_cache_dir_loads_offline(tmp_path: Path, offline_
     sources = EmbeddingSources(make_config(tmp_path, static_cache_dir=cache), no_routes)
     embedder = sources.embedder(choice("sentence-transformers/all-MiniLM-L6-v2", None))
     assert embedder.dimensions == 384
+
+
+# A background thread inside the model (as the re-index worker is while it embeds) when the
+# process's main thread returns.
+_EXIT_WHILE_EMBEDDING = textwrap.dedent(
+    """
+    import threading
+    import time
+    from memroute.embeddings.onnx_minilm import load_transformers
+
+    embedder = load_transformers("", None)
+    embedded = threading.Event()
+
+    def embed_forever():
+        while True:
+            embedder.embed(["the user's dog is called Rex"] * 8)  # short calls: one ends during the exit
+            embedded.set()
+
+    threading.Thread(target=embed_forever, daemon=True).start()
+    embedded.wait()
+    time.sleep(0.05)
+    print("main thread done", flush=True)
+    """
+)
+
+
+def test_a_process_that_exits_while_a_background_thread_embeds_ends_cleanly() -> None:
+    """onnxruntime aborts a process whose daemon thread it still runs when the interpreter
+    ends (exit status 134): the exit waits for the call in flight instead."""
+    done = subprocess.run(
+        [sys.executable, "-c", _EXIT_WHILE_EMBEDDING], capture_output=True, text=True, timeout=60
+    )
+    assert "main thread done" in done.stdout
+    assert "terminate called" not in done.stderr
+    assert done.returncode == 0, done.stderr[-2000:]
