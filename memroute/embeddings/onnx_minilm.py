@@ -43,6 +43,11 @@ BATCH_SIZE = 8
 ONNX_CANDIDATES = ("model.onnx", "onnx/model_quantized.onnx", "onnx/model.onnx")
 #: What we download for a Hub repo id (the first ONNX file that exists).
 HUB_ONNX_FILES = ("onnx/model_quantized.onnx", "onnx/model.onnx")
+#: onnxruntime sends usage events to Microsoft (mobile.events.data.microsoft.com, through
+#: the environment's proxy) from every process that has made a session, ~9 s after it
+#: starts, unless this is set when onnxruntime is imported. memroute sets it to 1 unless
+#: the operator has set it (0 lets onnxruntime send them).
+TELEMETRY_SWITCH = "ORT_DISABLE_TELEMETRY"
 
 _verified: dict[tuple[str, int, float], bool] = {}
 _verified_lock = threading.Lock()
@@ -112,16 +117,17 @@ def make_session(model_path: Path, *, spin: bool = False, threads: int = 1) -> A
     10.4 ms, p99 30.8 → 13.9 ms on 2 cores without spinning). No memory pattern is planned:
     it keeps buffers per input shape, and texts come in every length (MiniLM after a
     re-index: 435 → 341 MB, and it stopped creeping up under chats; as fast)."""
-    import onnxruntime as ort  # type: ignore[import-untyped]
+    with model_call():  # onnxruntime's import too: the interpreter's exit waits for it
+        os.environ.setdefault(TELEMETRY_SWITCH, "1")  # read once, as onnxruntime is imported
+        import onnxruntime as ort  # type: ignore[import-untyped]
 
-    options = ort.SessionOptions()
-    if not spin:
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    options.intra_op_num_threads = max(1, min(threads, os.cpu_count() or 1))
-    options.inter_op_num_threads = 1
-    options.enable_mem_pattern = False
-    options.log_severity_level = 3  # errors only
-    with model_call():
+        options = ort.SessionOptions()
+        if not spin:
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.intra_op_num_threads = max(1, min(threads, os.cpu_count() or 1))
+        options.inter_op_num_threads = 1
+        options.enable_mem_pattern = False
+        options.log_severity_level = 3  # errors only
         return ort.InferenceSession(str(model_path), sess_options=options, providers=["CPUExecutionProvider"])
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from embed_helpers import cosine, make_config, no_routes
+from wire_servers import ConnectProxy
 
 from memroute.embeddings import DEFAULT_TRANSFORMERS_MODEL, EmbeddingSources, SourceChoice
 from memroute.embeddings.onnx_minilm import DEFAULT_TOKENIZER, OnnxEmbedder, default_model_path
@@ -159,3 +161,35 @@ def test_a_process_that_exits_while_a_background_thread_embeds_ends_cleanly() ->
     assert "main thread done" in done.stdout
     assert "terminate called" not in done.stderr
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+# A process that runs the bundled model, then stays up (onnxruntime's usage events left ~9 s
+# after a session was made, and again ~5 s later).
+_RUN_THE_MODEL_A_WHILE = textwrap.dedent(
+    """
+    import time
+    from memroute.embeddings.onnx_minilm import load_transformers
+
+    load_transformers("", None).embed(["the user's dog is called Rex"])
+    time.sleep(12)
+    """
+)
+
+
+@pytest.mark.slow(seconds=15)
+def test_a_process_that_runs_the_model_sends_nothing_anywhere() -> None:
+    """onnxruntime sends usage events to Microsoft from a process that has made a session,
+    through the environment's proxy: memroute's model sends none."""
+    with ConnectProxy() as proxy:
+        env = {name: value for name, value in os.environ.items() if name.upper() != "NO_PROXY"}
+        env.pop("ORT_DISABLE_TELEMETRY", None)
+        env.update({name: proxy.url for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")})
+        done = subprocess.run(
+            [sys.executable, "-c", _RUN_THE_MODEL_A_WHILE],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert proxy.heads == []
