@@ -4,7 +4,7 @@ connection each) send chat requests back to back for `seconds` after `warmup_s` 
 least one timed request, however long it takes), and the figures of the timed window go
 to stdout as one JSON object.
 
-    python -m bench.load_client URL KEY --concurrency 16 --seconds 5 [--stream] < questions
+    python -m bench.load_client URL KEY --concurrency 16 --seconds 5 [--stream] [--model M] < questions
 
 URL may list several servers, comma-separated (replicas of one memory): client n sends to
 the n-th, round-robin.
@@ -67,10 +67,17 @@ async def _worker(
 
 
 async def run(
-    url: str, key: str, questions: list[str], concurrency: int, seconds: float, warmup_s: float, stream: bool
+    url: str,
+    key: str,
+    questions: list[str],
+    concurrency: int,
+    seconds: float,
+    warmup_s: float,
+    stream: bool,
+    model: str = MODEL,
 ) -> dict[str, object]:
     bodies = [
-        json.dumps({"model": MODEL, "messages": [{"role": "user", "content": q}], "stream": stream}).encode()
+        json.dumps({"model": model, "messages": [{"role": "user", "content": q}], "stream": stream}).encode()
         for q in questions
     ]
     urls = url.split(",")
@@ -114,10 +121,20 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=5.0)
     ap.add_argument("--warmup", type=float, default=1.0)
     ap.add_argument("--stream", action="store_true")
+    ap.add_argument("--model", default=MODEL, help=f"the model asked for ({MODEL})")
     args = ap.parse_args()
     questions = [line.strip() for line in sys.stdin if line.strip()]
     result = asyncio.run(
-        run(args.url, args.key, questions, args.concurrency, args.seconds, args.warmup, args.stream)
+        run(
+            args.url,
+            args.key,
+            questions,
+            args.concurrency,
+            args.seconds,
+            args.warmup,
+            args.stream,
+            args.model,
+        )
     )
     json.dump(result, sys.stdout)
 

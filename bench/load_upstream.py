@@ -2,8 +2,10 @@
 (keep-alive, `Content-Length` bodies) that answers every `POST …/chat/completions` with
 the same 48-word reply, as one JSON completion or, when the body asks for `"stream":
 true`, as 48 SSE chunks and `[DONE]`, each written on its own, a moment after the last (a
-provider's tokens arrive one by one: the gateway relays each). It reads no JSON, so
-the gateway is what a load run measures. Run it in its own process: `python -m bench.load_upstream PORT`.
+provider's tokens arrive one by one: the gateway relays each); for the model `echo-burst`,
+back to back (the gateway-efficiency issue's upstream: no think time at all). It reads no
+JSON, so the gateway is what a load run measures. Run it in its own process:
+`python -m bench.load_upstream PORT`.
 `BENCH_THINK_MS` makes it answer a non-streamed request that much later (a provider's think
 time; 0, at once, by default).
 """
@@ -16,6 +18,8 @@ import os
 import sys
 
 MODEL = "echo-1"  # the model the load asks for and this upstream answers as
+BURST_MODEL = "echo-burst"  # streamed with the chunks back to back
+_ASKS_BURST = b'"model":"' + BURST_MODEL.encode() + b'"'
 REPLY_WORDS = ("memory " * 48).split()  # 48 words: the reply of the issue's measurements
 # Asleep this long (1–2 ms in practice) between two chunks; BENCH_CHUNK_GAP_MS=0 writes them
 # back to back (what a stream costs without the wake-ups between its tokens).
@@ -99,8 +103,9 @@ class _Answer(asyncio.Protocol):
         assert self.transport is not None
         if head.startswith(b"get") and b"/models" in head.split(b"\r\n", 1)[0]:
             self.transport.write(_MODELS_ANSWER)
-        elif b'"stream":true' in body.replace(b" ", b""):
-            asyncio.get_running_loop().create_task(self._stream())
+        elif b'"stream":true' in (compact := body.replace(b" ", b"")):
+            gap = 0.0 if _ASKS_BURST in compact else CHUNK_GAP_S
+            asyncio.get_running_loop().create_task(self._stream(gap))
         elif THINK_S:
             asyncio.get_running_loop().call_later(THINK_S, self._answer_once)
         else:
@@ -110,11 +115,12 @@ class _Answer(asyncio.Protocol):
         if self.transport is not None and not self.transport.is_closing():
             self.transport.write(_ONCE)
 
-    async def _stream(self) -> None:
+    async def _stream(self, gap_s: float) -> None:
+        """The 48 chunks, `gap_s` apart (0: back to back, the loop's turn between two)."""
         assert self.transport is not None
         self.transport.write(_STREAM_HEAD)
         for chunk in _STREAM_CHUNKS:
-            await asyncio.sleep(CHUNK_GAP_S)
+            await asyncio.sleep(gap_s)
             if self.transport.is_closing():
                 return
             self.transport.write(chunk)

@@ -38,9 +38,11 @@ def test_the_load_benchmark_measures_every_case_through_real_processes(tmp_path:
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr[-3000:]
     data = json.loads(out.read_text())["Gateway under load"]
-    cases = {(r["case"], r["stream"], r["round"]) for r in data["runs"]}
-    assert len(data["runs"]) == len(cases) == 12
-    assert cases == {(c, s, n) for c in ("direct", "off", "on") for s in (False, True) for n in (1, 2)}
+    cases = {(r["case"], r["stream"], r["chunks_back_to_back"], r["round"]) for r in data["runs"]}
+    assert len(data["runs"]) == len(cases) == 16
+    paced = {(c, s, False, n) for c in ("direct", "off", "on") for s in (False, True) for n in (1, 2)}
+    # Direct and memory off also stream with the chunks back to back, as the issue measured.
+    assert cases == paced | {(c, True, True, n) for c in ("direct", "off") for n in (1, 2)}
     assert all(r["latency"]["n"] > 0 and not r["refused"] for r in data["runs"])
     gateway_cpu = [r["cpu_ms_per_request"] for r in data["runs"] if r["case"] != "direct"]
     assert None not in gateway_cpu and sum(gateway_cpu) > 0  # /proc counts in 10 ms ticks: a run may read 0
@@ -60,6 +62,11 @@ def test_the_load_benchmark_measures_every_case_through_real_processes(tmp_path:
     row = next(line for line in done.stdout.splitlines() if line.startswith(f"| {name} |"))
     assert f"({each[0]:.2f} / {each[1]:.2f})" in row
     assert "| the upstream's CPU ms per 48-chunk stream (it only writes them) | — |" in done.stdout
+    back_to_back = (
+        "memory off: gateway CPU ms per 48-chunk stream, chunks back to back (the issue's upstream)"
+    )
+    assert f"| {back_to_back} | ≤ 3 |" in done.stdout
+    assert "| off | yes, back to back | 2 |" in done.stdout  # its run in the table
 
 
 def test_a_litellm_path_that_is_no_executable_stops_the_run_before_it_starts(tmp_path: Path) -> None:
