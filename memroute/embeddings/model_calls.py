@@ -4,9 +4,10 @@ onnxruntime lets go of the interpreter while a model loads or runs. A daemon thr
 model's background load, the re-index worker) that comes back from it after the
 interpreter has begun to finalize is unwound through onnxruntime's C++ frames, and the
 whole process aborts ("terminate called without an active exception", exit status 134)
-instead of ending cleanly; one still loading onnxruntime or making a session when the
-process ends aborts it the same way. Every load and run of a local model goes inside
-`model_call()`: at exit the calls in flight are waited for (up to EXIT_WAIT_S), and a
+instead of ending cleanly; one still importing onnxruntime or making a session when the
+process ends aborts it the same way. Each of these calls goes inside `model_call()` (a
+session made with onnxruntime's import, a run of the model, one batch of a
+distillation): at exit the calls in flight are waited for (up to EXIT_WAIT_S), and a
 daemon thread that starts one after that waits until the process is gone, so it is only
 ever stopped in Python code.
 """
@@ -21,36 +22,25 @@ from contextlib import contextmanager
 
 log = logging.getLogger(__name__)
 
-EXIT_WAIT_S = 10.0  # a model's load takes 1–3 s here, one batch of texts well under 1 s
+EXIT_WAIT_S = 10.0  # a session takes ~1 s to make here, one batch of texts well under 1 s
 
 _state = threading.Condition()
-_in_flight = 0  # threads inside a model call
+_in_flight = 0  # model calls running now
 _exiting = False
-_depth = threading.local()  # this thread's model calls, one inside another
 
 
 @contextmanager
 def model_call() -> Iterator[None]:
-    """Run the block as a model call the interpreter's exit waits for (a call inside
-    another, such as a model's first run as it loads, is part of the outer one)."""
+    """Run the block as a model call the interpreter's exit waits for (never one inside
+    another: a daemon thread's inner call would wait for an exit that waits for it)."""
     global _in_flight
-    depth = getattr(_depth, "calls", 0)
-    if depth:
-        _depth.calls = depth + 1
-        try:
-            yield
-        finally:
-            _depth.calls = depth
-        return
     with _state:
         if _exiting and threading.current_thread().daemon:
             _state.wait_for(lambda: False)  # never returns: the process is ending
         _in_flight += 1
-    _depth.calls = 1
     try:
         yield
     finally:
-        _depth.calls = 0
         with _state:
             _in_flight -= 1
             _state.notify_all()

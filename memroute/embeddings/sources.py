@@ -13,7 +13,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,7 +24,6 @@ from memroute.embeddings import onnx_minilm, static
 from memroute.embeddings.base import Embedder, FloatMatrix, static_cache_dir
 from memroute.embeddings.hashing import HashingEmbedder
 from memroute.embeddings.hub import looks_like_repo_id
-from memroute.embeddings.model_calls import model_call
 from memroute.embeddings.remote import RemoteEmbedder
 from memroute.embeddings.resolve import (
     DEFAULT_HASHING_DIMENSIONS,
@@ -109,8 +107,7 @@ class EmbeddingSources:
                     return found
                 self._raise_remembered(key)
             try:
-                with model_call() if choice.source in _LOCAL else nullcontext():
-                    made = self._create(choice)  # a local model's load: the interpreter's exit waits for it
+                made = self._create(choice)
             except EmbeddingError as exc:
                 self._remember(key, exc)
                 raise
