@@ -18,7 +18,7 @@ PYTEST_ARGS ?=
 # worker. PYTEST_WORKERS=0: one process.
 PYTEST_WORKERS ?= 4
 
-.PHONY: run test lint bench venv clean
+.PHONY: run test lint bench venv venv-test clean
 
 $(RUN_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,9 @@ $(TEST_STAMP): $(RUN_STAMP)
 	touch $(TEST_STAMP)
 
 venv: $(RUN_STAMP)
+
+# The venv with the test extras too (what `make test` and `make lint` install first).
+venv-test: $(TEST_STAMP)
 
 # Starts the gateway and management API on 127.0.0.1:20128 (MEMROUTE_HOST/MEMROUTE_PORT).
 run: $(RUN_STAMP)
