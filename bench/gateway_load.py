@@ -335,12 +335,13 @@ def measure(
     (`idle` CPU seconds per second). The upstream's and the load generator's CPU per
     request, and how busy the machine was, say what the run left the gateway. `settle`
     runs before each run (the gateway's extraction queue drained: what earlier runs
-    queued is not charged to this one). Memory off with the fewest workers also streams
-    at the fewest clients with the chunks back to back, as the issue's upstream sent them."""
+    queued is not charged to this one). Direct, and memory off with the fewest workers,
+    also stream at the fewest clients with the chunks back to back, as the issue's upstream
+    sent them."""
     runs = []
     lone = min(plan.concurrency)
     burst = case in (DIRECT, OFF) and workers in (0, min(plan.workers))
-    plans = [(False, c, False) for c in plan.concurrency] + [(True, c, False) for c in plan.concurrency]
+    plans = [(stream, c, False) for stream in (False, True) for c in plan.concurrency]
     plans += [(True, lone, True)] if burst else []
     for stream, concurrency, back_to_back in plans:
         if settle is not None:
@@ -470,8 +471,7 @@ def _find(
     back_to_back: bool = False,
 ) -> Run | None:
     for r in runs:
-        same = r.case == case and r.stream == stream and r.concurrency == concurrency
-        same = same and r.back_to_back == back_to_back
+        same = (r.case, r.stream, r.concurrency, r.back_to_back) == (case, stream, concurrency, back_to_back)
         if same and (workers is None or r.workers == workers or case == DIRECT):
             return r
     return None
