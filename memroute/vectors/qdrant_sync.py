@@ -216,6 +216,7 @@ class QdrantSyncWorker:
         self._loop.wake()
 
     def stop(self) -> None:
+        self._loop.stopping.set()  # before ending a back-off: `_wait` checks it after clearing
         self._retry_now.set()
         self._loop.stop(30)
 
@@ -241,6 +242,9 @@ class QdrantSyncWorker:
                 return
 
     def _wait(self, stopping: threading.Event) -> None:
+        """Back off until the next try, a settings change or the stop; a stop that came while
+        the failing step ran ends it at once (it is not lost with the cleared retry)."""
         self._backoff = min(MAX_BACKOFF_S, max(self._pool.retry_s, 0.1, self._backoff * 2))
         self._retry_now.clear()
-        self._retry_now.wait(self._backoff)
+        if not stopping.is_set():
+            self._retry_now.wait(self._backoff)

@@ -10,6 +10,7 @@ deterministic; the outage case runs the real background workers.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import timedelta
@@ -25,11 +26,15 @@ from storage import open_parts
 from memroute import Memory
 from memroute.clock import to_iso
 from memroute.config import Config
+from memroute.errors import QdrantError
 from memroute.models.records import MemoryFilter
 from memroute.models.wire import to_wire
 from memroute.service.build import Parts
 from memroute.service.qdrant import QdrantService
 from memroute.vectors import VectorHit
+from memroute.vectors.qdrant_pool import QdrantPool
+from memroute.vectors.qdrant_settings import QdrantSettings
+from memroute.vectors.qdrant_sync import QdrantSyncWorker
 
 ANIMALS = ["cat", "dog", "horse", "parrot", "lizard", "rabbit", "goat", "otter"]
 
@@ -365,6 +370,27 @@ def test_qdrant_down_mid_run_answers_keep_coming_from_sqlite_vec(db_path: Path, 
         )
     finally:
         mem.close()
+
+
+def test_a_stop_that_comes_while_a_sync_fails_ends_the_worker_at_once() -> None:
+    """A server stopped while its sync's call to an unreachable Qdrant is failing stops at
+    once, not after the back-off (30 s by default): the stop is not lost with the retry."""
+    entered = threading.Event()
+
+    def failing_step() -> int:
+        entered.set()
+        time.sleep(0.3)  # the call is still failing when the stop comes
+        raise QdrantError("Qdrant unreachable: connection refused")
+
+    pool = QdrantPool(lambda: QdrantSettings(enabled=True, host="127.0.0.1"), timeout_s=1, retry_s=30)
+    worker = QdrantSyncWorker(failing_step, pool)
+    worker.start()
+    assert entered.wait(10)
+    started = time.monotonic()
+    worker.stop()
+    assert time.monotonic() - started < 10
+    assert not [t for t in threading.enumerate() if t.name == "memroute-qdrant-sync"]
+    assert pool.last_error == "Qdrant unreachable: connection refused"
 
 
 def test_reindex_pushes_every_memory_again_while_qdrant_keeps_serving(qmem: Memory) -> None:
