@@ -89,9 +89,9 @@ class _Checkpointer:
         try:
             while True:
                 self._wanted.wait()
+                self._wanted.clear()  # before the check: a stop's wake-up is never cleared unseen
                 if self._stopping.is_set():
                     return
-                self._wanted.clear()
                 try:
                     con.wal_checkpoint("main", apsw.SQLITE_CHECKPOINT_PASSIVE)
                 except apsw.Error as exc:  # busy or closed: the next request tries again
