@@ -380,6 +380,26 @@ def test_a_big_key_is_indexed_off_the_request_path_and_read_from_sql_meanwhile(t
                 indexes.close()
 
 
+def test_closing_abandons_a_big_keys_build_at_its_next_pause(tmp_path: Path) -> None:
+    """A stop never waits for a big key's index: closed while the builder thread builds one
+    (~1 s here), the indexes end the build at its next pause and hold nothing."""
+    size = 4_000
+    with _open(tmp_path / "m.db") as mem:
+        report = mem.import_(
+            ({"content": f"note {n} about gardening"} for n in range(size)), api_key_id="big"
+        )
+        assert report.imported == size
+        with database(mem) as store:
+            indexes = KeyIndexes(store.changes, store.memories, max_memories=50_000)
+            flt = MemoryFilter("big", "2026-12-03T00:00:00.000Z")
+            assert indexes.reader(flt) is store.memories  # its build is left to the builder
+            time.sleep(0.2)  # the build is under way
+            started = time.monotonic()
+            indexes.close()
+            assert time.monotonic() - started < 1.0
+            assert indexes.held() == 0
+
+
 def test_keys_waiting_for_the_builder_can_be_indexed_at_once_on_the_calling_thread(tmp_path: Path) -> None:
     # Two big keys recalled once: both wait for the builder thread, which rests between
     # builds; `build_waiting` indexes them now, so the next recalls read their indexes.

@@ -604,6 +604,27 @@ def test_switching_an_embedding_source_on_starts_the_re_index_at_once(db_path: P
         mem.close()
 
 
+def test_a_stop_during_a_re_index_waits_for_one_chunk_not_the_whole_batch(db_path: Path) -> None:
+    # 600 memories waiting for the bundled model (a first start on an existing database):
+    # the worker takes 512 at a time, embedding and storing them 64 at a time. Closed (a
+    # server's stop) once some are stored, it ends after the 64 being embedded; the rest
+    # waits for the next start.
+    with open_memory(db_path) as setup:
+        records = ({"content": f"plays chess online every evening, game {n}"} for n in range(600))
+        assert setup.import_(records, api_key_id="alice").imported == 600
+    mem = open_memory(db_path, workers=True)
+    try:
+        deadline = time.monotonic() + 60
+        while _vec_rows(mem) < 64 and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        mem.close()
+    with open_memory(db_path) as after:
+        stored, waiting = _vec_rows(after), _waiting(after)
+    assert 64 <= stored < 512 and stored % 64 == 0
+    assert stored + waiting == 600
+
+
 def _model_loaded(mem: Memory) -> bool:
     """Whether this memory's bundled model is loaded (what the embedding providers list says)."""
     (minilm,) = [p for p in mem.embedding_providers() if p.id == "transformers"]

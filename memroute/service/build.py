@@ -151,7 +151,10 @@ def _assemble(store: Store, config: Config, clock: Clock) -> Parts:
         index=index,
         qdrant=qdrant,
         reindexer=reindexer,
-        worker=ReindexWorker(lambda: reindex_lease.run(reindexer.batch, (0, 0)), config.reindex_poll_s),
+        worker=ReindexWorker(
+            lambda stopping: reindex_lease.run(lambda: reindexer.batch(stopping=stopping), (0, 0)),
+            config.reindex_poll_s,
+        ),
         http=provider_http,
         word_vectors=word_vectors,
         related_words=config.related_words,

@@ -35,8 +35,9 @@ class Reindexer:
         self.last_error: str | None = None
         self._batch_lock = threading.Lock()  # one batch at a time: the worker and `reindex(wait=True)`
 
-    def batch(self, limit: int = REINDEX_BATCH) -> tuple[int, int]:
-        """Embed one batch of pending memories with the current source: (stored, errors)."""
+    def batch(self, limit: int = REINDEX_BATCH, stopping: threading.Event | None = None) -> tuple[int, int]:
+        """Embed one batch of pending memories with the current source: (stored, errors); a
+        set `stopping` ends it early (see `SqliteVecIndex.embed_pending`)."""
         choice = self._current_source()
         if choice.source is None or not self._index.available:
             return 0, 0
@@ -45,7 +46,7 @@ class Reindexer:
                 return 0, 0
             with self._batch_lock:  # else both would embed the same pending memories
                 self._index.sync(choice)
-                result = self._index.embed_pending(choice, None, limit)
+                result = self._index.embed_pending(choice, None, limit, stopping)
         except EmbeddingError as exc:
             self.last_error = exc.message
             pending = len(self._vectors.pending(None, limit))
@@ -56,10 +57,11 @@ class Reindexer:
 
 
 class ReindexWorker:
-    """Runs `batch()` until nothing is left, in the background, whenever an embedding source
-    is configured; wakes on new memories and polls for settings changed elsewhere."""
+    """Runs `batch(stopping)` until nothing is left, in the background, whenever an embedding
+    source is configured; wakes on new memories and polls for settings changed elsewhere. A
+    stop ends the batch running (it gets the stop's event) after the chunk being embedded."""
 
-    def __init__(self, batch: Callable[[], tuple[int, int]], poll_s: float) -> None:
+    def __init__(self, batch: Callable[[threading.Event], tuple[int, int]], poll_s: float) -> None:
         self._batch = batch
         self._loop = WakeLoop("reindex", poll_s, self._drain, gap_s=WAKE_GAP_S)
         self._processed = 0
@@ -82,7 +84,7 @@ class ReindexWorker:
         while not stopping.is_set():
             try:
                 self._running = True
-                stored, errors = self._batch()
+                stored, errors = self._batch(stopping)
             except Exception:  # the database may be busy or closing; try again later
                 log.exception("memory.reindex.worker_error")
                 stored, errors = 0, 1

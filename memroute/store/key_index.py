@@ -403,6 +403,15 @@ def _remove(order: list[_Order], item: _Order) -> None:
         del order[at]
 
 
+def _let_others_run() -> None:
+    """A build's pause on the request path: the interpreter handed to any thread that waits."""
+    time.sleep(0)
+
+
+class _Closed(Exception):
+    """The indexes closed while a background build ran: the build is abandoned."""
+
+
 class IndexedReader:
     """Retrieval's reads of one key, answered from its `KeyIndex` (see memory/retrieval.py).
     One retrieval asks it for a question's keyword matches, meanings and weight: the
@@ -760,6 +769,8 @@ class KeyIndexes:
             owner, displace = next(iter(self._pending.items()))
         index = self._built(owner, displace=displace)
         with self._lock:
+            if self._closed:
+                return None
             if index is not None and owner not in self._indexes and self._room_for(len(index), displace):
                 index.used = time.monotonic()
                 self._indexes[owner] = index
@@ -776,20 +787,29 @@ class KeyIndexes:
                     return None
             index = KeyIndex(owner)
             with index.lock:
-                self._ready(index, pause=BACKGROUND_PAUSE_S)
+                self._ready(index, pause=self._rest)
                 # Its words' vectors and its memories' meanings too, not on a recall.
                 if self.meanings and self.word_vectors is not None:
-                    index.make_meanings(self.word_vectors, lambda: time.sleep(BACKGROUND_PAUSE_S))
+                    index.make_meanings(self.word_vectors, self._rest)
                 elif self.related_words and self.word_vectors is not None:
-                    index.vocabulary.words(self.word_vectors, lambda: time.sleep(BACKGROUND_PAUSE_S))
+                    index.vocabulary.words(self.word_vectors, self._rest)
             return index
+        except _Closed:
+            return None
         except Exception as exc:  # the store closing or busy: a later recall asks again
             log.warning("store.key_index.build_failed error=%s", exc)
             return None
 
-    def _ready(self, index: KeyIndex, *, pause: float = 0.0) -> None:
-        """Build `index` if it is new (sleeping `pause` s after each `YIELD_EVERY`
-        memories), else take in what changed since. Hold its lock."""
+    def _rest(self) -> None:
+        """A background build's pause between batches (`BACKGROUND_PAUSE_S`); once the
+        indexes close it abandons the build (raises `_Closed`), so a stop never waits for a
+        big key's index."""
+        if self._closing.wait(BACKGROUND_PAUSE_S):
+            raise _Closed
+
+    def _ready(self, index: KeyIndex, *, pause: Callable[[], None] = _let_others_run) -> None:
+        """Build `index` if it is new (`pause` running after each `YIELD_EVERY` memories),
+        else take in what changed since. Hold its lock."""
         if index.seq >= 0:
             self._catch_up(index)
             return
@@ -825,13 +845,13 @@ class KeyIndexes:
             del self._indexes[owner]
         return held + count <= self.max_memories
 
-    def _fill(self, index: KeyIndex, *, pause: float = 0.0) -> None:
+    def _fill(self, index: KeyIndex, *, pause: Callable[[], None] = _let_others_run) -> None:
         tokenize = _tokenizer()
         with self.changes.snapshot(index.owner) as (seq, rows):
             for done, row in enumerate(rows, 1):
                 self._put(index, tokenize, row[0], row[1:])
                 if done % YIELD_EVERY == 0:
-                    time.sleep(pause)  # let recalls waiting for the interpreter run
+                    pause()  # let recalls waiting for the interpreter run
         index.seq = seq
 
     def _catch_up(self, index: KeyIndex, most: int | None = None) -> bool:

@@ -13,6 +13,7 @@ takes a query vector the caller embedded.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -143,26 +144,41 @@ class SqliteVecIndex:
 
     # -- writing vectors -------------------------------------------------------------
 
-    def embed_pending(self, choice: SourceChoice, api_key_id: str | None, limit: int) -> BatchResult:
-        """Embed and store up to `limit` memories still waiting for a vector (one key's, or any).
-        Raises `EmbeddingError` when the source fails as a whole."""
-        pending = self.vectors.pending(api_key_id, limit)
-        if not pending:
-            return BatchResult(0, 0)
-        texts = [p.content for p in pending]
-        matrix = self.sources.embed_documents(choice, texts)
+    def embed_pending(
+        self,
+        choice: SourceChoice,
+        api_key_id: str | None,
+        limit: int,
+        stopping: threading.Event | None = None,
+    ) -> BatchResult:
+        """Embed and store up to `limit` memories still waiting for a vector (one key's, or
+        any), shortest first (similar lengths pad little), `STORE_CHUNK` at a time, each chunk
+        stored as soon as it is embedded; a set `stopping` ends the batch between two chunks,
+        so a stop waits for one chunk's model run at most. Raises `EmbeddingError` when the
+        source fails as a whole (the chunks before are kept)."""
+        pending = sorted(self.vectors.pending(api_key_id, limit), key=lambda p: len(p.content))
+        stored = 0
+        for start in range(0, len(pending), STORE_CHUNK):
+            if stopping is not None and stopping.is_set():
+                break
+            stored += self._embed_and_store(choice, pending[start : start + STORE_CHUNK])
+        return BatchResult(stored, 0)
+
+    def _embed_and_store(self, choice: SourceChoice, pending: list[PendingMemory]) -> int:
+        """Embed `pending` and store their vectors in one transaction: how many were stored (a
+        text without a single token gets no vector, and is done)."""
+        matrix = self.sources.embed_documents(choice, [p.content for p in pending])
         meta = self.ensure_ready(choice, int(matrix.shape[1]))
         good = [(p, row) for p, row in zip(pending, matrix, strict=True) if np.any(row)]
         stored = 0
-        for start in range(0, len(good), STORE_CHUNK):  # short write transactions: chats write too
-            chunk = good[start : start + STORE_CHUNK]
-            writes = self.vectors.store(self._blobs(meta, chunk), blob_sql=self._blob_sql)
+        if good:
+            writes = self.vectors.store(self._blobs(meta, good), blob_sql=self._blob_sql)
             for key, write in writes.items():
                 self._follow(meta, key, write)
                 stored += len(write.rowids)
-        if len(good) < len(pending):  # a text without a single token gets no vector, and is done
+        if len(good) < len(pending):
             self.vectors.store_empty([p for p, row in zip(pending, matrix, strict=True) if not np.any(row)])
-        return BatchResult(stored, 0)
+        return stored
 
     def _follow(self, meta: VecMeta, key: str, write: KeyWrite) -> None:
         """Take what was just stored for `key` into its in-memory copy, read back from the
