@@ -32,7 +32,7 @@ from memroute.vectors.key_cache import MIN_CHUNKS, KeyMatrix, KeyMatrixCache, as
 log = logging.getLogger("memroute.vectors.sqlite_vec")
 
 RESCORE_CANDIDATES = 100  # int8: this many nearest are re-scored against the float query
-STORE_CHUNK = 64  # vectors written per transaction
+STORE_CHUNK = 64  # memories embedded in one call, their vectors written in one transaction
 
 
 @dataclass(frozen=True, slots=True)
