@@ -16,7 +16,12 @@ from embed_helpers import cosine, make_config, no_routes
 from wire_servers import ConnectProxy
 
 from memroute.embeddings import DEFAULT_TRANSFORMERS_MODEL, EmbeddingSources, SourceChoice
-from memroute.embeddings.onnx_minilm import DEFAULT_TOKENIZER, OnnxEmbedder, default_model_path
+from memroute.embeddings.onnx_minilm import (
+    DEFAULT_TOKENIZER,
+    TELEMETRY_SWITCH,
+    OnnxEmbedder,
+    default_model_path,
+)
 from memroute.errors import EmbeddingError
 
 EATING = "A man is eating food."
@@ -182,7 +187,7 @@ def test_a_process_that_runs_the_model_sends_nothing_anywhere() -> None:
     through the environment's proxy: memroute's model sends none."""
     with ConnectProxy() as proxy:
         env = {name: value for name, value in os.environ.items() if name.upper() != "NO_PROXY"}
-        env.pop("ORT_DISABLE_TELEMETRY", None)
+        env.pop(TELEMETRY_SWITCH, None)
         env.update({name: proxy.url for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")})
         done = subprocess.run(
             [sys.executable, "-c", _RUN_THE_MODEL_A_WHILE],
