@@ -536,6 +536,7 @@ class EmbeddingServer:
     def __init__(self) -> None:
         self.status = 200
         self.body: Any = None
+        self.answers_left: int | None = None  # after this many answers, it fails with HTTP 500
 
     def app(self) -> Any:
         from starlette.applications import Starlette
@@ -545,6 +546,10 @@ class EmbeddingServer:
 
         async def embeddings(request: Request) -> Response:
             body = await request.json()
+            if self.answers_left is not None:
+                if self.answers_left == 0:
+                    return JSONResponse({"error": {"message": "overloaded"}}, status_code=500)
+                self.answers_left -= 1
             if self.status != 200:
                 return JSONResponse({"error": {"message": "nope"}}, status_code=self.status)
             if self.body is not None:
@@ -584,6 +589,30 @@ def test_a_failing_remote_embedding_provider_degrades_to_keyword_search(
         status_now = vmem.engine_status().embedding
         assert "last error" in status_now.reason and reason in status_now.reason
         assert "sk-embedding-secret" not in str(to_wire(vmem.engine_status())) + str(report)
+
+
+def test_a_provider_failing_mid_re_index_keeps_and_counts_what_it_embedded_before(vmem: Memory) -> None:
+    # A re-index sends the provider 64 texts a call (after one probe that teaches it the
+    # vectors' size). It answers the first call of 100 memories, then fails: the 64
+    # embedded are stored and reported as processed, the 36 left wait for the next pass,
+    # which finishes them once the provider is back.
+    from servers import LiveServer
+
+    server = EmbeddingServer()
+    with LiveServer(server.app()) as live:
+        vmem.providers.add("emb", base_url=live.url + "/v1", api_key="sk-embedding-secret")
+        vmem.update_settings(embedding_source="remote", embedding_provider_model="emb/text-embedder")
+        records = ({"content": f"plays chess online every evening, game {n}"} for n in range(100))
+        assert vmem.import_(records, api_key_id="alice").imported == 100
+        server.answers_left = 2  # the probe, then the first 64
+        report = vmem.reindex(wait=True)
+        assert (report.processed, report.errors, report.pending) == (64, 36, 36)
+        assert "HTTP 500" in (report.reason or "")
+        assert _vec_rows(vmem) == 64
+        server.answers_left = None
+        again = vmem.reindex(wait=True)
+        assert (again.processed, again.errors, again.pending) == (36, 0, 0)
+        assert _vec_rows(vmem) == 100
 
 
 def test_switching_an_embedding_source_on_starts_the_re_index_at_once(db_path: Path, clock: Any) -> None:

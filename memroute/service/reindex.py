@@ -37,7 +37,9 @@ class Reindexer:
 
     def batch(self, limit: int = REINDEX_BATCH, stopping: threading.Event | None = None) -> tuple[int, int]:
         """Embed one batch of pending memories with the current source: (stored, errors); a
-        set `stopping` ends it early (see `SqliteVecIndex.embed_pending`)."""
+        set `stopping` ends it early (see `SqliteVecIndex.embed_pending`). When the source
+        fails, what it stored before counts as stored and what still waits (up to `limit`)
+        as errors."""
         choice = self._current_source()
         if choice.source is None or not self._index.available:
             return 0, 0
@@ -48,12 +50,17 @@ class Reindexer:
                 self._index.sync(choice)
                 result = self._index.embed_pending(choice, None, limit, stopping)
         except EmbeddingError as exc:
-            self.last_error = exc.message
-            pending = len(self._vectors.pending(None, limit))
-            log.warning("memory.reindex.failed source=%s reason=%s", choice.source, exc.reason)
-            return 0, pending
+            return 0, self._failed(choice, exc, limit)
+        if result.failure is not None:
+            return result.stored, self._failed(choice, result.failure, limit)
         self.last_error = None
-        return result.stored, result.errors
+        return result.stored, 0
+
+    def _failed(self, choice: SourceChoice, exc: EmbeddingError, limit: int) -> int:
+        """Note the source's failure (`last_error`, the log): how many memories still wait."""
+        self.last_error = exc.message
+        log.warning("memory.reindex.failed source=%s reason=%s", choice.source, exc.reason)
+        return len(self._vectors.pending(None, limit))
 
 
 class ReindexWorker:

@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from memroute.embeddings import EmbeddingSources, SourceChoice
+from memroute.errors import EmbeddingError
 from memroute.models.records import MemoryFilter
 from memroute.store.contract import VectorStore
 from memroute.store.records import KeyWrite, PendingMemory, VecMeta
@@ -37,8 +38,11 @@ STORE_CHUNK = 64  # memories embedded in one call, their vectors written in one 
 
 @dataclass(frozen=True, slots=True)
 class BatchResult:
+    """What one batch of `embed_pending` did: the vectors stored, and the source's failure
+    that ended it early (the chunks stored before it are kept and counted)."""
+
     stored: int
-    errors: int
+    failure: EmbeddingError | None = None
 
 
 class SqliteVecIndex:
@@ -154,15 +158,18 @@ class SqliteVecIndex:
         """Embed and store up to `limit` memories still waiting for a vector (one key's, or
         any), shortest first (similar lengths pad little), `STORE_CHUNK` at a time, each chunk
         stored as soon as it is embedded; a set `stopping` ends the batch between two chunks,
-        so a stop waits for one chunk's model run at most. Raises `EmbeddingError` when the
-        source fails as a whole (the chunks before are kept)."""
+        so a stop waits for one chunk's model run at most. A chunk the source fails to embed
+        ends the batch with that `failure`; the chunks stored before it are kept and counted."""
         pending = sorted(self.vectors.pending(api_key_id, limit), key=lambda p: len(p.content))
         stored = 0
         for start in range(0, len(pending), STORE_CHUNK):
             if stopping is not None and stopping.is_set():
                 break
-            stored += self._embed_and_store(choice, pending[start : start + STORE_CHUNK])
-        return BatchResult(stored, 0)
+            try:
+                stored += self._embed_and_store(choice, pending[start : start + STORE_CHUNK])
+            except EmbeddingError as exc:
+                return BatchResult(stored, exc)
+        return BatchResult(stored)
 
     def _embed_and_store(self, choice: SourceChoice, pending: list[PendingMemory]) -> int:
         """Embed `pending` and store their vectors in one transaction: how many were stored (a
@@ -218,7 +225,9 @@ class SqliteVecIndex:
         backfill batch) are embedded. Raises `EmbeddingError` when the source fails."""
         self.ensure_ready(choice, dim)
         if self.backfill_batch > 0 and api_key_id is not None:
-            self.embed_pending(choice, api_key_id, self.backfill_batch)
+            failure = self.embed_pending(choice, api_key_id, self.backfill_batch).failure
+            if failure is not None:
+                raise failure
 
     def search(
         self, vector: Vector, flt: MemoryFilter, k: int, admitted: RowAdmission | None = None
