@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from memroute.store.db import Database
-from memroute.store.memories import COLUMNS
+from memroute.store.memory_sql import COLUMNS
 
 # Changes older than this are pruned from the log (an index that slept longer rebuilds).
 CHANGES_KEPT_S = 600.0

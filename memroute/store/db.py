@@ -336,6 +336,14 @@ class Database:
                 self._readers[threading.current_thread()] = con
         return con
 
+    def fetchall(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
+        """Every row `sql` reads, on this thread's connection (as `read`)."""
+        return self.read().execute(sql, params).fetchall()
+
+    def fetchone(self, sql: str, params: Any = ()) -> tuple[Any, ...] | None:
+        """The first row `sql` reads, if any, on this thread's connection (as `read`)."""
+        return self.read().execute(sql, params).fetchone()
+
     def changed_since_asked(self) -> bool:
         """Whether anything was committed to the file (by this process's writer or by any
         other process) since this thread last asked; True the first time a thread asks."""

@@ -46,7 +46,7 @@ from memroute.store.db import BRIEF_WAIT_S
 from memroute.store.fts import query_words
 from memroute.store.key_meanings import KeyMeanings
 from memroute.store.key_rank import K1, B
-from memroute.store.memories import row_to_memory
+from memroute.store.memory_sql import row_to_memory
 from memroute.store.related_words import KeyVocabulary, Related, WordVectorsFn, asked_words
 from memroute.store.related_words import related as related_words
 

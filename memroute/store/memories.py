@@ -1,65 +1,38 @@
-"""SQL for the `memories` table, its FTS index and its history."""
+"""SQL for the `memories` table, its FTS index and its history, on SQLite (what the
+PostgreSQL store does alike is in `store/memory_sql.py`)."""
 
 from __future__ import annotations
 
 import builtins
-import json
 import uuid
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import apsw
 
-from memroute.errors import Conflict
 from memroute.lru import LruTtlCache
-from memroute.models.owners import users_range
-from memroute.models.records import TURN_KEY_PREFIX, HistoryEntry, MemoryFilter, MemoryRecord
+from memroute.models.records import MemoryFilter, MemoryRecord
 from memroute.store.db import Database
 from memroute.store.fts import BM25, expression_of, query_words
 from memroute.store.key_rank import ranked_matches
-from memroute.store.owner_sql import SQLITE, key_and_users, page_where
+from memroute.store.memory_sql import (
+    COLUMNS,
+    M_COLUMNS,
+    MemorySql,
+    inserted,
+    metadata_json,
+    one_memory,
+    overwritten,
+    row_to_memory,
+)
+from memroute.store.owner_sql import SQLITE
 from memroute.store.owner_sql import filter_sql as owner_filter_sql
 from memroute.store.records import NewMemory
-
-# Not a kept chat turn: word for word the condition of the partial index of migration 0009,
-# so the newest facts are read from that index without walking the turns.
-NOT_A_KEPT_TURN = f"substr(key, 1, {len(TURN_KEY_PREFIX)}) <> '{TURN_KEY_PREFIX}'"
 
 # Keyword search reads at most this many ranked matches looking for ones the filter admits.
 KEYWORD_SCAN_CAP = 2000
 # Query weights of recent keyword searches kept for the hybrid score that follows them.
 QUERY_WEIGHTS_KEPT = 256
-
-COLUMNS = (
-    "id, api_key_id, session_id, type, key, content, metadata, created_at, updated_at, "
-    "expires_at, access_count, last_accessed_at"
-)
-M_COLUMNS = ", ".join(f"m.{c.strip()}" for c in COLUMNS.split(","))
-
-
-def row_to_memory(row: Sequence[Any]) -> MemoryRecord:
-    return MemoryRecord(
-        id=row[0],
-        api_key_id=row[1],
-        session_id=row[2] or "",
-        type=row[3],
-        key=row[4] or "",
-        content=row[5],
-        metadata=row[6] if isinstance(row[6], str) else {},  # decoded when first read
-        created_at=row[7],
-        updated_at=row[8],
-        expires_at=row[9],
-        access_count=row[10] if isinstance(row[10], int) else 0,
-        last_accessed_at=row[11],
-    )
-
-
-def metadata_json(metadata: dict[str, Any]) -> str:
-    """The stored text of a memory's metadata."""
-    return json.dumps(metadata, ensure_ascii=False, separators=(",", ":"))
-
-
-_KEY_AND_USERS = key_and_users(SQLITE)
 
 
 def filter_sql(flt: MemoryFilter, alias: str = "") -> tuple[str, list[Any]]:
@@ -67,30 +40,11 @@ def filter_sql(flt: MemoryFilter, alias: str = "") -> tuple[str, list[Any]]:
     return owner_filter_sql(flt, alias, SQLITE)
 
 
-def update_sets(
-    old: MemoryRecord, changes: dict[str, Any], now: str, mark: str
-) -> tuple[str, list[Any], bool]:
-    """The SET list of an update applying `changes` to `old` (placeholders `mark`), its
-    parameters, and whether the indexed text (content or key) changed: its vector is then
-    stale."""
-    sets, params = [f"updated_at = {mark}"], [now]
-    for column in ("type", "key", "content", "expires_at", "session_id"):
-        if column in changes:
-            sets.append(f"{column} = {mark}")
-            params.append(changes[column])
-    if "metadata" in changes:
-        sets.append(f"metadata = {mark}")
-        params.append(metadata_json(changes["metadata"]))
-    new_key = changes.get("key", old.key)
-    text_changed = changes.get("content", old.content) != old.content or new_key != old.key
-    if text_changed:
-        sets.append("needs_reindex = 1")
-    return ", ".join(sets), params, text_changed
-
-
-class MemoryRepository:
+class MemoryRepository(MemorySql):
     """Memories, their FTS index and history. `get` goes through a shared LRU+TTL cache
     that every write through this process invalidates once it commits."""
+
+    dialect = SQLITE
 
     def __init__(
         self,
@@ -99,7 +53,7 @@ class MemoryRepository:
         *,
         delete_vector: Callable[[apsw.Connection, int, str], None] | None = None,
     ) -> None:
-        self.db = db
+        self.db: Database = db
         self.cache = cache
         self._delete_vector = delete_vector
         # (owner, query) → the query's weight its keyword search found, for the
@@ -120,7 +74,7 @@ class MemoryRepository:
         with self.db.write() as con:
             old = None
             if new.key:
-                old = self._one(
+                old = one_memory(
                     con,
                     f"SELECT {COLUMNS} FROM memories WHERE api_key_id = ? AND key = ? AND key <> ''",
                     (new.api_key_id, new.key),
@@ -160,18 +114,7 @@ class MemoryRepository:
         )
         added = new.content if text_in_history else None
         self._history(con, memory_id, new.api_key_id, "ADD", None, added, None, new.key, now, actor)
-        return MemoryRecord(
-            id=memory_id,
-            api_key_id=new.api_key_id,
-            session_id=new.session_id,
-            type=new.type,
-            key=new.key,
-            content=new.content,
-            metadata=dict(new.metadata or {}),
-            created_at=created,
-            updated_at=updated,
-            expires_at=new.expires_at,
-        )
+        return inserted(new, memory_id, created, updated)
 
     def _overwrite(
         self, con: apsw.Connection, old: MemoryRecord, new: NewMemory, *, now: str, actor: str
@@ -208,52 +151,7 @@ class MemoryRepository:
                 con, old.id, old.api_key_id, "UPDATE", old.content, new.content, old.key, new.key, now, actor
             )
         self._invalidate_after_commit(old.id)
-        return MemoryRecord(
-            id=old.id,
-            api_key_id=old.api_key_id,
-            session_id=new.session_id,
-            type=new.type,
-            key=new.key,
-            content=new.content,
-            metadata=metadata,
-            created_at=created,
-            updated_at=updated,
-            expires_at=new.expires_at,
-            access_count=old.access_count,
-            last_accessed_at=old.last_accessed_at,
-        )
-
-    def update(self, memory_id: str, changes: dict[str, Any], *, now: str, actor: str) -> MemoryRecord | None:
-        """Apply `changes` (columns: type, key, content, metadata, expires_at, session_id)."""
-        with self.db.write() as con:
-            old = self._one(con, f"SELECT {COLUMNS} FROM memories WHERE id = ?", (memory_id,))
-            if old is None:
-                return None
-            new_key = changes.get("key", old.key)
-            if new_key and new_key != old.key:
-                clash = con.execute(
-                    "SELECT id FROM memories WHERE api_key_id = ? AND key = ? AND key <> '' AND id <> ?",
-                    (old.api_key_id, new_key, memory_id),
-                ).fetchone()
-                if clash:
-                    raise Conflict(f"another memory of this key already uses key {new_key!r}")
-            sets, params, text_changed = update_sets(old, changes, now, "?")
-            con.execute(f"UPDATE memories SET {sets} WHERE id = ?", (*params, memory_id))
-            if text_changed or changes.get("type", old.type) != old.type:
-                self._history(
-                    con,
-                    memory_id,
-                    old.api_key_id,
-                    "UPDATE",
-                    old.content,
-                    changes.get("content", old.content),
-                    old.key,
-                    new_key,
-                    now,
-                    actor,
-                )
-            self._invalidate_after_commit(memory_id)
-            return self._one(con, f"SELECT {COLUMNS} FROM memories WHERE id = ?", (memory_id,))
+        return overwritten(old, new, metadata, created, updated)
 
     def delete(self, memory_id: str, *, now: str, actor: str) -> MemoryRecord | None:
         """Delete one memory; its FTS row (by trigger) and its vector go with it.
@@ -287,35 +185,7 @@ class MemoryRepository:
             )
             self._invalidate_after_commit(*counts)
 
-    def purge_history(self, memory_id: str) -> None:
-        with self.db.write() as con:
-            con.execute("DELETE FROM memory_history WHERE memory_id = ?", (memory_id,))
-
-    @staticmethod
-    def _history(
-        con: apsw.Connection,
-        memory_id: str,
-        api_key_id: str,
-        event: str,
-        old_content: str | None,
-        new_content: str | None,
-        old_key: str | None,
-        new_key: str | None,
-        now: str,
-        actor: str,
-    ) -> None:
-        con.execute(
-            "INSERT INTO memory_history (memory_id, api_key_id, event, old_content, new_content,"
-            " old_key, new_key, at, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (memory_id, api_key_id, event, old_content, new_content, old_key, new_key, now, actor),
-        )
-
     # -- reads ----------------------------------------------------------------
-
-    @staticmethod
-    def _one(con: apsw.Connection, sql: str, params: Sequence[Any]) -> MemoryRecord | None:
-        row = con.execute(sql, params).fetchone()
-        return row_to_memory(row) if row else None
 
     def get(self, memory_id: str) -> MemoryRecord | None:
         # The cache holds rows, not records: every caller gets its own record (and metadata).
@@ -353,74 +223,12 @@ class MemoryRepository:
         )
         return {m.key: m for m in map(row_to_memory, rows)}
 
-    def get_by_key(self, api_key_id: str, key: str) -> MemoryRecord | None:
-        return self._one(
-            self.db.read(),
-            f"SELECT {COLUMNS} FROM memories WHERE api_key_id = ? AND key = ? AND key <> ''",
-            (api_key_id, key),
-        )
-
     def get_many(self, ids: Sequence[str]) -> dict[str, MemoryRecord]:
         if not ids:
             return {}
         marks = ",".join("?" * len(ids))
         rows = self.db.read().execute(f"SELECT {COLUMNS} FROM memories WHERE id IN ({marks})", tuple(ids))
         return {row[0]: row_to_memory(row) for row in rows}
-
-    def page(
-        self,
-        *,
-        api_key_id: str | None,
-        type: str | None,
-        session_id: str | None,
-        q: str | None,
-        limit: int,
-        offset: int,
-        user_id: str | None = "",
-    ) -> tuple[list[MemoryRecord], int, dict[str, int]]:
-        """One page of memories newest first, with the filters of `owner_sql.page_where`."""
-        where, params = page_where(
-            SQLITE, api_key_id=api_key_id, type=type, session_id=session_id, q=q, user_id=user_id
-        )
-        con = self.db.read()
-        by_type = {
-            t: n for t, n in con.execute(f"SELECT type, COUNT(*) FROM memories {where} GROUP BY type", params)
-        }
-        rows = con.execute(
-            f"SELECT {COLUMNS} FROM memories {where} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?",
-            (*params, limit, offset),
-        ).fetchall()
-        return [row_to_memory(r) for r in rows], sum(by_type.values()), by_type
-
-    def stats(self, api_key_id: str | None) -> tuple[int, dict[str, int], int]:
-        where, params = ("WHERE api_key_id = ?", (api_key_id,)) if api_key_id is not None else ("", ())
-        con = self.db.read()
-        by_type = {
-            t: n for t, n in con.execute(f"SELECT type, COUNT(*) FROM memories {where} GROUP BY type", params)
-        }
-        tokens = con.execute(
-            f"SELECT COALESCE(SUM((LENGTH(content) + 3) / 4), 0) FROM memories {where}", params
-        ).fetchone()[0]  # type: ignore[index]
-        return sum(by_type.values()), by_type, int(tokens)
-
-    def recent(
-        self, flt: MemoryFilter, *, limit: int, offset: int = 0, without_turns: bool = False
-    ) -> builtins.list[MemoryRecord]:
-        """Newest first (by last update) among the memories `flt` lets through; with
-        `without_turns`, kept chat turns left out (read from the facts' own index)."""
-        where, params = filter_sql(flt)
-        if without_turns:
-            where = f"{where} AND {NOT_A_KEPT_TURN}"
-        rows = (
-            self.db.read()
-            .execute(
-                f"SELECT {COLUMNS} FROM memories WHERE {where}"
-                " ORDER BY updated_at DESC, rowid DESC LIMIT ? OFFSET ?",
-                (*params, limit, offset),
-            )
-            .fetchall()
-        )
-        return [row_to_memory(r) for r in rows]
 
     def keyword_search(
         self, flt: MemoryFilter, query: str | None, *, limit: int
@@ -498,118 +306,3 @@ class MemoryRepository:
         if flt.api_key_id is None or not query:
             return None
         return self._query_weights.get((flt.api_key_id, query))
-
-    def row_admission(self, flt: MemoryFilter) -> None:
-        """None: read from SQL, a vector index checks its rows against SQL itself."""
-        return None
-
-    def meaning_search(
-        self, flt: MemoryFilter, query: str | None, *, limit: int, leave_out: Collection[str] = ()
-    ) -> builtins.list[tuple[MemoryRecord, float]]:
-        """Nothing: memories are found by meaning only in a key's in-process index
-        (store/key_meanings.py); read from SQL, a key is searched by its words."""
-        return []
-
-    def speakers(self, flt: MemoryFilter) -> frozenset[str]:
-        """Nothing: a key's speakers are known only to its in-process index."""
-        return frozenset()
-
-    def history(self, memory_id: str) -> builtins.list[HistoryEntry]:
-        rows = self.db.read().execute(
-            "SELECT memory_id, event, old_content, new_content, old_key, new_key, at, actor"
-            " FROM memory_history WHERE memory_id = ? ORDER BY seq",
-            (memory_id,),
-        )
-        return [HistoryEntry(*row) for row in rows]
-
-    def iter_all(
-        self, api_key_id: str | None, *, batch: int = 500, with_users: bool = False
-    ) -> Iterator[MemoryRecord]:
-        """Every memory (of one owner, with `with_users` also of that key's end users; or of
-        all owners) in insertion order, in bounded batches."""
-        last = 0
-        key_sql = "AND api_key_id = ?" if api_key_id is not None else ""
-        key_params: tuple[Any, ...] = (api_key_id,) if api_key_id is not None else ()
-        if api_key_id is not None and with_users:
-            key_sql = f"AND {_KEY_AND_USERS}"
-            key_params = (api_key_id, *users_range(api_key_id))
-        while True:
-            rows = (
-                self.db.read()
-                .execute(
-                    f"SELECT rowid, {COLUMNS} FROM memories WHERE rowid > ? {key_sql} ORDER BY rowid LIMIT ?",
-                    (last, *key_params, batch),
-                )
-                .fetchall()
-            )
-            if not rows:
-                return
-            last = int(rows[-1][0])  # type: ignore[arg-type]
-            yield from (row_to_memory(r[1:]) for r in rows)
-
-    def ids_of(
-        self, api_key_id: str, *, type: str | None = None, created_before: str | None = None
-    ) -> builtins.list[str]:
-        """Every id of one key's memories (of one type, created before a time), oldest first."""
-        clauses, params = ["api_key_id = ?"], [api_key_id]
-        if type:
-            clauses.append("type = ?")
-            params.append(type)
-        if created_before:
-            clauses.append("created_at < ?")
-            params.append(created_before)
-        rows = self.db.read().execute(
-            f"SELECT id FROM memories WHERE {' AND '.join(clauses)} ORDER BY created_at, rowid", params
-        )
-        return [str(r[0]) for r in rows]
-
-    def updated_before(self, api_key_id: str | None, cutoff: str) -> builtins.list[MemoryRecord]:
-        key_sql, params = (
-            ("api_key_id = ? AND", (api_key_id, cutoff)) if api_key_id is not None else ("", (cutoff,))
-        )
-        rows = (
-            self.db.read()
-            .execute(
-                f"SELECT {COLUMNS} FROM memories WHERE {key_sql} updated_at < ?"
-                " ORDER BY api_key_id, updated_at, rowid",
-                params,
-            )
-            .fetchall()
-        )
-        return [row_to_memory(r) for r in rows]
-
-    def oldest(self, api_key_id: str | None, *, limit: int) -> builtins.list[MemoryRecord]:
-        key_sql, params = (
-            ("WHERE api_key_id = ?", (api_key_id, limit)) if api_key_id is not None else ("", (limit,))
-        )
-        rows = (
-            self.db.read()
-            .execute(f"SELECT {COLUMNS} FROM memories {key_sql} ORDER BY created_at, rowid LIMIT ?", params)
-            .fetchall()
-        )
-        return [row_to_memory(r) for r in rows]
-
-    def count_needs_reindex(self) -> int:
-        row = self.db.read().execute("SELECT COUNT(*) FROM memories WHERE needs_reindex = 1").fetchone()
-        return int(row[0]) if row else 0
-
-    def least_valuable(self, api_key_id: str, *, limit: int) -> builtins.list[str]:
-        """Ids of the `limit` least used memories of the key and its end users, oldest first
-        among equals; summaries are never among them."""
-        rows = self.db.read().execute(
-            f"SELECT id FROM memories WHERE {_KEY_AND_USERS} AND key NOT LIKE 'summary:%'"
-            " ORDER BY access_count, updated_at, rowid LIMIT ?",
-            (api_key_id, *users_range(api_key_id), limit),
-        )
-        return [str(row[0]) for row in rows]
-
-    def count_owner(self, api_key_id: str) -> int:
-        """How many memories the key and its end users hold."""
-        return int(
-            self.db.read()
-            .execute(
-                f"SELECT COUNT(*) FROM memories WHERE {_KEY_AND_USERS}",
-                (api_key_id, *users_range(api_key_id)),
-            )
-            .fetchone()[0]  # type: ignore[index]
-        )

@@ -8,7 +8,7 @@ from typing import Any
 
 from memroute.models.records import MemoryRecord
 from memroute.store.db import Database
-from memroute.store.memories import COLUMNS, row_to_memory
+from memroute.store.memory_sql import COLUMNS, row_to_memory
 from memroute.store.records import OutboxEntry, SyncState
 from memroute.store.settings import write_settings
 

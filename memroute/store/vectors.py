@@ -24,7 +24,8 @@ from numpy.typing import NDArray
 
 from memroute.models.records import MemoryFilter, MemoryRecord
 from memroute.store.db import Database
-from memroute.store.memories import COLUMNS, filter_sql, row_to_memory
+from memroute.store.memories import filter_sql
+from memroute.store.memory_sql import COLUMNS, row_to_memory
 from memroute.store.records import KeyVectors, KeyWrite, Neighbour, PendingMemory, VecMeta
 
 VEC_CHUNK_FLOAT = 16

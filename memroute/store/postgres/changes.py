@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from memroute.store.changes import CHANGES_KEPT_S, split_marks
-from memroute.store.memories import COLUMNS
+from memroute.store.memory_sql import COLUMNS
 from memroute.store.postgres.db import PgDatabase
 
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memroute.models.records import MemoryRecord
-from memroute.store.memories import COLUMNS, row_to_memory
+from memroute.store.memory_sql import COLUMNS, row_to_memory
 from memroute.store.postgres.db import PgDatabase
 from memroute.store.postgres.settings import PgSettingsRepository, write_settings
 from memroute.store.qdrant_sync import ENABLED_KEY

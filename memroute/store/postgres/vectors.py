@@ -21,9 +21,9 @@ import psycopg
 
 from memroute.errors import StoreError
 from memroute.models.records import MemoryFilter, MemoryRecord
-from memroute.store.memories import COLUMNS, row_to_memory
+from memroute.store.memory_sql import COLUMNS, M_COLUMNS, row_to_memory
 from memroute.store.postgres.db import PgDatabase
-from memroute.store.postgres.memories import M_COLUMNS, filter_sql
+from memroute.store.postgres.memories import filter_sql
 from memroute.store.postgres.shared_copy import SharedCopy, bump
 from memroute.store.records import KeyVectors, KeyWrite, Neighbour, PendingMemory, VecMeta
 from memroute.store.vectors import VEC_CHUNK_FLOAT
