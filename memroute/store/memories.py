@@ -4,8 +4,7 @@ PostgreSQL store does alike is in `store/memory_sql.py`)."""
 from __future__ import annotations
 
 import builtins
-import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import apsw
@@ -18,16 +17,13 @@ from memroute.store.key_rank import ranked_matches
 from memroute.store.memory_sql import (
     COLUMNS,
     M_COLUMNS,
+    ROW_COLUMNS,
+    MemoryRow,
     MemorySql,
-    inserted,
-    metadata_json,
-    one_memory,
-    overwritten,
     row_to_memory,
 )
 from memroute.store.owner_sql import SQLITE
 from memroute.store.owner_sql import filter_sql as owner_filter_sql
-from memroute.store.records import NewMemory
 
 # Keyword search reads at most this many ranked matches looking for ones the filter admits.
 KEYWORD_SCAN_CAP = 2000
@@ -60,6 +56,9 @@ class MemoryRepository(MemorySql):
         # hybrid score that follows it (`keyword_weight`).
         self._query_weights: LruTtlCache[float | None] = LruTtlCache(QUERY_WEIGHTS_KEPT, 10.0)
 
+    def _lock(self, con: apsw.Connection) -> None:
+        """Nothing: SQLite's write transaction holds the whole file already."""
+
     def _invalidate_after_commit(self, *ids: str) -> None:
         def invalidate() -> None:
             for memory_id in ids:
@@ -69,63 +68,16 @@ class MemoryRepository(MemorySql):
 
     # -- writes ---------------------------------------------------------------
 
-    def upsert(self, new: NewMemory, *, now: str, actor: str) -> tuple[MemoryRecord, bool]:
-        """Insert, or update the row with the same (api_key_id, key). Returns (memory, created)."""
-        with self.db.write() as con:
-            old = None
-            if new.key:
-                old = one_memory(
-                    con,
-                    f"SELECT {COLUMNS} FROM memories WHERE api_key_id = ? AND key = ? AND key <> ''",
-                    (new.api_key_id, new.key),
-                )
-            if old is None:
-                return self._insert(con, new, now=now, actor=actor), True
-            return self._overwrite(con, old, new, now=now, actor=actor), False
+    def _insert_row(
+        self, con: apsw.Connection, row: MemoryRow, added: str | None, now: str, actor: str
+    ) -> None:
+        con.execute(f"INSERT INTO memories ({ROW_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+        self._history(con, row.id, row.api_key_id, "ADD", None, added, None, row.key, now, actor)
 
-    def insert(self, new: NewMemory, *, now: str, actor: str, text_in_history: bool = True) -> MemoryRecord:
-        """Insert a memory whose key the owner does not use yet (the caller checked).
-        `text_in_history=False`: its ADD history entry leaves the text out (it is the
-        memory's own; a later change or delete records the text it replaced)."""
-        with self.db.write() as con:
-            return self._insert(con, new, now=now, actor=actor, text_in_history=text_in_history)
-
-    def _insert(
-        self, con: apsw.Connection, new: NewMemory, *, now: str, actor: str, text_in_history: bool = True
-    ) -> MemoryRecord:
-        memory_id = new.id or str(uuid.uuid4())
-        created = new.created_at or now
-        updated = new.updated_at or created
+    def _overwrite_row(self, con: apsw.Connection, row: MemoryRow) -> None:
+        # A real upsert: the unique index on (api_key_id, key) decides, not the SELECT before.
         con.execute(
-            "INSERT INTO memories (id, api_key_id, session_id, type, key, content, metadata,"
-            " created_at, updated_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                memory_id,
-                new.api_key_id,
-                new.session_id,
-                new.type,
-                new.key,
-                new.content,
-                metadata_json(new.metadata or {}),
-                created,
-                updated,
-                new.expires_at,
-            ),
-        )
-        added = new.content if text_in_history else None
-        self._history(con, memory_id, new.api_key_id, "ADD", None, added, None, new.key, now, actor)
-        return inserted(new, memory_id, created, updated)
-
-    def _overwrite(
-        self, con: apsw.Connection, old: MemoryRecord, new: NewMemory, *, now: str, actor: str
-    ) -> MemoryRecord:
-        metadata = {**old.metadata, **(new.metadata or {})}
-        created = new.created_at or old.created_at
-        updated = new.updated_at or now
-        # A real upsert: the unique index on (api_key_id, key) decides, not the SELECT above.
-        con.execute(
-            "INSERT INTO memories (id, api_key_id, session_id, type, key, content, metadata,"
-            " created_at, updated_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            f"INSERT INTO memories ({ROW_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT (api_key_id, key) WHERE key <> '' DO UPDATE SET"
             " session_id = excluded.session_id, type = excluded.type, content = excluded.content,"
             " metadata = excluded.metadata, created_at = excluded.created_at,"
@@ -133,25 +85,8 @@ class MemoryRepository(MemorySql):
             " expires_at = excluded.expires_at,"
             " needs_reindex = CASE WHEN memories.content IS excluded.content"
             "   THEN memories.needs_reindex ELSE 1 END",
-            (
-                old.id,
-                new.api_key_id,
-                new.session_id,
-                new.type,
-                new.key,
-                new.content,
-                metadata_json(metadata),
-                created,
-                updated,
-                new.expires_at,
-            ),
+            row,
         )
-        if old.content != new.content or old.type != new.type:
-            self._history(
-                con, old.id, old.api_key_id, "UPDATE", old.content, new.content, old.key, new.key, now, actor
-            )
-        self._invalidate_after_commit(old.id)
-        return overwritten(old, new, metadata, created, updated)
 
     def delete(self, memory_id: str, *, now: str, actor: str) -> MemoryRecord | None:
         """Delete one memory; its FTS row (by trigger) and its vector go with it.
@@ -170,12 +105,7 @@ class MemoryRepository(MemorySql):
             self._invalidate_after_commit(memory_id)
         return old
 
-    def record_access(self, ids: Iterable[str], *, now: str) -> None:
-        """Bump access counters by one; FTS is untouched (content and key do not change)."""
-        self.record_access_counts({i: 1 for i in ids if i}, now=now)
-
     def record_access_counts(self, counts: Mapping[str, int], *, now: str) -> None:
-        """Add `counts[id]` uses to each memory (batched bumps from the gateway)."""
         if not counts:
             return
         with self.db.write() as con:

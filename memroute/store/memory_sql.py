@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import builtins
 import json
-from collections.abc import Collection, Iterator, Sequence
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from memroute.errors import Conflict
 from memroute.models.owners import users_range
@@ -71,6 +73,24 @@ def update_sets(
     return ", ".join(sets), params, text_changed
 
 
+class MemoryRow(NamedTuple):
+    """The columns a memory is written with (`ROW_COLUMNS`, in this order)."""
+
+    id: str
+    api_key_id: str
+    session_id: str
+    type: str
+    key: str
+    content: str
+    metadata: str  # metadata_json's text
+    created_at: str
+    updated_at: str
+    expires_at: str | None
+
+
+ROW_COLUMNS = ", ".join(MemoryRow._fields)
+
+
 def inserted(new: NewMemory, memory_id: str, created: str, updated: str) -> MemoryRecord:
     """The record of `new` as it was just inserted under `memory_id`."""
     return MemoryRecord(
@@ -118,24 +138,114 @@ class Rows(Protocol):
     def write(self) -> AbstractContextManager[Any]: ...
 
 
-class MemorySql:
+class MemorySql(ABC):
     """The memory store's statements both dialects share (`dialect` spells them); a store
-    subclasses it and sets `db`, `dialect`, and where it needs them `_lock` and
-    `_invalidate_after_commit`."""
+    subclasses it, sets `db` and `dialect`, and writes a row its own way (`_insert_row`,
+    `_overwrite_row`, `_lock`, `_invalidate_after_commit`)."""
 
     db: Rows
     dialect: Dialect
 
-    def _lock(self, con: Any) -> None:
-        """Taken first in a write transaction that reads before it writes (none here)."""
+    @abstractmethod
+    def _insert_row(self, con: Any, row: MemoryRow, added: str | None, now: str, actor: str) -> None:
+        """Insert `row` and its ADD history entry, which records the text `added`."""
 
+    @abstractmethod
+    def _overwrite_row(self, con: Any, row: MemoryRow) -> None:
+        """Write `row` over the stored memory of its id (the same owner and key); it waits
+        for a vector again when its text changed."""
+
+    @abstractmethod
+    def _lock(self, con: Any) -> None:
+        """Taken first in a write transaction that reads before it writes: what it read
+        stays true until the transaction ends."""
+
+    @abstractmethod
     def _invalidate_after_commit(self, *ids: str) -> None:
-        """Forget what a read cache holds of `ids` once the write commits (no cache here)."""
+        """Forget what a read cache holds of `ids` once the write commits."""
 
     def _filter_sql(self, flt: MemoryFilter, alias: str = "") -> tuple[str, list[Any]]:
         return owner_filter_sql(flt, alias, self.dialect)
 
     # -- writes ---------------------------------------------------------------
+
+    def upsert(self, new: NewMemory, *, now: str, actor: str) -> tuple[MemoryRecord, bool]:
+        """Insert, or update the row with the same (api_key_id, key). Returns (memory, created)."""
+        p = self.dialect.mark
+        with self.db.write() as con:
+            self._lock(con)
+            old = None
+            if new.key:
+                old = one_memory(
+                    con,
+                    f"SELECT {COLUMNS} FROM memories WHERE api_key_id = {p} AND key = {p} AND key <> ''",
+                    (new.api_key_id, new.key),
+                )
+            if old is None:
+                return self._insert(con, new, now=now, actor=actor), True
+            return self._overwrite(con, old, new, now=now, actor=actor), False
+
+    def insert(self, new: NewMemory, *, now: str, actor: str, text_in_history: bool = True) -> MemoryRecord:
+        """Insert a memory whose key the owner does not use yet (the caller checked).
+        `text_in_history=False`: its ADD history entry leaves the text out (it is the
+        memory's own; a later change or delete records the text it replaced)."""
+        with self.db.write() as con:
+            return self._insert(con, new, now=now, actor=actor, text_in_history=text_in_history)
+
+    def _insert(
+        self, con: Any, new: NewMemory, *, now: str, actor: str, text_in_history: bool = True
+    ) -> MemoryRecord:
+        memory_id = new.id or str(uuid.uuid4())
+        created = new.created_at or now
+        updated = new.updated_at or created
+        row = MemoryRow(
+            memory_id,
+            new.api_key_id,
+            new.session_id,
+            new.type,
+            new.key,
+            new.content,
+            metadata_json(new.metadata or {}),
+            created,
+            updated,
+            new.expires_at,
+        )
+        self._insert_row(con, row, new.content if text_in_history else None, now, actor)
+        return inserted(new, memory_id, created, updated)
+
+    def _overwrite(
+        self, con: Any, old: MemoryRecord, new: NewMemory, *, now: str, actor: str
+    ) -> MemoryRecord:
+        metadata = {**old.metadata, **(new.metadata or {})}
+        created = new.created_at or old.created_at
+        updated = new.updated_at or now
+        row = MemoryRow(
+            old.id,
+            new.api_key_id,
+            new.session_id,
+            new.type,
+            new.key,
+            new.content,
+            metadata_json(metadata),
+            created,
+            updated,
+            new.expires_at,
+        )
+        self._overwrite_row(con, row)
+        if old.content != new.content or old.type != new.type:
+            self._history(
+                con, old.id, old.api_key_id, "UPDATE", old.content, new.content, old.key, new.key, now, actor
+            )
+        self._invalidate_after_commit(old.id)
+        return overwritten(old, new, metadata, created, updated)
+
+    def record_access(self, ids: Iterable[str], *, now: str) -> None:
+        """Bump access counters by one; the keyword index is untouched (the text is not)."""
+        self.record_access_counts({i: 1 for i in ids if i}, now=now)
+
+    @abstractmethod
+    def record_access_counts(self, counts: Mapping[str, int], *, now: str) -> None:
+        """Add `counts[id]` uses to each memory (batched bumps from the gateway)."""
 
     def update(self, memory_id: str, changes: dict[str, Any], *, now: str, actor: str) -> MemoryRecord | None:
         """Apply `changes` (columns: type, key, content, metadata, expires_at, session_id)."""

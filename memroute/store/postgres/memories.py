@@ -9,8 +9,7 @@ applied in the same statement (never a global top-k filtered afterwards).
 from __future__ import annotations
 
 import builtins
-import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from memroute.lru import LruTtlCache
@@ -19,17 +18,14 @@ from memroute.store.fts import query_words
 from memroute.store.memory_sql import (
     COLUMNS,
     M_COLUMNS,
+    ROW_COLUMNS,
+    MemoryRow,
     MemorySql,
-    inserted,
-    metadata_json,
-    one_memory,
-    overwritten,
     row_to_memory,
 )
 from memroute.store.owner_sql import POSTGRES
 from memroute.store.owner_sql import filter_sql as owner_filter_sql
 from memroute.store.postgres.db import PgDatabase
-from memroute.store.records import NewMemory
 
 # The advisory lock every statement that writes memories takes (the migration's trigger).
 MEMORY_WRITE_LOCK = 7202611
@@ -66,88 +62,40 @@ class PgMemoryRepository(MemorySql):
         taken?) then stays true until the transaction ends, whichever replica writes."""
         self.db.lock_for_transaction(con, MEMORY_WRITE_LOCK, 1)
 
+    def _invalidate_after_commit(self, *ids: str) -> None:
+        """Nothing: no read is cached (see `cache`)."""
+
     # -- writes ---------------------------------------------------------------
 
-    def upsert(self, new: NewMemory, *, now: str, actor: str) -> tuple[MemoryRecord, bool]:
-        """Insert, or update the row with the same (api_key_id, key). Returns (memory, created)."""
-        with self.db.write() as con:
-            self._lock(con)
-            old = None
-            if new.key:
-                old = one_memory(
-                    con,
-                    f"SELECT {COLUMNS} FROM memories WHERE api_key_id = %s AND key = %s AND key <> ''",
-                    (new.api_key_id, new.key),
-                )
-            if old is None:
-                return self._insert(con, new, now=now, actor=actor), True
-            return self._overwrite(con, old, new, now=now, actor=actor), False
-
-    def insert(self, new: NewMemory, *, now: str, actor: str, text_in_history: bool = True) -> MemoryRecord:
-        """Insert a memory whose key the owner does not use yet (the caller checked)."""
-        with self.db.write() as con:
-            return self._insert(con, new, now=now, actor=actor, text_in_history=text_in_history)
-
-    def _insert(
-        self, con: Any, new: NewMemory, *, now: str, actor: str, text_in_history: bool = True
-    ) -> MemoryRecord:
-        memory_id = new.id or str(uuid.uuid4())
-        created = new.created_at or now
-        updated = new.updated_at or created
+    def _insert_row(self, con: Any, row: MemoryRow, added: str | None, now: str, actor: str) -> None:
         # The memory and its history entry in one statement: one round trip, not two.
         con.execute(
-            "WITH added AS (INSERT INTO memories (id, api_key_id, session_id, type, key, content,"
-            " metadata, created_at, updated_at, expires_at)"
+            f"WITH added AS (INSERT INTO memories ({ROW_COLUMNS})"
             " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id, api_key_id, key)"
             " INSERT INTO memory_history (memory_id, api_key_id, event, old_content, new_content,"
             " old_key, new_key, at, actor) SELECT id, api_key_id, 'ADD', NULL, %s::text, NULL, key, %s, %s"
             " FROM added",
-            (
-                memory_id,
-                new.api_key_id,
-                new.session_id,
-                new.type,
-                new.key,
-                new.content,
-                metadata_json(new.metadata or {}),
-                created,
-                updated,
-                new.expires_at,
-                new.content if text_in_history else None,
-                now,
-                actor,
-            ),
+            (*row, added, now, actor),
         )
-        return inserted(new, memory_id, created, updated)
 
-    def _overwrite(
-        self, con: Any, old: MemoryRecord, new: NewMemory, *, now: str, actor: str
-    ) -> MemoryRecord:
-        metadata = {**old.metadata, **(new.metadata or {})}
-        created = new.created_at or old.created_at
-        updated = new.updated_at or now
+    def _overwrite_row(self, con: Any, row: MemoryRow) -> None:
         con.execute(
             "UPDATE memories SET session_id = %s, type = %s, content = %s, metadata = %s,"
             " created_at = %s, updated_at = %s, expires_at = %s,"
             " needs_reindex = CASE WHEN content IS NOT DISTINCT FROM %s THEN needs_reindex ELSE 1 END"
             " WHERE id = %s",
             (
-                new.session_id,
-                new.type,
-                new.content,
-                metadata_json(metadata),
-                created,
-                updated,
-                new.expires_at,
-                new.content,
-                old.id,
+                row.session_id,
+                row.type,
+                row.content,
+                row.metadata,
+                row.created_at,
+                row.updated_at,
+                row.expires_at,
+                row.content,
+                row.id,
             ),
         )
-        if old.content != new.content or old.type != new.type:
-            self._history(
-                con, old.id, old.api_key_id, "UPDATE", old.content, new.content, old.key, new.key, now, actor
-            )
-        return overwritten(old, new, metadata, created, updated)
 
     def delete(self, memory_id: str, *, now: str, actor: str) -> MemoryRecord | None:
         """Delete one memory (its vector goes with it). Returns what was deleted."""
@@ -165,12 +113,7 @@ class PgMemoryRepository(MemorySql):
             )
         return old
 
-    def record_access(self, ids: Iterable[str], *, now: str) -> None:
-        """Bump access counters by one."""
-        self.record_access_counts({i: 1 for i in ids if i}, now=now)
-
     def record_access_counts(self, counts: Mapping[str, int], *, now: str) -> None:
-        """Add `counts[id]` uses to each memory (batched bumps from the gateway)."""
         if not counts:
             return
         ordered = sorted(counts.items())
