@@ -183,8 +183,11 @@ def test_the_least_valuable_are_the_least_used_and_never_summaries(store: Store)
     used = _add(store, "k1", "used")
     idle = _add(store, "k1", "idle")
     _add(store, "k1", "a summary", key="summary:x")
+    # Only what summarising writes is a summary (its keys start "summary:", as
+    # `is_summary` reads them), on both stores alike.
+    named = _add(store, "k1", "a key the user chose", key="Summary:notes")
     store.memories.record_access([used], now=LATER)
-    assert store.memories.least_valuable("k1", limit=5) == [idle, used]
+    assert store.memories.least_valuable("k1", limit=5) == [idle, named, used]
 
 
 def test_every_memory_is_listed_once_in_insertion_order(store: Store) -> None:
