@@ -14,7 +14,7 @@ from memroute.clock import days_ago, to_iso
 from memroute.memory import summarization
 from memroute.memory.decay import SWEEP_SCAN_CAP, DecayPolicy, is_decayed
 from memroute.models.owners import owner_for_logs
-from memroute.models.records import MemoryRecord, estimate_tokens
+from memroute.models.records import SUMMARY_KEY_PREFIX, MemoryRecord, estimate_tokens
 from memroute.models.results import DecayReport, SummaryReport, SummaryWritten
 from memroute.store import NewMemory, Store
 
@@ -68,7 +68,7 @@ def _write_summary(
         new = NewMemory(
             api_key_id=owner,
             content=summarization.summary_text(group, days, max_bytes),
-            key=f"summary:{now}:{uuid.uuid4().hex[:8]}",
+            key=f"{SUMMARY_KEY_PREFIX}{now}:{uuid.uuid4().hex[:8]}",
             type="semantic",
             metadata={
                 "summarizedCount": len(group),

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Iterator
 from itertools import groupby
 
-from memroute.models.records import MemoryRecord
+from memroute.models.records import SUMMARY_KEY_PREFIX, MemoryRecord
 
 MAX_SENTENCES = 3
 # Memories one summary replaces, so one transaction (and its metadata) stays small.
@@ -86,4 +86,4 @@ def summary_text(memories: list[MemoryRecord], older_than_days: int, max_bytes: 
 
 def is_summary(memory: MemoryRecord) -> bool:
     """Summaries are not summarised again (that would lose detail twice)."""
-    return memory.key.startswith("summary:")
+    return memory.key.startswith(SUMMARY_KEY_PREFIX)

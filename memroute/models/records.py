@@ -19,6 +19,7 @@ STRATEGIES: tuple[str, ...] = ("exact", "semantic", "hybrid")
 SCOPES: tuple[str, ...] = ("apiKey", "session", "global")
 
 TURN_KEY_PREFIX = "turn:"  # the key of a kept chat turn (an episode) starts so
+SUMMARY_KEY_PREFIX = "summary:"  # the key of a summary (what summarising writes) starts so
 
 
 def estimate_tokens(text: str | None) -> int:

@@ -15,7 +15,13 @@ from typing import Any, NamedTuple, Protocol
 
 from memroute.errors import Conflict
 from memroute.models.owners import users_range
-from memroute.models.records import TURN_KEY_PREFIX, HistoryEntry, MemoryFilter, MemoryRecord
+from memroute.models.records import (
+    SUMMARY_KEY_PREFIX,
+    TURN_KEY_PREFIX,
+    HistoryEntry,
+    MemoryFilter,
+    MemoryRecord,
+)
 from memroute.store.owner_sql import Dialect, key_and_users, page_where
 from memroute.store.owner_sql import filter_sql as owner_filter_sql
 from memroute.store.records import NewMemory
@@ -28,6 +34,7 @@ M_COLUMNS = ", ".join(f"m.{c.strip()}" for c in COLUMNS.split(","))
 # Not a kept chat turn: word for word the condition of SQLite's partial index of migration
 # 0009, so the newest facts are read from that index without walking the turns.
 NOT_A_KEPT_TURN = f"substr(key, 1, {len(TURN_KEY_PREFIX)}) <> '{TURN_KEY_PREFIX}'"
+NOT_A_SUMMARY = f"substr(key, 1, {len(SUMMARY_KEY_PREFIX)}) <> '{SUMMARY_KEY_PREFIX}'"
 
 
 def row_to_memory(row: Sequence[Any]) -> MemoryRecord:
@@ -464,7 +471,7 @@ class MemorySql(ABC):
         """Ids of the `limit` least used memories of the key and its end users, oldest first
         among equals; summaries are never among them."""
         rows = self.db.fetchall(
-            f"SELECT id FROM memories WHERE {key_and_users(self.dialect)} AND substr(key, 1, 8) <> 'summary:'"
+            f"SELECT id FROM memories WHERE {key_and_users(self.dialect)} AND {NOT_A_SUMMARY}"
             f" ORDER BY access_count, updated_at, rowid LIMIT {self.dialect.mark}",
             (api_key_id, *users_range(api_key_id), limit),
         )
