@@ -97,6 +97,23 @@ def test_the_wake_cost_benchmark_reports_every_pause() -> None:
         assert all(float(cell) > 0 for cell in row.strip("| ").split(" | ")[1:])
 
 
+def test_the_portability_benchmark_exports_and_imports_every_memory(tmp_path: Path) -> None:
+    """`python -m bench.portability`: every memory exported, imported into a new database,
+    then found already there on a second import."""
+    out = tmp_path / "portability.json"
+    done = bench("portability", "--quick", "--json", str(out))
+    figures = json.loads(out.read_text())["Export and import"]
+    assert figures["memories"] == figures["imported"] == 500
+    assert all(figures[name] > 0 for name in ("export_per_s", "export_encoded_per_s", "import_per_s"))
+    rows = [line for line in done.stdout.splitlines() if line.startswith("| ") and "---" not in line]
+    assert [r.split("|")[1].strip() for r in rows[1:]] == [
+        "export",
+        "export + JSON encode",
+        "import into a new database",
+        "re-import (all skipped)",
+    ]
+
+
 def test_the_abuse_benchmark_reports_the_well_behaved_key_and_the_attacker(tmp_path: Path) -> None:
     out = tmp_path / "abuse.json"
     done = bench("abuse", "--quick", "--only", "login-throttle", "--seconds", "2", "--json", str(out))

@@ -26,6 +26,8 @@ class Wire:
 
 
 PLAIN = Wire()
+# Values that go out as they are: most of a record's (checked by exact type, the cheapest test).
+_AS_IS = frozenset({str, int, float, bool, type(None)})
 
 
 def camel(name: str) -> str:
@@ -52,17 +54,21 @@ def to_wire(record: Any) -> dict[str, Any]:
     lists and dicts are converted too (dict keys are kept as they are)."""
     if not is_dataclass(record) or isinstance(record, type):
         raise TypeError(f"not a dataclass instance: {type(record).__name__}")
-    skip_none = spec_of(type(record)).omitted_when_none
+    kind = type(record)
+    skip_none = spec_of(kind).omitted_when_none
+    as_is = _AS_IS
     out: dict[str, Any] = {}
-    for attr, name in wire_names(type(record)):
+    for attr, name in wire_names(kind):
         value = getattr(record, attr)
         if value is None and attr in skip_none:
             continue
-        out[name] = _plain(value)
+        out[name] = value if type(value) in as_is else _plain(value)
     return out
 
 
 def _plain(value: Any) -> Any:
+    if type(value) in _AS_IS:
+        return value
     if is_dataclass(value) and not isinstance(value, type):
         return to_wire(value)
     if isinstance(value, dict):
