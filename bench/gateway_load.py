@@ -181,8 +181,11 @@ def gateway(
     workers: int,
     chat_threads: int | None = None,
     extra_env: dict[str, str] | None = None,
+    checkout: Path | None = None,
 ) -> Iterator[Gateway]:
-    """`memroute serve` on `db` (or on the database `extra_env` names) with `workers` processes."""
+    """`memroute serve` on `db` (or on the database `extra_env` names) with `workers` processes;
+    with `checkout`, that checkout's memroute (started from its folder, which `-m` puts first
+    on the module path)."""
     port = free_port(HOST)
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMROUTE_")}
     env.update(
@@ -210,7 +213,11 @@ def gateway(
             env[name] = os.environ[name]
     command = [sys.executable, "-m", "memroute", "--db", str(db), "serve", "--port", str(port)]
     proc = subprocess.Popen(
-        [*command, "--workers", str(workers)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        [*command, "--workers", str(workers)],
+        env=env,
+        cwd=checkout,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         wait_http(f"http://{HOST}:{port}/healthz")

@@ -21,6 +21,7 @@ from servers import LiveServer, ScriptedUpstream
 from bench import load_upstream, wrk_load
 from bench.gateway_load import upstream
 from bench.relay_floor import bare_relay, wake_ups
+from memroute.version import package_version
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -199,3 +200,36 @@ def test_the_load_upstream_takes_its_think_time_before_a_single_answer(
             answer = client.post(f"{url}/v1/chat/completions", json=body)
             assert time.perf_counter() - started >= 0.06
             assert answer.json()["choices"][0]["message"]["content"] == " ".join(load_upstream.REPLY_WORDS)
+
+
+def test_the_paired_benchmark_serves_each_checkout_it_is_given(tmp_path: Path) -> None:
+    """`python -m bench.paired --base DIR`: DIR's memroute serves one side, this checkout's
+    the other (a checkout that says another version here), and every pair is counted."""
+    wrk = _wrk()
+    other = tmp_path / "other"
+    shutil.copytree(ROOT / "memroute", other / "memroute", ignore=shutil.ignore_patterns("__pycache__"))
+    says_other = 'def package_version() -> str:\n    return "0.0.0+other"\n'
+    (other / "memroute" / "version.py").write_text(says_other)
+    out = tmp_path / "paired.json"
+    command = [sys.executable, "-m", "bench.paired", "--base", str(other), "--quick", "--wrk", str(wrk)]
+    command += ["--json", str(out)]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-3000:]
+    data = json.loads(out.read_text())["Paired runs"]
+    assert data["base"]["version"] == "0.0.0+other"
+    assert data["work"]["version"] == package_version()
+    assert data["ratio"]["pairs"] == 2
+    assert all(ms > 0 for side in ("base", "work") for ms in data[side]["cpu_ms_per_chat"])
+    assert "work cost less in" in done.stdout
+
+
+def test_the_paired_benchmark_refuses_a_folder_that_holds_no_memroute(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.paired", "--base", str(tmp_path), "--quick"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0
+    assert "not a checkout of memroute" in done.stderr
