@@ -3,6 +3,7 @@ JSON for every result record, and the wire object follows its dataclass."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -108,6 +109,35 @@ def test_the_wire_object_follows_the_dataclass(mem: Memory) -> None:
     assert wire["userId"] == "" and "keyId" not in wire  # the owner goes out as key and user
     wire["metadata"]["snake_key"] = 2
     assert record.metadata == {"snake_key": 1}  # a copy, never the record's own dict
+
+
+@dataclass
+class _Inner:
+    some_value: int
+
+
+@dataclass
+class _Outer:
+    items: list[_Inner]
+    pair: tuple[_Inner, float]
+    inner: _Inner
+    labels: dict[str, Any]
+    flag: bool
+    name: str
+    nothing: None = None
+
+
+def test_records_inside_lists_tuples_and_dicts_go_out_as_wire_objects_and_plain_values_as_they_are() -> None:
+    record = _Outer([_Inner(1)], (_Inner(2), 0.5), _Inner(3), {"snake_key": [_Inner(4), "x"]}, True, "n")
+    assert to_wire(record) == {
+        "items": [{"someValue": 1}],
+        "pair": [{"someValue": 2}, 0.5],
+        "inner": {"someValue": 3},
+        "labels": {"snake_key": [{"someValue": 4}, "x"]},
+        "flag": True,
+        "name": "n",
+        "nothing": None,
+    }
 
 
 def test_a_providers_secret_never_goes_on_the_wire(mem: Memory) -> None:
